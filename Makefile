@@ -1,0 +1,45 @@
+# Stepmark: `make demo` runs the demo on the embedded default, `make test` runs every test.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+FRONTEND_STAMP := frontend/dist/.built
+
+# The test suite talks to real services; override these to point elsewhere.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: demo test venv frontend chromium bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: Stepmark needs Python 3.11"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first and pinned: 2.13.0 is the local CPU build (anything else pulls CUDA wheels).
+	$(PY) -m pip install --quiet "torch==2.13.0"
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+frontend: $(FRONTEND_STAMP)
+
+$(FRONTEND_STAMP): $(shell find frontend -path frontend/node_modules -prune -o -path frontend/dist -prune -o -type f -print 2>/dev/null)
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error && npm run build
+	touch $(FRONTEND_STAMP)
+
+chromium:
+	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+demo: venv frontend
+	$(PY) -m annotator.demo
+
+test: venv frontend chromium
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_DEBUG=1 \
+		$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: venv
+	DATABASE_URL=$(TEST_DATABASE_URL) DJANGO_DEBUG=1 $(PY) -m bench
+
+clean:
+	rm -rf $(VENV) frontend/node_modules frontend/dist var

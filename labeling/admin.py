@@ -1,0 +1,94 @@
+"""Django admin for every labelling model: the lead's and researcher's back office."""
+from django.contrib import admin
+
+from .models import Annotator, Assignment, Generation, GoldRating, Problem, Project, Rating, Solution, Step
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "overlap", "quality_control_rate", "stop_at_first_error", "is_active", "created_at"]
+    list_filter = ["is_active", "stop_at_first_error", "allow_human_steps"]
+    search_fields = ["name"]
+
+
+@admin.register(Problem)
+class ProblemAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "short_problem", "ground_truth_answer", "subject", "level"]
+    list_filter = ["project", "subject", "level"]
+    search_fields = ["problem", "source_id"]
+    raw_id_fields = ["project"]
+
+    @admin.display(description="problem")
+    def short_problem(self, obj):
+        return obj.problem[:80]
+
+
+@admin.register(Generation)
+class GenerationAdmin(admin.ModelAdmin):
+    list_display = ["project", "number", "created_at"]
+    list_filter = ["project"]
+
+
+class StepInline(admin.TabularInline):
+    model = Step
+    fields = ["position", "alternative", "text", "source", "author"]
+    raw_id_fields = ["author"]
+    extra = 0
+
+
+@admin.register(Solution)
+class SolutionAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "problem_id", "generator", "final_answer", "is_correct", "generation",
+                    "selection_rank", "verifier_score", "is_gold", "is_screening"]
+    list_filter = ["project", "is_correct", "is_gold", "is_screening", "generation"]
+    search_fields = ["generator", "final_answer"]
+    raw_id_fields = ["project", "problem", "generation"]
+    inlines = [StepInline]
+
+
+@admin.register(Step)
+class StepAdmin(admin.ModelAdmin):
+    list_display = ["id", "solution_id", "position", "alternative", "source", "short_text"]
+    search_fields = ["text"]
+    raw_id_fields = ["solution", "author"]
+
+    @admin.display(description="text")
+    def short_text(self, obj):
+        return obj.text[:80]
+
+
+@admin.register(Annotator)
+class AnnotatorAdmin(admin.ModelAdmin):
+    list_display = ["uuid", "user", "status", "created_at"]
+    list_filter = ["status"]
+    search_fields = ["uuid", "user__username"]
+    raw_id_fields = ["user"]
+
+
+class RatingInline(admin.TabularInline):
+    model = Rating
+    fields = ["step", "value", "flagged", "chosen", "rated_at"]
+    raw_id_fields = ["step"]
+    extra = 0
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "solution_id", "annotator", "state", "finish_reason", "submitted_at",
+                    "total_time", "is_quality_control", "is_screening"]
+    list_filter = ["project", "state", "finish_reason", "is_quality_control", "is_screening"]
+    raw_id_fields = ["project", "solution", "annotator"]
+    inlines = [RatingInline]
+
+
+@admin.register(Rating)
+class RatingAdmin(admin.ModelAdmin):
+    list_display = ["id", "assignment_id", "step_id", "value", "flagged", "chosen", "rated_at"]
+    list_filter = ["value", "flagged"]
+    raw_id_fields = ["assignment", "step"]
+
+
+@admin.register(GoldRating)
+class GoldRatingAdmin(admin.ModelAdmin):
+    list_display = ["step", "value", "approved_by", "approved_at"]
+    raw_id_fields = ["step", "approved_by"]

@@ -1,0 +1,1 @@
+"""The labelling REST API (DRF): thin views over the domain functions."""

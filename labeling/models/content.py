@@ -1,0 +1,125 @@
+from django.db import models
+from django.db.models import Q
+
+
+class Problem(models.Model):
+    """A math problem with its reference solution and answer (MATH style, LaTeX in ``$``).
+
+    ``content_hash`` identifies the problem inside a project (statement, reference solution and
+    answer), which makes imports idempotent.
+    """
+
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="problems")
+    problem = models.TextField()
+    ground_truth_solution = models.TextField(null=True, blank=True)
+    ground_truth_answer = models.TextField(null=True, blank=True)
+    subject = models.CharField(max_length=100, blank=True)
+    level = models.SmallIntegerField(null=True, blank=True)
+    source_id = models.CharField(
+        max_length=200, blank=True, help_text="Identifier in the source data set (MATH unique_id)."
+    )
+    content_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "content_hash"], name="problem_unique_content"),
+        ]
+
+    def __str__(self):
+        return self.problem[:80]
+
+
+class Generation(models.Model):
+    """One active-learning round of a project; number -1 holds the screening items."""
+
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="generations")
+    number = models.IntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "number"], name="generation_unique_number"),
+            models.CheckConstraint(condition=Q(number__gte=-1), name="generation_number_min"),
+        ]
+
+    def __str__(self):
+        return f"{self.project} generation {self.number}"
+
+
+class Solution(models.Model):
+    """A model-written solution: ordered steps, a final answer and its grade.
+
+    ``project`` repeats ``problem.project`` so that the queue's indexes cover one table.
+    ``has_pre_generated`` marks a phase-2 style solution written in full before anyone rated
+    it (exported as ``pre_generated_steps``); phase-1 solutions are built step by step.
+    When the PRM chose the solution, ``generation``, ``selection_rank`` and
+    ``verifier_score`` say when, in which order and with what score.
+    """
+
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="solutions")
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="solutions")
+    generator = models.CharField(max_length=200, blank=True)
+    final_answer = models.TextField(null=True, blank=True)
+    is_correct = models.BooleanField(null=True, help_text="Final answer graded against the ground truth.")
+    has_pre_generated = models.BooleanField(default=False)
+    generation = models.ForeignKey(
+        Generation, null=True, blank=True, on_delete=models.PROTECT, related_name="solutions"
+    )
+    selection_rank = models.PositiveIntegerField(null=True, blank=True)
+    verifier_score = models.FloatField(null=True, blank=True)
+    is_gold = models.BooleanField(default=False, help_text="Quality-control item served to everyone.")
+    is_screening = models.BooleanField(default=False, help_text="Part of the screening set.")
+    num_steps = models.PositiveIntegerField(default=0)
+    content_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "content_hash"], name="solution_unique_content"),
+            models.CheckConstraint(
+                condition=Q(selection_rank__isnull=True) | Q(generation__isnull=False),
+                name="solution_rank_needs_generation",
+            ),
+        ]
+        indexes = [
+            # The queue: newest generation first, then selection rank, gold apart.
+            models.Index(fields=["project", "is_gold", "generation", "selection_rank"], name="solution_queue_idx"),
+            models.Index(fields=["problem"], name="solution_problem_idx"),
+        ]
+
+    def __str__(self):
+        return f"Solution {self.pk} of problem {self.problem_id}"
+
+
+class Step(models.Model):
+    """One candidate text at one position of a solution.
+
+    Alternative 0 at each position is the solution's own step. Higher alternatives are other
+    candidate completions shown at that position (PRM800K's alternatives), and a step an
+    annotator wrote themselves has ``source='human'`` and its ``author`` assignment.
+    """
+
+    MODEL = "model"
+    HUMAN = "human"
+
+    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="steps")
+    position = models.PositiveIntegerField()
+    alternative = models.PositiveIntegerField(default=0)
+    text = models.TextField()
+    source = models.CharField(max_length=50, default=MODEL)
+    author = models.ForeignKey(
+        "labeling.Assignment", null=True, blank=True, on_delete=models.CASCADE, related_name="written_steps"
+    )
+
+    class Meta:
+        ordering = ["solution", "position", "alternative"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["solution", "position", "alternative"], name="step_unique_slot"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.solution_id}:{self.position}.{self.alternative}"

@@ -1,0 +1,48 @@
+from django.db import models
+from django.db.models import Q
+
+
+class Project(models.Model):
+    """A labelling project: the problems and solutions people rate, and the rules they follow.
+
+    The phase rules mirror PRM800K: phase 2 stops a pass at the first -1
+    (``stop_at_first_error``); phase 1 rates every step and lets annotators write their own
+    step when every candidate is wrong (``allow_human_steps``).
+    """
+
+    name = models.CharField(max_length=200, unique=True)
+    instructions = models.TextField(blank=True, help_text="Markdown shown to annotators.")
+    overlap = models.PositiveSmallIntegerField(
+        default=1, help_text="How many different annotators rate each solution."
+    )
+    quality_control_rate = models.FloatField(
+        default=0.0, help_text="Share of hand-outs that are gold items (0 to 1)."
+    )
+    stop_at_first_error = models.BooleanField(
+        default=True, help_text="Phase 2 rule: a -1 ends the pass with found_error."
+    )
+    allow_alternatives = models.BooleanField(
+        default=True, help_text="Show alternative completions at a step to be rated too."
+    )
+    allow_human_steps = models.BooleanField(
+        default=False, help_text="Phase 1 rule: an annotator may write their own step."
+    )
+    lease_seconds = models.PositiveIntegerField(
+        default=1800, help_text="An assignment without activity for this long returns to the queue."
+    )
+    requires_screening = models.BooleanField(default=False)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="project_overlap_positive"),
+            models.CheckConstraint(
+                condition=Q(quality_control_rate__gte=0) & Q(quality_control_rate__lte=1),
+                name="project_qc_rate_range",
+            ),
+        ]
+
+    def __str__(self):
+        return self.name

@@ -1,0 +1,39 @@
+"""Shared fixtures.
+
+The suite runs against the real PostgreSQL and Redis named by DATABASE_URL and REDIS_URL
+(`make test` sets localhost defaults). A service that cannot be reached fails the run; it is
+never skipped.
+"""
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def pytest_sessionstart(session):
+    from django.conf import settings
+
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if "postgresql" not in engine:
+        raise pytest.UsageError(
+            "The test suite needs PostgreSQL: set DATABASE_URL (make test does) — got " + engine
+        )
+    if not SHARED_DATA.is_dir():
+        raise pytest.UsageError(f"Shared data not found at {SHARED_DATA}")
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def redis_url():
+    import redis
+
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
+    redis.Redis.from_url(url).ping()  # raises (fails the test) when Redis is down
+    return url
