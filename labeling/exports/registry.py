@@ -1,0 +1,124 @@
+"""The export format registry and the two ways out: a file, or a byte stream."""
+import dataclasses
+import datetime
+import gzip
+import os
+import tempfile
+from pathlib import Path
+
+EXPORTERS = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportFilters:
+    """Which submitted assignments an export covers."""
+
+    project_id: int
+    generations: tuple | None = None  # generation numbers to keep (None keeps all)
+    since: datetime.datetime | None = None  # submitted at or after
+    until: datetime.datetime | None = None  # submitted before
+    include_quality_control: bool = True
+    exclude_annotator_ids: tuple = ()
+
+
+def register(name, *, content_type="application/x-ndjson", extension=".jsonl"):
+    def decorator(export):
+        export.content_type, export.extension = content_type, extension
+        EXPORTERS[name] = export
+        return export
+
+    return decorator
+
+
+def get_exporter(name):
+    from importlib import import_module
+
+    for module in ("prm800k", "trl"):
+        try:
+            import_module(f"{__package__}.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.{module}":
+                raise
+    try:
+        return EXPORTERS[name]
+    except KeyError:
+        raise ValueError(f"unknown export format {name!r}; known: {', '.join(sorted(EXPORTERS))}") from None
+
+
+def stream_export(name, filters, *, compress=False, chunk_size=1 << 16):
+    """Yield the export as bytes in chunks of about ``chunk_size``."""
+    lines = get_exporter(name)(filters)
+    buffer, size = [], 0
+    sink = _Sink()
+    compressor = gzip.GzipFile(fileobj=sink, mode="wb") if compress else None
+    for line in lines:
+        data = (line + "\n").encode()
+        buffer.append(data)
+        size += len(data)
+        if size >= chunk_size:
+            yield _flush(buffer, compressor, sink)
+            buffer, size = [], 0
+    tail = _flush(buffer, compressor, sink) if buffer else b""
+    if compressor is not None:
+        compressor.close()
+        tail += sink.take()
+    if tail:
+        yield tail
+
+
+def write_export(name, filters, path, *, compress=None, progress=None):
+    """Write the export to ``path`` atomically (temporary file, then rename); return line count.
+
+    ``compress`` defaults to whether the path ends in ``.gz``.
+    """
+    path = Path(path)
+    if compress is None:
+        compress = path.suffix == ".gz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    count = 0
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            out = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6) if compress else raw
+            for line in get_exporter(name)(filters):
+                out.write((line + "\n").encode())
+                count += 1
+                if progress is not None:
+                    progress.advance()
+            if compress:
+                out.close()
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if progress is not None:
+        progress.done()
+    return count
+
+
+class _Sink:
+    """A write-only buffer gzip writes into, drained after each chunk."""
+
+    def __init__(self):
+        self.parts = []
+
+    def write(self, data):
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def flush(self):
+        pass
+
+    def take(self):
+        data, self.parts = b"".join(self.parts), []
+        return data
+
+
+def _flush(buffer, compressor, sink):
+    data = b"".join(buffer)
+    if compressor is None:
+        return data
+    compressor.write(data)
+    return sink.take()
