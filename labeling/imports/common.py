@@ -65,15 +65,17 @@ class Progress:
 
 
 def open_binary(source):
-    """An open binary stream for a path (gzip by magic number) or a file object."""
-    if isinstance(source, (str, Path)):
-        raw = open(source, "rb")
+    """An open binary stream for a path or a file object, gunzipped when it is gzip."""
+    raw = open(source, "rb") if isinstance(source, (str, Path)) else source
+    if hasattr(raw, "peek"):
+        head = raw.peek(2)[:2]
+    elif raw.seekable():
+        start = raw.tell()
+        head = raw.read(2)
+        raw.seek(start)
     else:
-        raw = source
-    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-    if not head and not isinstance(source, (str, Path)):
-        raw = io.BufferedReader(raw) if isinstance(raw, io.RawIOBase) else raw
-        head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+        raw = io.BufferedReader(raw)
+        head = raw.peek(2)[:2]
     if head == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=raw, mode="rb")
     return raw
