@@ -36,6 +36,12 @@ class Project(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # Role permissions (see labeling/roles.py): the groups hold these, views check them.
+        permissions = [
+            ("label", "Can rate steps"),
+            ("lead", "Can manage quality control and annotators"),
+            ("research", "Can import, export and run model jobs"),
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(overlap__gte=1), name="project_overlap_positive"),
             models.CheckConstraint(
