@@ -1,0 +1,145 @@
+"""``python -m annotator.demo`` (``make demo``): Stepmark on one machine, nothing to install.
+
+Runs the embedded configuration: SQLite under ``var/`` and a filesystem Celery broker (no
+PostgreSQL, no Redis). It migrates, loads the demo projects and accounts (``load_demo``),
+then runs and watches two children: the web server (gunicorn, static files by WhiteNoise)
+and a Celery worker for both queues. Ctrl-C (or SIGTERM) stops both and exits; if either
+child dies the other is stopped too and the demo exits with an error.
+
+Environment set here unless already set: DJANGO_DEBUG=1, STEPMARK_BROKER=filesystem.
+``STEPMARK_DEMO_PORT`` picks the port (8000).
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+HOST = "127.0.0.1"
+STOP_GRACE_SECONDS = 15
+
+
+def configure_environment():
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "1")
+    os.environ.setdefault("STEPMARK_BROKER", "filesystem")
+    # The demo serves plain http on localhost: secure-only cookies would never be sent back.
+    os.environ.setdefault("DJANGO_SECURE_COOKIES", "0")
+
+
+def prepare():
+    """Migrate and load the demo data (both safe to repeat)."""
+    import django
+    from django.conf import settings
+    from django.core.management import call_command
+
+    django.setup()
+    db = settings.DATABASES["default"]
+    print(f"Database: {db['ENGINE'].rsplit('.', 1)[-1]} {db['NAME']}", flush=True)
+    call_command("migrate", interactive=False, verbosity=1)
+    call_command("load_demo")
+
+
+def children(port):
+    """The commands of the two supervised processes."""
+    web = [
+        sys.executable, "-m", "gunicorn", "annotator.wsgi:application",
+        "--bind", f"{HOST}:{port}",
+        # One process with threads: SQLite has a single writer anyway.
+        "--workers", "1", "--threads", "4",
+        "--graceful-timeout", "10",
+    ]
+    worker = [
+        sys.executable, "-m", "celery", "-A", "annotator", "worker",
+        "-Q", "default,gpu", "--pool=solo", "--loglevel=INFO", "--hostname", "demo@%h",
+    ]
+    return {"web": web, "worker": worker}
+
+
+def wait_until_serving(url, process, stopped, timeout=60):
+    """True once ``url`` answers; False if ``process`` exits, ``stopped()`` or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None or stopped():
+            return False
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return True
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.5)
+    return False
+
+
+def stop(processes):
+    """SIGTERM every live child, wait for them, SIGKILL whatever outlives the grace period."""
+    for proc in processes.values():
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for name, proc in processes.items():
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            print(f"{name} did not stop in {STOP_GRACE_SECONDS}s; killing it", flush=True)
+            proc.kill()
+            proc.wait()
+
+
+def banner(url):
+    from labeling.management.commands.load_demo import ACCOUNTS
+
+    lines = [
+        "",
+        f"Stepmark demo running at {url}",
+        "Log in as (username / password):",
+        *(f"  {u:<9} / {p:<16} {', '.join(roles) or 'superuser (admin)'}" for u, (p, roles, _) in ACCOUNTS.items()),
+        "Press Ctrl-C to stop.",
+        "",
+    ]
+    print("\n".join(lines), flush=True)
+
+
+def main():
+    configure_environment()
+    prepare()
+    port = int(os.environ.get("STEPMARK_DEMO_PORT", "8000"))
+    url = f"http://{HOST}:{port}/"
+
+    stopping = False
+
+    def request_stop(signum, frame):
+        nonlocal stopping
+        stopping = True
+
+    # Children share our process group, so a terminal Ctrl-C reaches them too; we still send
+    # SIGTERM ourselves so that a plain `kill <pid>` of the demo stops everything.
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+
+    processes = {name: subprocess.Popen(cmd) for name, cmd in children(port).items()}
+    status = 0
+    try:
+        if wait_until_serving(url + "accounts/login/", processes["web"], lambda: stopping):
+            banner(url)
+        elif not stopping:
+            print(f"The web server did not come up on {url} (is the port in use? set STEPMARK_DEMO_PORT)", flush=True)
+            status = 1
+        while not stopping and status == 0:
+            for name, proc in processes.items():
+                if proc.poll() is not None:
+                    print(f"The {name} process exited with status {proc.returncode}; stopping the demo.", flush=True)
+                    status = 1
+            time.sleep(0.5)
+    finally:
+        print("Stopping the web server and the worker...", flush=True)
+        stop(processes)
+    print("Stopped.", flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

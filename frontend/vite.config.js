@@ -1,0 +1,18 @@
+// Builds src/ into dist/ for Django's staticfiles (settings.STATICFILES_DIRS holds dist/).
+// Asset names carry content hashes; Django finds them through dist/.vite/manifest.json
+// (labeling/templatetags/vite.py), so a new build never meets a stale browser cache.
+import { defineConfig } from "vite";
+
+export default defineConfig({
+  // Django serves the files under STATIC_URL.
+  base: "/static/",
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    manifest: true,
+    rollupOptions: {
+      // One entry per page family; templates name the entry they need.
+      input: { main: "src/main.js" },
+    },
+  },
+});
