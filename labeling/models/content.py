@@ -74,6 +74,9 @@ class Solution(models.Model):
     num_steps = models.PositiveIntegerField(default=0)
     content_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Denormalised count of active + submitted assignments, kept by labeling/queue.py under
+    # the solution's row lock; the queue recounts before trusting it (see queue.py).
+    live_assignments = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
@@ -87,6 +90,13 @@ class Solution(models.Model):
             # The queue: newest generation first, then selection rank, gold apart.
             models.Index(fields=["project", "is_gold", "generation", "selection_rank"], name="solution_queue_idx"),
             models.Index(fields=["problem"], name="solution_problem_idx"),
+            # The queue's candidate scan: open ordinary solutions of one generation, in rank
+            # order, without walking the ones already full.
+            models.Index(
+                fields=["project", "generation", "live_assignments", "selection_rank", "id"],
+                condition=Q(is_gold=False, is_screening=False),
+                name="solution_open_idx",
+            ),
         ]
 
     def __str__(self):

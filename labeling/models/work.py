@@ -57,6 +57,9 @@ class Assignment(models.Model):
     state = models.CharField(max_length=20, choices=STATE_CHOICES, default=ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(null=True, blank=True)
+    handed_out_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the queue handed it out; total_time counts from here."
+    )
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     total_time = models.BigIntegerField(null=True, blank=True, help_text="Milliseconds spent labelling.")
@@ -93,6 +96,10 @@ class Assignment(models.Model):
             models.Index(fields=["project", "state", "submitted_at"], name="assignment_state_idx"),
             models.Index(fields=["annotator", "state"], name="assignment_annotator_idx"),
             models.Index(fields=["solution", "state"], name="assignment_solution_idx"),
+            # The queue finds lapsed leases without scanning the project's history.
+            models.Index(
+                fields=["project", "lease_expires_at"], condition=Q(state="active"), name="assignment_lease_idx"
+            ),
         ]
 
     def __str__(self):
