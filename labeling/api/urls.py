@@ -1,5 +1,25 @@
+"""The labelling REST API (DRF): thin views over the domain functions.
+
+Every view declares its permission (labeling/permissions.py); tests/labeling/api/test_security.py
+walks these routes and checks that anonymous and role-less users are refused.
+"""
 from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from . import auth, content, import_export, projects
 
 app_name = "api"
 
-urlpatterns: list = []
+# SimpleRouter, not DefaultRouter: no browsable root that would need its own permission.
+router = SimpleRouter()
+router.register("projects", projects.ProjectViewSet, basename="project")
+router.register("problems", content.ProblemViewSet, basename="problem")
+router.register("solutions", content.SolutionViewSet, basename="solution")
+
+urlpatterns: list = [
+    path("auth/token/", auth.TokenView.as_view(), name="auth-token"),
+    path("me/", auth.MeView.as_view(), name="me"),
+    path("projects/<int:pk>/imports/", import_export.ImportView.as_view(), name="project-import"),
+    path("projects/<int:pk>/export/", import_export.ExportView.as_view(), name="project-export"),
+    *router.urls,
+]

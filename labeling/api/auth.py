@@ -1,0 +1,65 @@
+"""Signing in from scripts (a token) and asking who one is."""
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.throttling import AnonRateThrottle
+from rest_framework.views import APIView
+
+from labeling.roles import roles_of
+
+
+class LoginThrottle(AnonRateThrottle):
+    # Slows password guessing; generous enough for scripts that log in now and then.
+    scope = "login"
+    rate = "30/minute"
+
+    def get_rate(self):
+        return self.rate
+
+
+class TokenView(ObtainAuthToken):
+    """POST username and password, get the account's API token (``Authorization: Token <key>``)."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [LoginThrottle]
+
+    @extend_schema(
+        operation_id="auth_token_create",
+        request=inline_serializer("TokenRequest", {"username": serializers.CharField(),
+                                                    "password": serializers.CharField()}),
+        responses={200: inline_serializer("TokenResponse", {"token": serializers.CharField()})},
+        auth=[],
+    )
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
+
+
+class MeSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())
+    annotator = serializers.UUIDField(allow_null=True, help_text="The labeler UUID written to exports.")
+    is_staff = serializers.BooleanField()
+
+
+class MeView(APIView):
+    """The signed-in account: name, roles, and the annotator UUID when there is one.
+
+    Open to any signed-in account, role or not, so that a page can tell a new user to ask
+    for a role.
+    """
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=MeSerializer)
+    def get(self, request):
+        user = request.user
+        annotator = getattr(user, "annotator", None)
+        data = {
+            "username": user.get_username(),
+            "roles": roles_of(user),
+            "annotator": annotator.uuid if annotator is not None else None,
+            "is_staff": user.is_staff,
+        }
+        return Response(MeSerializer(data).data)

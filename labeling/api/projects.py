@@ -1,0 +1,107 @@
+"""Projects: every role sees them; leads and researchers create, change and count them."""
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, viewsets
+
+from labeling.models import Assignment, Problem, Project, Solution
+from labeling.permissions import HasAnyRole, LeadOrResearcher
+from labeling.roles import LEAD, RESEARCHER, has_role
+
+
+class AnnotatorProjectSerializer(serializers.ModelSerializer):
+    """What an annotator needs to pick a project: no counts, no rules."""
+
+    class Meta:
+        model = Project
+        fields = ["id", "name", "instructions"]
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    """The whole project with its counts, for leads and researchers."""
+
+    problems = serializers.IntegerField(source="num_problems", read_only=True)
+    solutions = serializers.IntegerField(source="num_solutions", read_only=True)
+    submitted_assignments = serializers.IntegerField(source="num_submitted", read_only=True)
+
+    class Meta:
+        model = Project
+        fields = [
+            "id", "name", "instructions", "overlap", "quality_control_rate", "stop_at_first_error",
+            "allow_alternatives", "allow_human_steps", "lease_seconds", "requires_screening",
+            "is_active", "created_at", "problems", "solutions", "submitted_assignments",
+        ]
+        read_only_fields = ["created_at"]
+        # The model's check constraints, as field errors instead of a database error.
+        extra_kwargs = {"overlap": {"min_value": 1}, "quality_control_rate": {"min_value": 0, "max_value": 1}}
+
+
+def with_counts(projects):
+    """Annotate problems, solutions and submitted assignments, one subquery each.
+
+    Subqueries rather than joined Counts: three joins would multiply into each other.
+    """
+
+    def count(model, **filters):
+        rows = model.objects.filter(project=OuterRef("pk"), **filters).order_by()
+        rows = rows.values("project").annotate(n=Count("pk")).values("n")
+        return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+
+    return projects.annotate(
+        num_problems=count(Problem),
+        num_solutions=count(Solution),
+        num_submitted=count(Assignment, state=Assignment.SUBMITTED),
+    )
+
+
+def sees_everything(user):
+    return has_role(user, LEAD) or has_role(user, RESEARCHER)
+
+
+_EITHER = PolymorphicProxySerializer(
+    component_name="ProjectForRole",
+    serializers=[ProjectSerializer, AnnotatorProjectSerializer],
+    resource_type_field_name=None,
+)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        description="Active projects for annotators (id, name, instructions); every project with "
+        "its rules and counts for leads and researchers.",
+        responses=_EITHER,
+    ),
+    retrieve=extend_schema(responses=_EITHER),
+)
+class ProjectViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
+    mixins.UpdateModelMixin, viewsets.GenericViewSet,
+):
+    """Projects. Reading needs any role; creating and changing needs lead or researcher."""
+
+    queryset = Project.objects.all()
+
+    def get_permissions(self):
+        if self.action in ("list", "retrieve"):
+            return [HasAnyRole()]
+        return [LeadOrResearcher()]
+
+    def get_queryset(self):
+        projects = Project.objects.order_by("name")
+        if getattr(self, "swagger_fake_view", False):
+            return projects
+        if sees_everything(self.request.user):
+            return with_counts(projects)
+        # Annotators see active projects only; a paused project vanishes from their list.
+        return projects.filter(is_active=True)
+
+    def get_serializer_class(self):
+        if getattr(self, "swagger_fake_view", False) or self.action not in ("list", "retrieve"):
+            return ProjectSerializer
+        return ProjectSerializer if sees_everything(self.request.user) else AnnotatorProjectSerializer
+
+    def perform_create(self, serializer):
+        serializer.instance = with_counts(Project.objects).get(pk=serializer.save().pk)
+
+    def perform_update(self, serializer):
+        serializer.instance = with_counts(Project.objects).get(pk=serializer.save().pk)

@@ -1,0 +1,42 @@
+"""Users in each role, API clients signed in as them, and a small project."""
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from labeling.models import Project
+from labeling.roles import grant_role
+
+
+def make_user(username, *roles, **extra):
+    user = get_user_model().objects.create_user(username, password="a-long-test-password", **extra)
+    for role in roles:
+        grant_role(user, role)
+    return user
+
+
+def client_for(user):
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def users(db):
+    return {
+        "nobody": make_user("nobody"),
+        "annotator": make_user("ann", "annotator"),
+        "lead": make_user("lead", "lead"),
+        "researcher": make_user("res", "researcher"),
+    }
+
+
+@pytest.fixture
+def clients(users):
+    """One APIClient per role, plus ``anonymous``."""
+    return {"anonymous": APIClient(), **{name: client_for(user) for name, user in users.items()}}
+
+
+@pytest.fixture
+def project(db):
+    return Project.objects.create(name="MATH phase 2", instructions="Rate every step.")

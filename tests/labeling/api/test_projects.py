@@ -1,0 +1,80 @@
+"""/api/projects/: what each role sees, counts, and who may create or change projects."""
+import pytest
+from django.urls import reverse
+
+from labeling.models import Assignment, Problem, Project, Solution
+
+LIST = reverse("api:project-list")
+
+
+def detail(project):
+    return reverse("api:project-detail", args=[project.pk])
+
+
+@pytest.fixture
+def filled(project):
+    """Two problems, three solutions, and one submitted plus one active assignment."""
+    problems = [Problem.objects.create(project=project, problem=f"p{i}", content_hash=f"h{i}") for i in range(2)]
+    solutions = [
+        Solution.objects.create(project=project, problem=problems[i % 2], content_hash=f"s{i}") for i in range(3)
+    ]
+    Assignment.objects.create(project=project, solution=solutions[0], state=Assignment.SUBMITTED,
+                              finish_reason="solution")
+    Assignment.objects.create(project=project, solution=solutions[1])
+    return project
+
+
+def test_annotators_see_active_projects_by_name_and_instructions_only(clients, project):
+    Project.objects.create(name="Archived", is_active=False)
+    rows = clients["annotator"].get(LIST).json()["results"]
+    assert rows == [{"id": project.pk, "name": "MATH phase 2", "instructions": "Rate every step."}]
+
+
+def test_annotators_cannot_open_an_inactive_project(clients):
+    archived = Project.objects.create(name="Archived", is_active=False)
+    assert clients["annotator"].get(detail(archived)).status_code == 404
+
+
+@pytest.mark.parametrize("role", ["lead", "researcher"])
+def test_leads_and_researchers_see_every_project_with_counts(clients, filled, role):
+    Project.objects.create(name="Archived", is_active=False)
+    rows = {row["name"]: row for row in clients[role].get(LIST).json()["results"]}
+    assert set(rows) == {"MATH phase 2", "Archived"}
+    counts = {k: rows["MATH phase 2"][k] for k in ("problems", "solutions", "submitted_assignments")}
+    assert counts == {"problems": 2, "solutions": 3, "submitted_assignments": 1}
+    assert rows["Archived"]["problems"] == 0
+    assert rows["MATH phase 2"]["overlap"] == 1
+
+
+def test_researcher_creates_and_lead_updates_a_project(clients):
+    created = clients["researcher"].post(LIST, {"name": "Phase 1", "overlap": 3, "allow_human_steps": True},
+                                         format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["problems"] == 0
+    project = Project.objects.get(name="Phase 1")
+    assert (project.overlap, project.allow_human_steps) == (3, True)
+
+    changed = clients["lead"].patch(detail(project), {"quality_control_rate": 0.1, "is_active": False},
+                                    format="json")
+    assert changed.status_code == 200, changed.content
+    project.refresh_from_db()
+    assert (project.quality_control_rate, project.is_active) == (0.1, False)
+
+
+def test_invalid_project_rules_are_refused_by_field(clients):
+    answer = clients["lead"].post(LIST, {"name": "Bad", "overlap": 0}, format="json")
+    assert answer.status_code == 400
+    assert "overlap" in answer.json()
+
+
+def test_annotators_cannot_create_or_change_projects(clients, project):
+    assert clients["annotator"].post(LIST, {"name": "Mine"}, format="json").status_code == 403
+    assert clients["annotator"].patch(detail(project), {"name": "Mine"}, format="json").status_code == 403
+    project.refresh_from_db()
+    assert project.name == "MATH phase 2"
+    assert not Project.objects.filter(name="Mine").exists()
+
+
+def test_projects_cannot_be_deleted_through_the_api(clients, project):
+    assert clients["researcher"].delete(detail(project)).status_code == 405
+    assert Project.objects.filter(pk=project.pk).exists()
