@@ -14,7 +14,7 @@ question is the phase-2 one when the solution has pre-generated steps, else ``pr
 import json
 
 from ..imports.prm800k_record import QUESTION_KEYS, export_timestamp
-from .passes import iter_passes
+from .prm800k_passes import iter_passes
 from .registry import register
 
 

@@ -21,7 +21,7 @@ A pass with no labelled step gives no line.
 """
 import json
 
-from .passes import iter_passes
+from .prm800k_passes import iter_passes
 from .registry import register
 
 
