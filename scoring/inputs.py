@@ -1,0 +1,122 @@
+"""The one way a problem and its steps become model input, shared by training and scoring.
+
+Layout (one row per solution)::
+
+    [start] problem-tokens  step1-tokens <step>  step2-tokens <step>  ...  [pad ...]
+
+``[start]`` is the tokenizer's CLS token (encoders) or BOS token (decoders) when it has one.
+Every segment is tokenised on its own, so the tokens of step k never depend on the text of a
+later step (no merges across a step boundary): together with the causal attention mask this
+is what makes the score of step k a function of the problem and steps 1..k only.
+
+A solution longer than the model's context is never cut mid-step: steps are taken whole while
+they fit, and the ones that do not fit are reported unscored (``Encoded.n_scored`` tells how
+many fit). Rows are padded on the right.
+"""
+import dataclasses
+
+import torch
+
+IGNORE = -100  # label value the loss skips (torch's cross_entropy default ignore_index)
+
+
+@dataclasses.dataclass
+class Encoded:
+    """One solution as token ids.
+
+    ``step_positions[i]`` is the index of the separator token after step i, for the first
+    ``n_scored`` steps; ``n_steps`` is the number of steps the solution has.
+    """
+
+    input_ids: list
+    step_positions: list
+    n_steps: int
+
+    @property
+    def n_scored(self):
+        return len(self.step_positions)
+
+    def __len__(self):
+        return len(self.input_ids)
+
+
+def start_ids(tokenizer):
+    """The token a row starts with: CLS for BERT-style tokenizers, else BOS, else nothing."""
+    for token_id in (tokenizer.cls_token_id, tokenizer.bos_token_id):
+        if token_id is not None:
+            return [token_id]
+    return []
+
+
+def pad_id(tokenizer):
+    """The id used for padding (masked out, so any valid id will do when none is declared)."""
+    for token_id in (tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id):
+        if token_id is not None:
+            return token_id
+    return 0
+
+
+def encode(tokenizer, problem, steps, *, step_token_id, max_length):
+    """Tokenise ``problem`` and ``steps`` into one row; the steps past ``max_length`` are left out.
+
+    Used by both training and scoring, so the two can never drift apart.
+    """
+    pieces = tokenizer([problem, *steps], add_special_tokens=False)["input_ids"]
+    ids = start_ids(tokenizer) + list(pieces[0])
+    positions = []
+    if len(ids) >= max_length:
+        # The problem alone fills the context: nothing can be scored, and nothing is truncated.
+        return Encoded(input_ids=[], step_positions=[], n_steps=len(steps))
+    for step_ids in pieces[1:]:
+        if len(ids) + len(step_ids) + 1 > max_length:
+            break
+        ids.extend(step_ids)
+        ids.append(step_token_id)
+        positions.append(len(ids) - 1)
+    return Encoded(input_ids=ids, step_positions=positions, n_steps=len(steps))
+
+
+def collate(rows, *, pad_token_id, labels=None):
+    """Right-pad ``rows`` (Encoded) into ``input_ids`` and ``attention_mask`` tensors.
+
+    With ``labels`` (one list per row, a 0/1/None label per scored step) also returns a
+    ``labels`` tensor holding each step's label at its separator and ``IGNORE`` elsewhere.
+    """
+    width = max(len(row) for row in rows)
+    input_ids = torch.full((len(rows), width), pad_token_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        input_ids[i, : len(row)] = torch.tensor(row.input_ids, dtype=torch.long)
+        attention_mask[i, : len(row)] = 1
+    batch = {"input_ids": input_ids, "attention_mask": attention_mask}
+    if labels is not None:
+        target = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+        for i, (row, row_labels) in enumerate(zip(rows, labels)):
+            for position, label in zip(row.step_positions, row_labels):
+                if label is not None:
+                    target[i, position] = label
+        batch["labels"] = target
+    return batch
+
+
+def length_batches(lengths, *, max_tokens, max_batch):
+    """Group indices into batches of similar length: little padding, bounded memory.
+
+    Indices are sorted by length (longest first, so an out-of-memory shows at once) and cut
+    into consecutive runs whose padded size ``len(run) * longest`` stays within ``max_tokens``
+    and whose count stays within ``max_batch``. A row longer than ``max_tokens`` gets a batch
+    of its own.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches, current, longest = [], [], 0
+    for index in order:
+        size = lengths[index]
+        widest = max(longest, size)
+        if current and (len(current) >= max_batch or widest * (len(current) + 1) > max_tokens):
+            batches.append(current)
+            current, widest = [], size
+        current.append(index)
+        longest = widest
+    if current:
+        batches.append(current)
+    return batches

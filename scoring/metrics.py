@@ -1,0 +1,137 @@
+"""How good a PRM is: step-level AUROC and F1, ProcessBench earliest-error F1, best-of-N.
+
+Plain Python (no torch, no numpy), so every figure can be checked by hand.
+
+Conventions: step scores are P(correct); the "positive" class of the step-level metrics is the
+*incorrect* step (label 0), the one a PRM exists to find, so AUROC ranks ``1 - P(correct)``
+and F1 is the F1 of flagging incorrect steps at ``P(correct) < threshold``.
+"""
+from collections import Counter, defaultdict
+
+
+def auroc(scores, positives):
+    """Area under the ROC curve: the chance a random positive outscores a random negative.
+
+    Ties count one half (the Mann-Whitney statistic, equal to scikit-learn's roc_auc_score).
+    ``None`` when one class is absent.
+    """
+    pairs = sorted(zip(scores, positives), key=lambda pair: pair[0])
+    n_pos = sum(1 for _, positive in pairs if positive)
+    n_neg = len(pairs) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    rank_sum, i = 0.0, 0
+    while i < len(pairs):
+        j = i
+        while j < len(pairs) and pairs[j][0] == pairs[i][0]:
+            j += 1
+        mid_rank = (i + 1 + j) / 2  # ranks i+1..j share their mean
+        rank_sum += mid_rank * sum(1 for k in range(i, j) if pairs[k][1])
+        i = j
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+def f1(predicted, actual):
+    """F1, precision and recall of boolean predictions (0.0 where undefined)."""
+    tp = sum(1 for p, a in zip(predicted, actual) if p and a)
+    fp = sum(1 for p, a in zip(predicted, actual) if p and not a)
+    fn = sum(1 for p, a in zip(predicted, actual) if a and not p)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    score = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"f1": score, "precision": precision, "recall": recall}
+
+
+def step_metrics(step_scores, labels, *, threshold=0.5):
+    """Step-level figures over pairs of (P(correct), label) where both are known.
+
+    ``step_scores`` and ``labels`` are lists of per-solution lists; ``None`` entries (unscored
+    or unlabelled steps) are left out and counted.
+    """
+    probs, negatives, skipped = [], [], 0
+    for solution_scores, solution_labels in zip(step_scores, labels):
+        for p, label in zip(solution_scores, solution_labels):
+            if label is None:
+                continue
+            if p is None:
+                skipped += 1
+                continue
+            probs.append(p)
+            negatives.append(label == 0)
+    flagged = [p < threshold for p in probs]
+    found = f1(flagged, negatives)
+    return {
+        "steps": len(probs),
+        "negative_steps": sum(negatives),
+        "unscored_labelled_steps": skipped,
+        "auroc": auroc([1 - p for p in probs], negatives),
+        "f1_negative": found["f1"],
+        "precision_negative": found["precision"],
+        "recall_negative": found["recall"],
+        "accuracy": sum(f == n for f, n in zip(flagged, negatives)) / len(probs) if probs else None,
+        "threshold": threshold,
+    }
+
+
+def earliest_error(step_scores, *, threshold=0.5):
+    """Index of the first step with P(correct) < threshold, -1 when none (unscored steps pass)."""
+    for index, p in enumerate(step_scores):
+        if p is not None and p < threshold:
+            return index
+    return -1
+
+
+def processbench(predicted, labels):
+    """ProcessBench: accuracy on erroneous and on correct solutions, and their harmonic mean.
+
+    ``predicted`` and ``labels`` are earliest-error indices (-1: no error). A prediction on an
+    erroneous solution counts only when it names exactly the earliest wrong step.
+    """
+    erroneous = [(p, t) for p, t in zip(predicted, labels) if t != -1]
+    correct = [(p, t) for p, t in zip(predicted, labels) if t == -1]
+    error_acc = sum(p == t for p, t in erroneous) / len(erroneous) if erroneous else None
+    correct_acc = sum(p == -1 for p, _ in correct) / len(correct) if correct else None
+    if error_acc is None or correct_acc is None:
+        score = None
+    elif error_acc + correct_acc == 0:
+        score = 0.0
+    else:
+        score = 2 * error_acc * correct_acc / (error_acc + correct_acc)
+    return {"error_accuracy": error_acc, "correct_accuracy": correct_acc, "f1": score,
+            "erroneous": len(erroneous), "correct": len(correct)}
+
+
+def best_of_n(candidates):
+    """Best-of-N by PRM score against majority vote, over candidates grouped by problem.
+
+    ``candidates`` are dicts with ``problem``, ``score`` (None sorts lowest), ``answer`` and
+    ``is_correct``. Per problem: best-of-N takes the highest-scored candidate; majority vote the
+    most frequent answer (ties: the answer seen first); weighted vote the answer with the largest
+    sum of scores. Each method scores 1 when the candidate it picks is correct.
+    """
+    groups = defaultdict(list)
+    for candidate in candidates:
+        groups[candidate["problem"]].append(candidate)
+    wins = Counter()
+    for group in groups.values():
+        best = max(group, key=lambda c: -1.0 if c["score"] is None else c["score"])
+        wins["best_of_n"] += bool(best["is_correct"])
+        wins["majority_vote"] += _answer_is_correct(group, _most(group, lambda c: 1.0))
+        wins["weighted_vote"] += _answer_is_correct(group, _most(group, lambda c: c["score"] or 0.0))
+        wins["any_correct"] += any(c["is_correct"] for c in group)
+    n = len(groups)
+    result = {name: wins[name] / n if n else None for name in ("best_of_n", "majority_vote", "weighted_vote", "any_correct")}
+    result["problems"] = n
+    result["mean_candidates"] = len(candidates) / n if n else None
+    return result
+
+
+def _most(group, weight):
+    totals = {}
+    for candidate in group:  # dicts keep insertion order: ties go to the answer seen first
+        totals[candidate["answer"]] = totals.get(candidate["answer"], 0.0) + weight(candidate)
+    return max(totals, key=totals.get)
+
+
+def _answer_is_correct(group, answer):
+    return any(c["is_correct"] for c in group if c["answer"] == answer)

@@ -1,0 +1,91 @@
+"""Scoring solutions: every step of a solution in one forward pass, batched by length.
+
+``score_solutions`` returns, per solution, the probability that each step is correct and a
+solution score aggregated from them. Steps past the model's context are never silently
+dropped: their score is ``None``, ``unscored_steps`` counts them, and the solution score is
+aggregated over the steps that were scored (``None`` when there are none).
+"""
+import dataclasses
+import math
+
+import torch
+
+from scoring.inputs import collate, encode, length_batches, pad_id
+from scoring.model import CORRECT
+
+
+def _product(probs):
+    return math.prod(probs)
+
+
+def _mean(probs):
+    return sum(probs) / len(probs)
+
+
+# How step probabilities become one solution score. "prod" is the PRM800K paper's choice.
+AGGREGATIONS = {"prod": _product, "min": min, "last": lambda probs: probs[-1], "mean": _mean}
+
+
+def aggregate(step_scores, how="prod"):
+    """One solution score from step scores (``None`` entries, the unscored steps, are skipped)."""
+    if how not in AGGREGATIONS:
+        raise ValueError(f"unknown aggregation {how!r}; choose from {', '.join(AGGREGATIONS)}")
+    probs = [p for p in step_scores if p is not None]
+    return AGGREGATIONS[how](probs) if probs else None
+
+
+@dataclasses.dataclass
+class Scored:
+    """The scores of one solution."""
+
+    step_scores: list  # P(correct) per step; None for a step past the model's context
+    score: float | None  # aggregate of the scored steps
+    unscored_steps: int
+
+    def as_dict(self):
+        return dataclasses.asdict(self)
+
+
+def step_probabilities(prm, batch):
+    """P(correct) at every position of a collated batch, as float32 (B, T)."""
+    logits = prm(batch["input_ids"].to(prm.device), batch["attention_mask"].to(prm.device))
+    return torch.softmax(logits, dim=-1)[..., CORRECT]
+
+
+def score_encoded(prm, rows, *, max_tokens=16384, max_batch=64, progress=None):
+    """Step probabilities for already encoded rows: a list (per row) of floats, scored steps only."""
+    results = [[] for _ in rows]
+    todo = [i for i, row in enumerate(rows) if row.n_scored]
+    batches = length_batches([len(rows[i]) for i in todo], max_tokens=max_tokens, max_batch=max_batch)
+    was_training = prm.training
+    prm.eval()
+    try:
+        with torch.inference_mode():
+            for batch_indices in batches:
+                chosen = [todo[i] for i in batch_indices]
+                batch = collate([rows[i] for i in chosen], pad_token_id=pad_id(prm.tokenizer))
+                probs = step_probabilities(prm, batch).cpu()
+                for slot, index in enumerate(chosen):
+                    results[index] = probs[slot, rows[index].step_positions].tolist()
+                if progress is not None:
+                    progress(len(chosen))
+    finally:
+        prm.train(was_training)
+    return results
+
+
+def score_solutions(prm, solutions, *, aggregation="prod", max_tokens=16384, max_batch=64, progress=None):
+    """Score ``solutions``, a list of ``(problem, steps)`` pairs; returns one ``Scored`` each.
+
+    ``max_tokens`` bounds a batch's padded size (rows x longest row), ``max_batch`` its rows.
+    ``progress``, when given, is called with the number of solutions finished after each batch.
+    """
+    aggregate([1.0], aggregation)  # reject a bad name before any work
+    rows = [encode(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id, max_length=prm.max_length)
+            for problem, steps in solutions]
+    probs = score_encoded(prm, rows, max_tokens=max_tokens, max_batch=max_batch, progress=progress)
+    scored = []
+    for row, row_probs in zip(rows, probs):
+        step_scores = row_probs + [None] * (row.n_steps - row.n_scored)
+        scored.append(Scored(step_scores, aggregate(step_scores, aggregation), row.n_steps - row.n_scored))
+    return scored
