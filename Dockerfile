@@ -1,0 +1,59 @@
+# Stepmark image: the Django web tier, the Celery workers and beat all run from it.
+#
+#   docker build -t stepmark .                                   # CPU torch (default)
+#   docker build -t stepmark-gpu \
+#     --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu128 .   # CUDA torch
+#
+# docker-compose.yml builds both (the GPU worker uses the CUDA one).
+
+# --- Frontend: Vite builds src/ into dist/ (hashed files + manifest) ---------------------
+FROM node:20-slim AS frontend
+WORKDIR /build/frontend
+COPY frontend/package.json frontend/package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+COPY frontend/ ./
+RUN npm run build
+
+# --- Application ------------------------------------------------------------------------
+FROM python:3.11-slim AS app
+
+# Which torch wheel: the CPU index by default; a CUDA index (cu1xx) for the GPU image.
+ARG TORCH_VERSION=2.13.0
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    DJANGO_SETTINGS_MODULE=annotator.settings \
+    STEPMARK_VAR_DIR=/data/var \
+    STEPMARK_EXPORT_DIR=/data/exports \
+    STEPMARK_CHECKPOINT_DIR=/data/checkpoints \
+    STEPMARK_STATIC_ROOT=/app/staticfiles \
+    HF_HOME=/data/huggingface
+
+WORKDIR /app
+
+# torch first, from the chosen index, so that installing Stepmark keeps it.
+RUN pip install --index-url "${TORCH_INDEX_URL}" "torch==${TORCH_VERSION}"
+
+COPY pyproject.toml README.md manage.py ./
+COPY annotator/ annotator/
+COPY labeling/ labeling/
+COPY scoring/ scoring/
+# Editable, so settings.BASE_DIR stays /app (where frontend/dist and staticfiles live).
+RUN pip install -e .
+
+COPY --from=frontend /build/frontend/dist/ frontend/dist/
+
+# Static files (admin, API docs, the built frontend) collected for WhiteNoise. The dev key
+# is allowed for this one build-time command only; containers need DJANGO_SECRET_KEY.
+RUN STEPMARK_ALLOW_DEV_SECRET=1 python manage.py collectstatic --noinput --verbosity 0
+
+RUN useradd --create-home --uid 1000 stepmark \
+    && mkdir -p /data/var /data/exports /data/checkpoints /data/huggingface \
+    && chown -R stepmark:stepmark /data
+USER stepmark
+
+EXPOSE 8000
+CMD ["gunicorn", "annotator.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "4", "--access-logfile", "-"]
