@@ -23,6 +23,8 @@ Records are read in chunks of ``CHUNK`` and written in bulk (``prm800k_bulk``); 
 chunk plus the labeler and generation ids. ``run_import`` wraps the whole file in one
 transaction.
 """
+import collections
+
 from django.db import connection
 
 from ..models import Annotator, Assignment, Generation, Problem, Rating, Solution, Step
@@ -37,7 +39,7 @@ IN_BATCH = 500  # SQLite's limit on query parameters
 PROBLEM_COLUMNS = ("id", "project_id", "problem", "ground_truth_solution", "ground_truth_answer", "content_hash")
 SOLUTION_COLUMNS = (
     "id", "project_id", "problem_id", "final_answer", "has_pre_generated", "generation_id", "verifier_score",
-    "is_gold", "is_screening", "num_steps", "content_hash",
+    "is_gold", "is_screening", "num_steps", "content_hash", "live_assignments",
 )
 ASSIGNMENT_COLUMNS = (
     "id", "project_id", "solution_id", "annotator_id", "state", "submitted_at", "total_time", "finish_reason",
@@ -93,9 +95,13 @@ class _Import:
         assignment_rows, rating_rows = [], []
         for parsed in fresh:
             self._record(parsed, solutions[parsed.solution_hash], slots, assignment_rows, step_rows, rating_rows)
+        # Solution.live_assignments counts active and submitted assignments.
+        passes = collections.Counter(solutions[p.solution_hash] for p in fresh)
+        solution_rows = [row + (passes.pop(row[0]),) for row in solution_rows]
         write = self.writer.write
         write(Problem, PROBLEM_COLUMNS, problem_rows)
         write(Solution, SOLUTION_COLUMNS, solution_rows)
+        self._count_passes(passes)
         write(Assignment, ASSIGNMENT_COLUMNS, assignment_rows)
         write(Step, STEP_COLUMNS, step_rows)
         write(Rating, RATING_COLUMNS, rating_rows)
@@ -104,6 +110,22 @@ class _Import:
         details["solutions"] += len(solution_rows)
         details["steps"] += len(step_rows)
         details["ratings"] += len(rating_rows)
+
+    def _count_passes(self, passes):
+        if not passes:
+            return
+        with self.writer.raw_cursor() as cursor:
+            if self.writer.postgres:
+                cursor.execute(
+                    "UPDATE labeling_solution s SET live_assignments = s.live_assignments + u.n "
+                    "FROM unnest(%s::bigint[], %s::int[]) AS u(id, n) WHERE s.id = u.id",
+                    [list(passes), list(passes.values())],
+                )
+            else:
+                cursor.executemany(
+                    "UPDATE labeling_solution SET live_assignments = live_assignments + %s WHERE id = %s",
+                    [(n, pk) for pk, n in passes.items()],
+                )
 
     def _fresh(self, chunk):
         """The records not imported before (nor earlier in this chunk)."""

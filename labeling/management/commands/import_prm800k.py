@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--create-project", action="store_true", help="create the project if missing")
         parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
-    def handle(self, *files, project, create_project, quiet, **options):
+    def handle(self, *args, files, project, create_project, quiet, **options):
         project = _project(project, create_project)
         for path in files:
             start = time.monotonic()
