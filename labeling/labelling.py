@@ -1,0 +1,319 @@
+"""Labelling rules, enforced on the server: saving a draft and submitting an assignment.
+
+A rating item is ``{"position": int, "alternative": int (default 0), "value": -1|0|1|None,
+"flagged": bool|None}``; ``value`` None leaves the step unrated (and clears an earlier
+rating). In projects that allow human steps an item may instead carry ``"human_text"`` (and
+no alternative): the annotator's own step at that position, allowed once every model
+completion there is rated -1. It is stored as a Step with ``source='human'``, ``author`` the
+assignment and the next free alternative index, and rated like any other.
+
+Rules are checked on the ratings as they stand after the change (the stored draft merged
+with the new items), so a draft may be built in any number of saves. Every function raises
+``LabellingError(message, field=...)`` for input a person must fix; the API maps it to 400.
+
+``total_time`` is the time spent labelling in milliseconds: from hand-out to submit,
+without the time the tab was hidden. The client counts its visible time and sends it as
+``client_elapsed_ms``; the server clamps it to [0, wall time since hand-out], never trusting
+more. Without a client figure the wall time since hand-out is used.
+"""
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from . import queue
+from .models import Assignment, FinishReason, Rating, Step
+
+
+class LabellingError(Exception):
+    """Input that breaks a labelling rule; ``field`` names the offending input."""
+
+    def __init__(self, message, field=None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class Entry:
+    """One candidate step of the solution with this assignment's rating of it."""
+
+    def __init__(self, step, value=None, flagged=None, item=None):
+        self.step = step
+        self.value = value
+        self.flagged = flagged
+        self.item = item  # index of the request item that set it, for error messages
+
+    @property
+    def human(self):
+        return self.step.source == Step.HUMAN
+
+    @property
+    def field(self):
+        return "ratings" if self.item is None else f"ratings[{self.item}]"
+
+
+def save_draft(assignment, ratings, *, now=None):
+    """Store ``ratings`` on an unsubmitted assignment and renew its lease."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        solution = queue.lock_solution(assignment)
+        _require_open(assignment, solution, now)
+        _apply(assignment, ratings, now)
+        queue.touch(assignment, now)
+    return assignment
+
+
+def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None, client_elapsed_ms=None, now=None):
+    """Finish the assignment: check the ratings against ``finish_reason`` and record it.
+
+    Idempotent: a retry with the ``submit_key`` of the stored submission returns it as is.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        solution = queue.lock_solution(assignment)
+        if assignment.state == Assignment.SUBMITTED:
+            if submit_key is not None and submit_key == assignment.submit_key:
+                return assignment
+            raise LabellingError("This assignment is already submitted.", field="submit_key")
+        if finish_reason not in FinishReason.values:
+            raise LabellingError(
+                f"Unknown finish reason {finish_reason!r}: use one of {', '.join(FinishReason.values)}.",
+                field="finish_reason",
+            )
+        _require_open(assignment, solution, now)
+        sheet = _apply(assignment, ratings or [], now)
+        _check_finish(assignment.project, sheet, finish_reason, note or "")
+        _mark_chosen(assignment, sheet)
+        assignment.state = Assignment.SUBMITTED
+        assignment.finish_reason = finish_reason
+        assignment.finish_note = note or ""
+        assignment.submit_key = submit_key
+        assignment.submitted_at = now
+        assignment.last_activity_at = now
+        assignment.total_time = total_time(assignment, client_elapsed_ms, now)
+        assignment.save()
+    return assignment
+
+
+def total_time(assignment, client_elapsed_ms, now):
+    """Milliseconds spent: the client's visible time clamped to the wall time since hand-out."""
+    start = assignment.handed_out_at or assignment.created_at
+    wall = max(0, int((now - start).total_seconds() * 1000))
+    if client_elapsed_ms is None:
+        return wall
+    if isinstance(client_elapsed_ms, bool) or not isinstance(client_elapsed_ms, (int, float)):
+        raise LabellingError("client_elapsed_ms must be a number of milliseconds.", field="client_elapsed_ms")
+    return min(max(int(client_elapsed_ms), 0), wall)
+
+
+def _require_open(assignment, solution, now):
+    if assignment.state == Assignment.SUBMITTED:
+        raise LabellingError("This assignment is already submitted and can no longer change.")
+    if not queue.ensure_active(assignment, solution, now):
+        raise LabellingError("The lease expired and the solution went to someone else: take the next task.")
+
+
+# Ratings -------------------------------------------------------------------------------
+
+
+def _sheet(assignment):
+    """{(position, alternative): Entry} for the steps this assignment may rate."""
+    steps = Step.objects.filter(solution_id=assignment.solution_id).filter(
+        ~Q(source=Step.HUMAN) | Q(author=assignment)
+    )
+    sheet = {(s.position, s.alternative): Entry(s) for s in steps}
+    for rating in Rating.objects.filter(assignment=assignment).select_related("step"):
+        entry = sheet.get((rating.step.position, rating.step.alternative))
+        if entry is not None:
+            entry.value, entry.flagged = rating.value, rating.flagged
+    return sheet
+
+
+def _apply(assignment, items, now):
+    """Merge ``items`` into the stored ratings, check the result, write it; return the sheet."""
+    project = assignment.project
+    if not isinstance(items, list):
+        raise LabellingError("ratings must be a list.", field="ratings")
+    sheet = _sheet(assignment)
+    touched, removed = {}, []
+    for i, item in enumerate(items):
+        entry = _merge_item(project, assignment, sheet, i, item)
+        if entry.step.author_id is not None and (entry.step.position, entry.step.alternative) not in sheet:
+            removed.append(entry.step)  # human_text null: the annotator withdrew their step
+            touched.pop(id(entry), None)
+        else:
+            touched[id(entry)] = entry
+    _check_human_steps(sheet)
+    if project.stop_at_first_error:
+        _check_order(sheet)
+    for step in removed:
+        if step.pk is not None:
+            step.delete()
+    for entry in touched.values():
+        if entry.human:
+            entry.step.save()
+    Rating.objects.bulk_create(
+        [
+            Rating(assignment=assignment, step=e.step, value=e.value, flagged=e.flagged, rated_at=now)
+            for e in touched.values()
+        ],
+        update_conflicts=True,
+        unique_fields=["assignment", "step"],
+        update_fields=["value", "flagged", "rated_at"],
+    )
+    return sheet
+
+
+def _merge_item(project, assignment, sheet, i, item):
+    where = f"ratings[{i}]"
+    if not isinstance(item, dict):
+        raise LabellingError("Each rating must be an object.", field=where)
+    position = item.get("position")
+    if isinstance(position, bool) or not isinstance(position, int):
+        raise LabellingError("position must be a whole number.", field=f"{where}.position")
+    value = item.get("value")
+    if value is not None and (isinstance(value, bool) or value not in (-1, 0, 1)):
+        raise LabellingError("value must be -1, 0, 1 or null.", field=f"{where}.value")
+    flagged = item.get("flagged")
+    if flagged is not None and not isinstance(flagged, bool):
+        raise LabellingError("flagged must be true, false or null.", field=f"{where}.flagged")
+    if "human_text" in item:
+        entry = _human_entry(project, assignment, sheet, position, item, where)
+    else:
+        alternative = item.get("alternative", 0)
+        if isinstance(alternative, bool) or not isinstance(alternative, int):
+            raise LabellingError("alternative must be a whole number.", field=f"{where}.alternative")
+        entry = sheet.get((position, alternative))
+        if entry is None:
+            raise LabellingError(
+                f"This solution has no step at position {position}, alternative {alternative}.", field=where
+            )
+        if alternative > 0 and not entry.human and not project.allow_alternatives:
+            raise LabellingError("This project does not rate alternative completions.", field=where)
+    if "flagged" not in item:  # keep the stored flag when a save only changes the value
+        flagged = entry.flagged if entry.flagged is not None else False
+    entry.value, entry.flagged, entry.item = value, flagged, i
+    return entry
+
+
+def _human_entry(project, assignment, sheet, position, item, where):
+    if not project.allow_human_steps:
+        raise LabellingError("This project does not take steps written by annotators.", field=f"{where}.human_text")
+    if item.get("alternative") is not None:
+        raise LabellingError("A human step takes no alternative index.", field=f"{where}.alternative")
+    text = item["human_text"]
+    at_position = [e for (p, _), e in sheet.items() if p == position]
+    if not at_position:
+        raise LabellingError(f"This solution has no step at position {position}.", field=f"{where}.position")
+    own = next((e for e in at_position if e.human), None)
+    if text is None:
+        if own is None:
+            raise LabellingError(f"You wrote no step at position {position} to withdraw.", field=f"{where}.human_text")
+        del sheet[(position, own.step.alternative)]
+        return own
+    if not isinstance(text, str) or not text.strip():
+        raise LabellingError("Write the step before saving it.", field=f"{where}.human_text")
+    if own is not None:
+        own.step.text = text
+        return own
+    step = Step(
+        solution_id=assignment.solution_id,
+        position=position,
+        alternative=1 + max(e.step.alternative for e in _all_at(assignment, position)),
+        text=text,
+        source=Step.HUMAN,
+        author=assignment,
+    )
+    entry = Entry(step)
+    sheet[(position, step.alternative)] = entry
+    return entry
+
+
+def _all_at(assignment, position):
+    # Other annotators' human steps take alternative indexes too, so count every row.
+    return [Entry(s) for s in Step.objects.filter(solution_id=assignment.solution_id, position=position)]
+
+
+def _main(sheet):
+    """{position: Entry} of the solution's own steps (alternative 0), in order."""
+    return dict(sorted((p, e) for (p, a), e in sheet.items() if a == 0 and not e.human))
+
+
+def _check_human_steps(sheet):
+    for (position, _), entry in sheet.items():
+        if not entry.human:
+            continue
+        models = [e for (p, _), e in sheet.items() if p == position and not e.human]
+        if any(e.value != -1 for e in models):
+            raise LabellingError(
+                f"Write your own step at position {position} only after rating every completion there -1.",
+                field=entry.field,
+            )
+
+
+def _check_order(sheet):
+    """Phase 2: rate the solution's steps in order and stop at the first -1."""
+    main = _main(sheet)
+    positions = list(main)
+    first_unrated = next((p for p in positions if main[p].value is None), None)
+    error = next((p for p in positions if main[p].value == -1), None)
+    human_at = {p for (p, _), e in sheet.items() if e.human}
+    for (position, alternative), entry in sorted(sheet.items()):
+        if entry.value is None:
+            continue
+        if error is not None and error not in human_at and position > error:
+            raise LabellingError(
+                f"Step {position} is rated after the -1 at step {error}; nothing after the first error is rated.",
+                field=entry.field,
+            )
+        if first_unrated is not None and position > first_unrated:
+            raise LabellingError(
+                f"Step {position} is rated but step {first_unrated} before it is not: rate steps in order.",
+                field=entry.field,
+            )
+
+
+def _check_finish(project, sheet, reason, note):
+    main = _main(sheet)
+    rated = [p for p, e in main.items() if e.value is not None]
+    human_ok = {p for (p, _), e in sheet.items() if e.human and e.value is not None and e.value != -1}
+    if reason in (FinishReason.GIVE_UP, FinishReason.BAD_PROBLEM):
+        if not note.strip():
+            raise LabellingError("Say why in a note.", field="note")
+    elif reason == FinishReason.FOUND_ERROR:
+        if not rated or main[rated[-1]].value != -1:
+            raise LabellingError("found_error needs the last rated step to be rated -1.", field="finish_reason")
+        error = rated[-1]
+        if project.allow_alternatives:
+            for (p, a), e in sorted(sheet.items()):
+                if p == error and a > 0 and not e.human and e.value is None:
+                    raise LabellingError(
+                        f"Rate every alternative at step {error} (alternative {a} is unrated).", field="ratings"
+                    )
+    elif reason == FinishReason.SOLUTION:
+        missing = [p for p in main if p not in rated]
+        if not main or missing:
+            raise LabellingError(
+                f"solution needs every step rated; step {missing[0] if missing else 0} is not.", field="finish_reason"
+            )
+        wrong = [p for p in rated if main[p].value == -1 and p not in human_ok]
+        if wrong:
+            raise LabellingError(
+                f"solution needs no step rated -1, but step {wrong[0]} is: finish with found_error.",
+                field="finish_reason",
+            )
+
+
+def _mark_chosen(assignment, sheet):
+    """Mark the completion the trajectory continues with at each rated position."""
+    chosen = []
+    positions = sorted({p for (p, _) in sheet})
+    for position in positions:
+        here = {a: e for (p, a), e in sheet.items() if p == position}
+        human = [e for e in here.values() if e.human]
+        main = here.get(0)
+        if human:
+            chosen.append(human[0].step.pk)
+        elif main is not None and not main.human and main.value is not None and main.value != -1:
+            chosen.append(main.step.pk)
+    Rating.objects.filter(assignment=assignment).update(chosen=False)
+    Rating.objects.filter(assignment=assignment, step_id__in=chosen).update(chosen=True)

@@ -1,0 +1,326 @@
+"""The annotator task queue: which solution a person rates next.
+
+The assignment row is the lease: ``state='active'`` with ``lease_expires_at`` in the future
+holds one of the solution's ``project.overlap`` slots; there is no separate lock table that
+could go stale. A lapsed lease (active, ``lease_expires_at < now``) counts as free: whoever
+next needs the slot marks it ``expired``. An expired assignment keeps its ratings; when its
+owner comes back and the slot is still free, it is reactivated (see ``next_assignment`` and
+``ensure_active``).
+
+Concurrency. Every change to a solution's assignments (hand-out, reactivation, expiry,
+submit, draft save) happens while holding that Solution row's lock (``SELECT ... FOR
+UPDATE``), and ``Solution.live_assignments`` (active + submitted) is recounted under that
+lock. Claimers lock candidate rows with ``skip_locked`` so they pass each other instead of
+queueing; the only blocking locks are the annotator's own row (one person's tabs take turns)
+and, in a transaction that holds nothing else, the solution of the annotator's own
+assignment. That ordering rules out deadlocks. On SQLite (the demo) row locks do not exist,
+but settings open every transaction with ``BEGIN IMMEDIATE``, which serialises writers.
+
+The counter is a hint for the index, the recount under the lock is the truth: work added
+behind the queue's back (imports) makes the counter low, which the first claim corrects.
+After deleting assignments by hand, run ``recount_live_assignments(project)``.
+
+Order: solutions chosen by the PRM (newest generation first, then ``selection_rank``), then
+the rest by id. Gold items come through ``pick_quality_control`` at the project's rate and
+bypass overlap. Screening items (``Solution.is_screening``) are never served from the main
+queue; a screening policy plugs into ``pick_quality_control``.
+"""
+import hashlib
+import math
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from .models import Annotator, Assignment, Generation, Solution
+
+LIVE_STATES = (Assignment.ACTIVE, Assignment.SUBMITTED)
+REAP_BATCH = 50
+# Rounds of "everything open was locked by someone else: wait for them, look again".
+MAX_ROUNDS = 50
+
+
+def next_assignment(annotator, project, now=None):
+    """Return the assignment ``annotator`` should work on next in ``project``, or None.
+
+    The annotator's own unfinished assignment comes back first (lease renewed; an expired one
+    only when its slot is still free). Otherwise a gold item when ``pick_quality_control``
+    says so, else the first open solution in queue order that the annotator has never had.
+    None when the project is inactive, the annotator is paused, or nothing is left for them.
+    """
+    now = now or timezone.now()
+    if not project.is_active:
+        return None
+    for _ in range(MAX_ROUNDS):
+        with transaction.atomic():
+            # One person's tabs take turns, so nobody ends up holding two fresh assignments.
+            person = Annotator.objects.select_for_update().get(pk=annotator.pk)
+            if person.status != Annotator.ACTIVE:
+                return None
+            own = _resume_own(person, project, now)
+            if own is not None:
+                return own
+            _reap_lapsed(project, now)
+            found = _claim_quality_control(person, project, now) or _claim_open(person, project, now)
+            if found is not None:
+                return found
+            busy = _busy_candidate(person, project, now)
+        if busy is None:
+            return None
+        _wait_for(busy)
+    return None
+
+
+def pick_quality_control(annotator, project):
+    """Return a gold Solution to serve now, or None: the quality-control hook.
+
+    Gold is due on about ``project.quality_control_rate`` of an annotator's hand-outs,
+    deterministically from their uuid and how many assignments they have in the project (so
+    tests and leads can predict it, and annotators are not all served gold at the same
+    moment). The item is the lowest-id gold solution the annotator has not seen; screening
+    items are left out (a screening policy would go here).
+    """
+    rate = project.quality_control_rate
+    if rate <= 0:
+        return None
+    count = Assignment.objects.filter(annotator=annotator, project=project).count()
+    if not quality_control_due(annotator, count, rate):
+        return None
+    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
+    return (
+        Solution.objects.filter(project=project, is_gold=True, is_screening=False)
+        .filter(~Exists(seen))
+        .order_by("pk")
+        .first()
+    )
+
+
+def quality_control_due(annotator, count, rate):
+    """True when hand-out number ``count`` (0-based) of ``annotator`` should be gold.
+
+    Spreads ``rate`` evenly: over n hand-outs the annotator gets n * rate gold items, give or
+    take one, starting at a phase taken from their uuid.
+    """
+    phase = int(hashlib.sha256(str(annotator.uuid).encode()).hexdigest()[:8], 16) / 2**32
+    return math.floor((count + 1) * rate + phase) > math.floor(count * rate + phase)
+
+
+def touch(assignment, now=None):
+    """Renew the lease of an active assignment after activity (every draft save).
+
+    The caller holds the solution's row lock (labeling/labelling.py does).
+    """
+    now = now or timezone.now()
+    assignment.last_activity_at = now
+    assignment.lease_expires_at = now + timedelta(seconds=assignment.project.lease_seconds)
+    Assignment.objects.filter(pk=assignment.pk).update(
+        last_activity_at=assignment.last_activity_at, lease_expires_at=assignment.lease_expires_at
+    )
+
+
+def lock_solution(assignment):
+    """Take the row lock of the assignment's solution and reload the assignment.
+
+    Call inside ``transaction.atomic()`` before changing the assignment or its ratings.
+    """
+    solution = Solution.objects.select_for_update().get(pk=assignment.solution_id)
+    assignment.refresh_from_db()
+    return solution
+
+
+def ensure_active(assignment, solution, now=None):
+    """Make ``assignment`` hold its slot again if it can; True when it is active.
+
+    Active (even with a lapsed lease: nobody took the slot, or it would be expired) stays
+    active. Expired comes back when the solution still has a free slot (gold and screening
+    items always do). Submitted never. The caller holds the solution's lock.
+    """
+    now = now or timezone.now()
+    if assignment.state == Assignment.ACTIVE:
+        return True
+    if assignment.state != Assignment.EXPIRED:
+        return False
+    if not _bypasses_overlap(solution):
+        _expire_lapsed([solution.pk], now)
+        if _count_live(solution.pk) >= assignment.project.overlap:
+            _recount([solution.pk])
+            return False
+    assignment.state = Assignment.ACTIVE
+    assignment.save(update_fields=["state"])
+    _recount([solution.pk])
+    return True
+
+
+def recount_live_assignments(project):
+    """Set every solution's ``live_assignments`` from its assignments (repair after deletes)."""
+    _recount(Solution.objects.filter(project=project).values("pk"))
+
+
+# Internals -----------------------------------------------------------------------------
+
+
+def _bypasses_overlap(solution):
+    return solution.is_gold or solution.is_screening
+
+
+def _renew(assignment, project, now):
+    assignment.last_activity_at = now
+    assignment.lease_expires_at = now + timedelta(seconds=project.lease_seconds)
+    assignment.save(update_fields=["last_activity_at", "lease_expires_at"])
+    return assignment
+
+
+def _resume_own(annotator, project, now):
+    # At most one candidate: holding one blocking solution lock at a time cannot deadlock.
+    mine = (
+        Assignment.objects.filter(annotator=annotator, project=project, state=Assignment.ACTIVE)
+        .order_by("-pk")
+        .first()
+    )
+    if mine is None:
+        slot_free = (
+            Q(solution__live_assignments__lt=project.overlap) | Q(solution__is_gold=True) | Q(solution__is_screening=True)
+        )
+        mine = (
+            Assignment.objects.filter(annotator=annotator, project=project, state=Assignment.EXPIRED)
+            .filter(slot_free)
+            .order_by(F("last_activity_at").desc(nulls_last=True), "-pk")
+            .first()
+        )
+    if mine is None:
+        return None
+    solution = lock_solution(mine)
+    mine.project = project
+    if not ensure_active(mine, solution, now):
+        return None
+    return _renew(mine, project, now)
+
+
+def _reap_lapsed(project, now):
+    lapsed = (
+        Assignment.objects.filter(project=project, state=Assignment.ACTIVE, lease_expires_at__lt=now)
+        .order_by()
+        .values_list("solution_id", flat=True)
+        .distinct()[:REAP_BATCH]
+    )
+    ids = list(lapsed)
+    if not ids:
+        return
+    locked = list(
+        Solution.objects.filter(pk__in=ids).select_for_update(skip_locked=True).values_list("pk", flat=True)
+    )
+    if locked:
+        _expire_lapsed(locked, now)
+        _recount(locked)
+
+
+def _expire_lapsed(solution_ids, now):
+    Assignment.objects.filter(
+        solution_id__in=solution_ids, state=Assignment.ACTIVE, lease_expires_at__lt=now
+    ).update(state=Assignment.EXPIRED)
+
+
+def _count_live(solution_id):
+    return Assignment.objects.filter(solution_id=solution_id, state__in=LIVE_STATES).count()
+
+
+def _recount(solution_ids):
+    live = (
+        Assignment.objects.filter(solution=OuterRef("pk"), state__in=LIVE_STATES)
+        .order_by()
+        .values("solution")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    Solution.objects.filter(pk__in=solution_ids).update(live_assignments=Coalesce(Subquery(live), 0))
+
+
+def _generations(project):
+    """(generation id or None, number) in queue order: newest first, unselected last."""
+    rows = list(Generation.objects.filter(project=project).order_by("-number").values_list("pk", "number"))
+    return rows + [(None, None)]
+
+
+def _open_solutions(annotator, project, generation_id):
+    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
+    open_ = Solution.objects.filter(
+        project=project, is_gold=False, is_screening=False, live_assignments__lt=project.overlap
+    ).filter(~Exists(seen))
+    if generation_id is None:
+        open_ = open_.filter(generation__isnull=True)
+    else:
+        open_ = open_.filter(generation_id=generation_id)
+    return open_.order_by(F("selection_rank").asc(nulls_last=True), "pk")
+
+
+def _claim_open(annotator, project, now):
+    for generation_id, number in _generations(project):
+        while True:
+            candidate = _open_solutions(annotator, project, generation_id).select_for_update(skip_locked=True).first()
+            if candidate is None:
+                break
+            _expire_lapsed([candidate.pk], now)
+            live = _count_live(candidate.pk)
+            if live < project.overlap:
+                return _hand_out(annotator, project, candidate, number, now)
+            # The counter was behind (work added outside the queue): correct it, look again.
+            Solution.objects.filter(pk=candidate.pk).update(live_assignments=live)
+    return None
+
+
+def _claim_quality_control(annotator, project, now):
+    gold = pick_quality_control(annotator, project)
+    if gold is None:
+        return None
+    # A gold row locked by someone's draft save is skipped; gold is due again next time.
+    gold = Solution.objects.filter(pk=gold.pk).select_for_update(skip_locked=True).first()
+    if gold is None:
+        return None
+    number = Generation.objects.filter(pk=gold.generation_id).values_list("number", flat=True).first()
+    return _hand_out(annotator, project, gold, number, now)
+
+
+def _hand_out(annotator, project, solution, generation_number, now):
+    assignment = Assignment.objects.create(
+        project=project,
+        solution=solution,
+        annotator=annotator,
+        state=Assignment.ACTIVE,
+        handed_out_at=now,
+        last_activity_at=now,
+        lease_expires_at=now + timedelta(seconds=project.lease_seconds),
+        generation=generation_number,
+        is_quality_control=solution.is_gold,
+        is_screening=solution.is_screening,
+    )
+    _recount([solution.pk])
+    return assignment
+
+
+def _busy_candidate(annotator, project, now):
+    """A solution with work for ``annotator`` that another transaction holds locked, or None."""
+    for generation_id, _ in _generations(project):
+        pk = _open_solutions(annotator, project, generation_id).values_list("pk", flat=True).first()
+        if pk is not None:
+            return pk
+    seen = Assignment.objects.filter(solution=OuterRef("solution_id"), annotator=annotator)
+    return (
+        Assignment.objects.filter(
+            project=project,
+            state=Assignment.ACTIVE,
+            lease_expires_at__lt=now,
+            solution__is_gold=False,
+            solution__is_screening=False,
+        )
+        .filter(~Exists(seen))
+        .values_list("solution_id", flat=True)
+        .first()
+    )
+
+
+def _wait_for(solution_id):
+    """Block until whoever holds the solution's lock commits (holding no other lock)."""
+    with transaction.atomic():
+        list(Solution.objects.filter(pk=solution_id).select_for_update().values_list("pk"))
