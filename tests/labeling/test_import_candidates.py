@@ -1,0 +1,223 @@
+"""Candidate-solution imports (``candidates`` and ``gsm8k-examples``) on real data slices."""
+import gzip
+import io
+import json
+from itertools import islice
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from labeling.imports import ImportFailed, run_import
+from labeling.imports.hashing import problem_hash
+from labeling.models import Problem, Project, Solution, Step
+
+pytestmark = pytest.mark.django_db
+
+
+def first_lines(path, n):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in islice(f, n)]
+
+
+def write_jsonl(path, records, *, gz=False):
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def counts():
+    return {m.__name__: m.objects.count() for m in (Problem, Solution, Step)}
+
+
+@pytest.fixture
+def project():
+    return Project.objects.create(name="candidates")
+
+
+@pytest.fixture(scope="module")
+def processbench_candidates(shared_data):
+    """The first 50 ProcessBench GSM8K solutions as candidates, ground truth from GSM8K test."""
+    truths = {}
+    with open(shared_data / "gsm8k" / "test.jsonl", encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            truths[r["question"]] = r["answer"].rsplit("####", 1)[1].strip()
+    with open(shared_data / "processbench" / "gsm8k.json", encoding="utf-8") as f:
+        bench = json.load(f)[:50]
+    candidates = [
+        {"id": r["id"], "problem": r["problem"], "ground_truth_answer": truths[r["problem"]],
+         "steps": r["steps"], "generator": r["generator"]}
+        for r in bench
+    ]
+    return candidates, {r["id"]: r["final_answer_correct"] for r in bench}
+
+
+def test_candidates_land_with_steps_and_grades(project, tmp_path, processbench_candidates):
+    records, labelled_correct = processbench_candidates
+    path = write_jsonl(tmp_path / "pb.jsonl", records)
+
+    result = run_import("candidates", path, project)
+
+    assert (result.records, result.created, result.skipped) == (50, 50, 0)
+    assert Solution.objects.filter(project=project).count() == 50
+    assert Problem.objects.filter(project=project).count() == len({r["problem"] for r in records})
+    by_steps = {}
+    for solution in Solution.objects.filter(project=project).select_related("problem"):
+        steps = list(solution.steps.values_list("position", "alternative", "text", "source"))
+        by_steps[tuple(text for _, _, text, _ in steps)] = solution
+        assert [(p, a, s) for p, a, _, s in steps] == [(i, 0, "model") for i in range(len(steps))]
+        assert solution.num_steps == len(steps)
+        assert solution.has_pre_generated
+    graded = 0
+    for record in records:
+        solution = by_steps[tuple(record["steps"])]
+        assert solution.generator == record["generator"]
+        assert solution.problem.ground_truth_answer == record["ground_truth_answer"]
+        if solution.final_answer is None:  # the model never boxed an answer
+            assert solution.is_correct is None
+        else:
+            # math-verify's grade agrees with ProcessBench's label on this slice.
+            assert solution.is_correct == labelled_correct[record["id"]]
+            graded += 1
+    assert graded >= 30
+    assert result.details["graded"] == 50
+    sample = by_steps[tuple(records[0]["steps"])]
+    assert sample.final_answer == "30" and sample.is_correct is False  # "\boxed{30}" against 24
+
+
+def test_reimport_adds_nothing(project, tmp_path, processbench_candidates):
+    records, _ = processbench_candidates
+    path = write_jsonl(tmp_path / "pb.jsonl", records[:20] + records[:5])  # duplicates inside too
+    first = run_import("candidates", path, project)
+    before = counts()
+    again = run_import("candidates", path, project)
+    assert (first.created, first.skipped) == (20, 5)
+    assert (again.created, again.skipped, again.records) == (0, 25, 25)
+    assert counts() == before
+
+
+def test_gzip_input(project, tmp_path, processbench_candidates):
+    records, _ = processbench_candidates
+    result = run_import("candidates", write_jsonl(tmp_path / "pb.jsonl.gz", records[:10], gz=True), project)
+    assert result.created == 10
+    assert Step.objects.filter(solution__project=project).count() == sum(len(r["steps"]) for r in records[:10])
+
+
+def test_given_answers_and_grades_are_kept(project, tmp_path, shared_data):
+    math = first_lines(shared_data / "math" / "math500.jsonl", 1)[0]  # answer (3, pi/2)
+    base = {"problem": math["problem"], "ground_truth_solution": math["solution"], "ground_truth_answer": math["answer"]}
+    records = [
+        dict(base, steps=["r = 3 and the angle is pi/2.", r"So the answer is $\boxed{(3, \frac{\pi}{2})}$."]),
+        dict(base, steps=["The point is on the y axis.", "# Answer\n\n(3, \\pi)"], generator="g"),
+        dict(base, steps=["A guess."], final_answer=r"\left(3,\frac{\pi}{2}\right)", is_correct=False),
+        dict(base, steps=["Another guess.", "# Answer\n\n(3, \\pi/2)"], is_correct=None),
+        dict(base, steps=["No answer here."], final_answer=None),
+    ]
+    run_import("candidates", write_jsonl(tmp_path / "c.jsonl", records), project)
+    got = list(Solution.objects.filter(project=project).order_by("id").values_list("final_answer", "is_correct", "generator"))
+    assert got == [
+        (r"(3, \frac{\pi}{2})", True, ""),  # extracted from the last step, graded
+        (r"(3, \pi)", False, "g"),
+        (r"\left(3,\frac{\pi}{2}\right)", False, ""),  # the file's grade wins
+        (r"(3, \pi/2)", None, ""),  # explicitly unknown stays unknown
+        (None, None, ""),
+    ]
+    # The same problem (same hash) as a MATH import would create: one row.
+    assert Problem.objects.filter(project=project).count() == 1
+    assert Problem.objects.get().content_hash == problem_hash(math["problem"], math["solution"], math["answer"])
+
+
+GOOD = {"problem": "What is 1+1?", "ground_truth_answer": "2", "steps": ["1+1=2", "# Answer\n\n2"]}
+
+
+@pytest.mark.parametrize(
+    "bad, field, message",
+    [
+        (dict(GOOD, steps=["1+1=2", "so", 2]), "steps[2]", "must be a string"),
+        (dict(GOOD, steps=["1+1=2", "  "]), "steps[1]", "must not be empty"),
+        (dict(GOOD, steps=[]), "steps", "non-empty list"),
+        ({k: v for k, v in GOOD.items() if k != "steps"}, "steps", "is missing"),
+        ({k: v for k, v in GOOD.items() if k != "ground_truth_answer"}, "ground_truth_answer", "is missing"),
+        (dict(GOOD, problem=None), "problem", "must not be null"),
+        (dict(GOOD, problem="a\x00b"), "problem", "NUL"),
+        (dict(GOOD, is_correct="yes"), "is_correct", "true, false or null"),
+        (dict(GOOD, generator="g" * 201), "generator", "longer than 200"),
+        (dict(GOOD, final_anwser="2"), "final_anwser", "unknown key"),
+    ],
+)
+def test_bad_line_names_file_line_field_and_imports_nothing(project, tmp_path, processbench_candidates, bad, field, message):
+    records, _ = processbench_candidates
+    path = write_jsonl(tmp_path / "bad.jsonl", records[:6] + [bad] + records[6:10])
+    with pytest.raises(ImportFailed) as failed:
+        run_import("candidates", path, project)
+    err = failed.value
+    assert (err.path, err.line, err.field) == (str(path), 7, field)
+    assert message in str(err)
+    assert str(err).startswith(f"{path}:7: field '{field}'")
+    assert counts() == {"Problem": 0, "Solution": 0, "Step": 0}
+
+
+def test_failed_import_leaves_earlier_imports_intact(project, tmp_path, processbench_candidates):
+    records, _ = processbench_candidates
+    run_import("candidates", write_jsonl(tmp_path / "ok.jsonl", records[:5]), project)
+    before = counts()
+    bad = write_jsonl(tmp_path / "bad.jsonl", records[5:600] + [dict(GOOD, steps="one step")])
+    with pytest.raises(ImportFailed, match=r"bad.jsonl:46: field 'steps'"):
+        run_import("candidates", bad, project)
+    assert counts() == before
+
+
+def test_gsm8k_examples(project, tmp_path, shared_data):
+    source = shared_data / "gsm8k" / "example_model_solutions.jsonl"
+    lines = first_lines(source, 50)
+    path = write_jsonl(tmp_path / "examples.jsonl", lines)
+    # The problems first, from GSM8K's own test file: the examples attach to the same rows.
+    run_import("problems", write_jsonl(tmp_path / "test.jsonl", first_lines(shared_data / "gsm8k" / "test.jsonl", 50)), project)
+
+    result = run_import("gsm8k-examples", path, project)
+
+    assert (result.records, result.created) == (50, 50)
+    assert result.details == {"problems": 0, "solutions": 200, "steps": result.details["steps"], "graded": 0}
+    assert Problem.objects.filter(project=project).count() == 50
+    first = lines[0]
+    solutions = {s.generator: s for s in Solution.objects.filter(problem__problem=first["question"])}
+    assert set(solutions) == {"6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification"}
+    s = solutions["6b_finetuning"]
+    assert s.final_answer == "26" and s.is_correct is False and s.problem.ground_truth_answer == "18"
+    expected_steps = [line for line in first["6b_finetuning"]["solution"].split("\n") if line.strip()]
+    assert list(s.steps.values_list("text", flat=True)) == expected_steps
+    assert s.problem.ground_truth_solution.endswith("\n#### 18")
+    file_grades = sum(1 for r in lines for k, v in r.items() if isinstance(v, dict) and v["is_correct"])
+    assert Solution.objects.filter(project=project, is_correct=True).count() == file_grades
+
+    again = run_import("gsm8k-examples", path, project)
+    assert (again.created, again.skipped) == (0, 50)
+    assert Solution.objects.filter(project=project).count() == 200
+
+
+def test_gsm8k_examples_bad_line(project, tmp_path, shared_data):
+    lines = first_lines(shared_data / "gsm8k" / "example_model_solutions.jsonl", 5)
+    lines[3]["175b_verification"]["is_correct"] = "true"
+    path = write_jsonl(tmp_path / "examples.jsonl.gz", lines, gz=True)
+    with pytest.raises(ImportFailed) as failed:
+        run_import("gsm8k-examples", path, project)
+    assert (failed.value.line, failed.value.field) == (4, "175b_verification.is_correct")
+    assert counts() == {"Problem": 0, "Solution": 0, "Step": 0}
+
+
+def test_command(tmp_path, shared_data):
+    source = tmp_path / "examples.jsonl.gz"
+    with open(shared_data / "gsm8k" / "example_model_solutions.jsonl", "rb") as f, gzip.open(source, "wb") as out:
+        out.writelines(islice(f, 10))
+    stdout = io.StringIO()
+    call_command("import_candidates", str(source), project="cmd", create_project=True, format="gsm8k-examples",
+                 quiet=True, stdout=stdout)
+    assert "10 records (10 new, 0 already there)" in stdout.getvalue()
+    assert "40 solutions" in stdout.getvalue()
+    assert Solution.objects.filter(project__name="cmd").count() == 40
+
+    bad = write_jsonl(tmp_path / "bad.jsonl", [GOOD, dict(GOOD, steps=[1])])
+    with pytest.raises(CommandError, match=r"nothing from .*bad.jsonl was imported: .*bad.jsonl:2: field 'steps\[0\]'"):
+        call_command("import_candidates", str(bad), project="cmd", quiet=True)
+    with pytest.raises(CommandError, match="no project named 'nope'"):
+        call_command("import_candidates", str(bad), project="nope", quiet=True)
