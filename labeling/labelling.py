@@ -66,6 +66,8 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
     """Finish the assignment: check the ratings against ``finish_reason`` and record it.
 
     Idempotent: a retry with the ``submit_key`` of the stored submission returns it as is.
+    When the ratings are valid but do not fit ``finish_reason``, they are kept as a draft and
+    the error is raised; malformed input stores nothing.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -79,18 +81,27 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
                 f"Unknown finish reason {finish_reason!r}: use one of {', '.join(FinishReason.values)}.",
                 field="finish_reason",
             )
+        elapsed = total_time(assignment, client_elapsed_ms, now)
         _require_open(assignment, solution, now)
         sheet = _apply(assignment, ratings or [], now)
-        _check_finish(assignment.project, sheet, finish_reason, note or "")
-        _mark_chosen(assignment, sheet)
-        assignment.state = Assignment.SUBMITTED
-        assignment.finish_reason = finish_reason
-        assignment.finish_note = note or ""
-        assignment.submit_key = submit_key
-        assignment.submitted_at = now
-        assignment.last_activity_at = now
-        assignment.total_time = total_time(assignment, client_elapsed_ms, now)
-        assignment.save()
+        try:
+            _check_finish(assignment.project, sheet, finish_reason, note or "")
+        except LabellingError as refused:
+            # Keep what the person rated as a draft: nothing they wrote is lost.
+            queue.touch(assignment, now)
+            failure = refused
+        else:
+            failure = None
+            _mark_chosen(assignment, sheet)
+            assignment.state = Assignment.SUBMITTED
+            assignment.finish_reason = finish_reason
+            assignment.finish_note = note or ""
+            assignment.submit_key = submit_key
+            assignment.submitted_at = assignment.last_activity_at = now
+            assignment.total_time = elapsed
+            assignment.save()
+    if failure is not None:
+        raise failure
     return assignment
 
 
