@@ -1,0 +1,105 @@
+"""`manage.py load_demo`: the demo projects, from the real shared data, and the demo accounts.
+
+Runs the real importers against the test PostgreSQL database.
+"""
+import io
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.conf import settings
+from django.contrib.auth import authenticate, get_user_model
+from django.core.management import CommandError, call_command
+
+from labeling import roles
+from labeling.management.commands.load_demo import (
+    ACCOUNTS,
+    GSM8K_PROJECT,
+    MATH_PROJECT,
+    shared_data_dir,
+)
+from labeling.models import Assignment, Problem, Project, Rating, Solution, Step
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+# Four model solutions for each of GSM8K's 1,319 test problems; the gsm8k-examples importer
+# documents no skipped entries, and this file has no duplicate solutions.
+GSM8K_CANDIDATES = 1319 * 4
+
+
+def load(shared_data):
+    call_command("load_demo", data_dir=str(shared_data), quiet_progress=True, stdout=io.StringIO())
+
+
+def row_counts():
+    return {model._meta.label: model.objects.count() for model in apps.get_models()}
+
+
+def test_demo_projects_and_accounts(shared_data):
+    load(shared_data)
+    check_math_project()
+    check_gsm8k_project()
+    check_accounts()
+
+
+def check_math_project():
+    project = Project.objects.get(name=MATH_PROJECT)
+    # PRM800K phase 1 rules: every step rated, alternatives, human-written steps.
+    assert (project.stop_at_first_error, project.allow_alternatives, project.allow_human_steps) == (False, True, True)
+    # The 101 PRM800K problems are MATH-500 problems: they add no problem of their own.
+    assert Problem.objects.filter(project=project).count() == 500
+    labelled = Solution.objects.filter(project=project, assignments__state=Assignment.SUBMITTED).distinct()
+    assert labelled.count() == 101
+    assert Solution.objects.filter(project=project).count() == 101
+    # 5,192 rated candidate steps plus the steps annotators wrote themselves.
+    candidate_steps = Step.objects.filter(solution__project=project).exclude(source="human")
+    assert candidate_steps.count() == 5192
+    assert Rating.objects.filter(assignment__project=project, step__source="human").exists()
+
+
+def check_gsm8k_project():
+    project = Project.objects.get(name=GSM8K_PROJECT)
+    assert project.stop_at_first_error is True
+    assert Problem.objects.filter(project=project).count() == 1319
+    solutions = Solution.objects.filter(project=project)
+    assert solutions.count() == GSM8K_CANDIDATES
+    assert not solutions.filter(is_correct=None).exists()  # outcome labels came with the data
+    assert not Assignment.objects.filter(project=project).exists()  # nobody has rated them yet
+
+
+def check_accounts():
+    expected = {"ann": ["annotator"], "lead": ["lead"], "research": ["researcher"]}
+    for username, held in expected.items():
+        user = authenticate(username=username, password=ACCOUNTS[username][0])
+        assert user is not None, username
+        assert roles.roles_of(user) == held
+        assert not user.is_staff
+    assert hasattr(get_user_model().objects.get(username="ann"), "annotator")
+    admin = authenticate(username="admin", password=ACCOUNTS["admin"][0])
+    assert admin is not None and admin.is_superuser and admin.is_staff
+
+
+def test_running_twice_adds_nothing_and_repairs_accounts(shared_data):
+    load(shared_data)
+    before = row_counts()
+    user = get_user_model().objects.get(username="lead")
+    user.set_password("something-else")
+    user.save()
+    load(shared_data)
+    assert row_counts() == before
+    assert authenticate(username="lead", password="demo-lead") is not None
+
+
+def test_missing_data_is_a_clear_error(tmp_path):
+    with pytest.raises(CommandError, match=r"Demo data not found: .*math500\.jsonl.*STEPMARK_SHARED_DATA"):
+        call_command("load_demo", data_dir=str(tmp_path))
+    assert not Project.objects.exists()
+
+
+def test_data_directory_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("STEPMARK_SHARED_DATA", str(tmp_path))
+    assert shared_data_dir() == tmp_path
+    with pytest.raises(CommandError, match=str(tmp_path)):
+        call_command("load_demo")
+    monkeypatch.delenv("STEPMARK_SHARED_DATA")
+    assert shared_data_dir() == Path(settings.BASE_DIR).parent / "shared" / "data"
