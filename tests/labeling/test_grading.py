@@ -1,12 +1,15 @@
 """Answer extraction and grading on real answers (MATH-500, PRM800K, GSM8K)."""
+import io
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.core.management import call_command
 
 from labeling import grading_pool
 from labeling.grading import extract_answer, grade, grade_solutions, is_equivalent, normalise
+from labeling.imports import run_import
 from labeling.models import Problem, Project, Solution
 
 
@@ -205,3 +208,21 @@ def test_grade_solutions_stores_grades_in_bulk(math500):
     stored = dict(Solution.objects.values_list("content_hash", "is_correct"))
     assert stored == {"right": True, "swapped": False, "missing": None, "o": None}
     assert grade_solutions(Solution.objects.filter(pk=orphan.pk))["changed"] == 0
+
+
+@pytest.mark.django_db
+def test_grade_solutions_command(tmp_path, shared_data):
+    path = tmp_path / "ex.jsonl"
+    with open(shared_data / "gsm8k" / "example_model_solutions.jsonl", encoding="utf-8") as f:
+        path.write_text("".join(f.readline() for _ in range(3)), encoding="utf-8")
+    project = Project.objects.create(name="grade")
+    run_import("gsm8k-examples", path, project)
+    from_file = dict(Solution.objects.values_list("id", "is_correct"))
+    Solution.objects.filter(pk__in=list(from_file)[:5]).update(is_correct=None)
+    stdout = io.StringIO()
+    call_command("grade_solutions", project="grade", stdout=stdout)
+    assert "graded 5 solutions" in stdout.getvalue()
+    call_command("grade_solutions", project="grade", regrade=True, stdout=stdout)
+    assert "graded 12 solutions" in stdout.getvalue()
+    # math-verify agrees with the file's own grades on these.
+    assert dict(Solution.objects.values_list("id", "is_correct")) == from_file
