@@ -115,9 +115,9 @@ def add_step_token(tokenizer, backbone, step_token=STEP_TOKEN):
 
 
 def new_prm(base, *, device=None, dtype=None, max_length=None, seed=0):
-    """A fresh PRM on the backbone at ``base`` (a local Hugging Face directory).
+    """A fresh PRM on the backbone at ``base`` (a local Hugging Face directory), in eval mode.
 
-    The head is initialised from ``seed`` so that runs repeat.
+    New embedding rows and the head are drawn from ``seed`` so that runs repeat.
     """
     torch.manual_seed(seed)  # before loading: new embedding rows and the head are drawn at random
     tokenizer = load_tokenizer(base)
@@ -125,7 +125,7 @@ def new_prm(base, *, device=None, dtype=None, max_length=None, seed=0):
     add_step_token(tokenizer, backbone)
     prm = PRM(backbone, tokenizer, max_length=max_length)
     prm.needs_causal_mask = probe_causality(prm)
-    return prm
+    return prm.eval()
 
 
 @torch.inference_mode()

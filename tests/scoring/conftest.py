@@ -45,7 +45,7 @@ def tiny_bases(tmp_path_factory, shared_data):
     root = tmp_path_factory.mktemp("tiny_bases")
     minilm = AutoTokenizer.from_pretrained(str(default_base_model()), local_files_only=True)
     words = _word_level_tokenizer(_corpus(shared_data / "prm800k" / "phase1_train.reconstructed.jsonl"))
-    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, max_position_embeddings=256)
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, max_position_embeddings=512)
     built = {
         "bert": (BertModel(BertConfig(vocab_size=len(minilm), **small)), minilm),
         "llama": (LlamaModel(LlamaConfig(vocab_size=len(words), num_key_value_heads=2, **small)), words),

@@ -1,0 +1,75 @@
+"""The one input builder: layout, whole-step truncation, right padding, length batching."""
+import pytest
+
+from scoring.inputs import IGNORE, collate, encode, length_batches, pad_id
+from scoring.model import load_tokenizer, new_prm
+
+PROBLEM = "What is 2 + 3?"
+STEPS = ["Two plus three is five.", "So the answer is 5.", "# Answer\n\n5"]
+
+
+@pytest.fixture(scope="module")
+def bert_prm(tiny_bases):
+    return new_prm(tiny_bases["bert"], device="cpu")
+
+
+def test_layout_is_start_problem_then_each_step_and_its_separator(bert_prm):
+    tok, sep = bert_prm.tokenizer, bert_prm.step_token_id
+    row = encode(tok, PROBLEM, STEPS, step_token_id=sep, max_length=512)
+    expected = [tok.cls_token_id] + tok(PROBLEM, add_special_tokens=False)["input_ids"]
+    for step in STEPS:
+        expected += tok(step, add_special_tokens=False)["input_ids"] + [sep]
+    assert row.input_ids == expected
+    assert [row.input_ids[p] for p in row.step_positions] == [sep] * 3
+    assert row.n_scored == row.n_steps == 3
+    assert row.input_ids.count(sep) == 3  # the separator never comes out of ordinary text
+
+
+def test_decoder_tokenizer_starts_with_bos_and_pads_with_eos(tiny_bases):
+    tok = load_tokenizer(tiny_bases["llama"])
+    assert tok.cls_token_id is None and tok.pad_token_id is None
+    row = encode(tok, PROBLEM, STEPS, step_token_id=7, max_length=512)
+    assert row.input_ids[0] == tok.bos_token_id
+    assert pad_id(tok) == tok.eos_token_id
+
+
+def test_a_long_solution_keeps_whole_steps_and_leaves_the_rest_unscored(bert_prm):
+    tok, sep = bert_prm.tokenizer, bert_prm.step_token_id
+    full = encode(tok, PROBLEM, STEPS, step_token_id=sep, max_length=512)
+    cut = full.step_positions[1] + 1  # room for exactly two steps
+    for max_length in (cut, cut + 1, full.step_positions[2]):
+        row = encode(tok, PROBLEM, STEPS, step_token_id=sep, max_length=max_length)
+        assert row.n_scored == 2 and row.n_steps == 3
+        assert row.input_ids == full.input_ids[:cut]  # never a part of a step
+    problem_only = len(tok(PROBLEM, add_special_tokens=False)["input_ids"]) + 1
+    row = encode(tok, PROBLEM, STEPS, step_token_id=sep, max_length=problem_only)
+    assert row.n_scored == 0 and row.input_ids == []
+
+
+def test_collate_pads_on_the_right_and_places_labels_at_separators(bert_prm):
+    tok, sep = bert_prm.tokenizer, bert_prm.step_token_id
+    long = encode(tok, PROBLEM, STEPS, step_token_id=sep, max_length=512)
+    short = encode(tok, PROBLEM, STEPS[:1], step_token_id=sep, max_length=512)
+    batch = collate([long, short], pad_token_id=0, labels=[[1, None, 0], [0]])
+    assert batch["input_ids"].shape == (2, len(long))
+    assert batch["attention_mask"][1].tolist() == [1] * len(short) + [0] * (len(long) - len(short))
+    assert batch["input_ids"][1, len(short):].eq(0).all()
+    labels = batch["labels"]
+    assert labels[0, long.step_positions[0]] == 1 and labels[0, long.step_positions[2]] == 0
+    assert labels[0, long.step_positions[1]] == IGNORE
+    assert labels[1, short.step_positions[0]] == 0
+    assert (labels != IGNORE).sum() == 3
+
+
+def test_length_batches_cover_every_row_once_within_the_budget():
+    lengths = [5, 100, 7, 98, 50, 3, 51, 99, 6, 300]
+    batches = length_batches(lengths, max_tokens=200, max_batch=3)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) <= 3
+        assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= 200
+    assert batches[0] == [9]  # longer than the budget: alone
+    assert [lengths[i] for i in batches[1]] == [100, 99]  # similar lengths together
+    # sorted by length: every row of a batch is at least as long as every row of the next
+    for this, following in zip(batches, batches[1:]):
+        assert min(lengths[i] for i in this) >= max(lengths[i] for i in following)
