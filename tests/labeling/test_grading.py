@@ -1,6 +1,7 @@
 """Answer extraction and grading on real answers (MATH-500, PRM800K, GSM8K)."""
 import io
 import json
+import multiprocessing
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -226,3 +227,13 @@ def test_grade_solutions_command(tmp_path, shared_data):
     assert "graded 12 solutions" in stdout.getvalue()
     # math-verify agrees with the file's own grades on these.
     assert dict(Solution.objects.values_list("id", "is_correct")) == from_file
+
+
+def test_works_inside_a_daemonic_pool_worker():
+    # Celery's prefork children and multiprocessing pool workers are daemonic and may not
+    # start multiprocessing children; the grading workers are plain subprocesses, so they can.
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        right = pool.apply_async(is_equivalent, ("1/8", r"\frac{1}{8}"))
+        hung = pool.apply_async(is_equivalent, (r"9^{9^{9^{9}}}", "1", 1))
+        assert right.get(timeout=120) is True  # hang guards, not timings
+        assert hung.get(timeout=120) is False
