@@ -221,3 +221,21 @@ def test_command(tmp_path, shared_data):
         call_command("import_candidates", str(bad), project="cmd", quiet=True)
     with pytest.raises(CommandError, match="no project named 'nope'"):
         call_command("import_candidates", str(bad), project="nope", quiet=True)
+
+
+def test_shares_problems_with_the_prm800k_import(project, tmp_path, shared_data):
+    example = shared_data / "prm800k" / "readme_example_record.json"
+    run_import("prm800k", example, project)
+    question = json.loads(example.read_text(encoding="utf-8"))["question"]
+    candidate = {
+        "problem": question["problem"],
+        "ground_truth_solution": question["ground_truth_solution"],
+        "ground_truth_answer": question["ground_truth_answer"],
+        "steps": question["pre_generated_steps"],
+        "generator": "gpt-4",
+    }
+    result = run_import("candidates", write_jsonl(tmp_path / "c.jsonl", [candidate]), project)
+    assert result.details["problems"] == 0
+    assert Problem.objects.filter(project=project).count() == 1
+    mine = Solution.objects.get(project=project, generator="gpt-4")
+    assert (mine.final_answer, mine.is_correct) == ("320,000", False)  # against 40,\!000
