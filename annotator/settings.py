@@ -116,6 +116,9 @@ STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STEPMARK_STATIC_ROOT", BASE_DIR / "staticfiles"))
 # The built frontend (npm run build in frontend/) is served as static files.
 STATICFILES_DIRS = [d for d in [BASE_DIR / "frontend" / "dist"] if d.exists()]
+# WhiteNoise also serves straight from the finders, so the demo and the tests need no
+# collectstatic step (the Docker image runs it and serves STATIC_ROOT).
+WHITENOISE_USE_FINDERS = True
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
