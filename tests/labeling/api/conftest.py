@@ -21,6 +21,13 @@ def client_for(user):
     return client
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # The production hasher costs about half a second per password by design; these tests
+    # check who may do what, not the hasher, and sign users in dozens of times.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def users(db):
     return {
