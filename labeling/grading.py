@@ -11,7 +11,8 @@
 math-verify runs in worker processes (``labeling.grading_pool``): a sympy comparison can hang
 for ever, and math-verify's own timeout needs the main thread, so its timeouts are switched
 off and the pool kills a worker that overruns ``timeout`` seconds (settings
-``STEPMARK_GRADING_TIMEOUT``, 5 by default). This works from any thread and any worker pool.
+``STEPMARK_GRADING_TIMEOUT``, 5 by default; at most ``STEPMARK_GRADING_WORKERS`` workers, 2 by
+default). This works from any thread and any worker pool.
 A comparison that times out counts as not equivalent.
 """
 import functools
