@@ -166,3 +166,26 @@ def test_a_large_export_arrives_in_several_chunks(clients, project, shared_data)
     chunks = list(export(clients["researcher"], project).streaming_content)
     assert len(chunks) > 3
     assert len(b"".join(chunks).splitlines()) == 101
+
+
+def head(path, n):
+    with open(path, "rb") as f:
+        return b"".join(f.readline() for _ in range(n))
+
+
+def test_upload_problems_then_gsm8k_candidates(clients, project, shared_data):
+    from labeling.models import Problem, Solution
+
+    problems = upload(clients["researcher"], project, head(shared_data / "math" / "math500.jsonl", 10),
+                      name="math500.jsonl", format="problems")
+    assert problems.status_code == 201, problems.content
+    assert (problems.json()["records"], Problem.objects.filter(project=project).count()) == (10, 10)
+
+    examples = upload(clients["researcher"], project,
+                      head(shared_data / "gsm8k" / "example_model_solutions.jsonl", 3),
+                      name="example_model_solutions.jsonl", format="gsm8k-examples")
+    assert examples.status_code == 201, examples.content
+    assert examples.json()["records"] == 3
+    solutions = Solution.objects.filter(project=project)
+    assert solutions.count() == 12  # four model solutions per GSM8K problem
+    assert solutions.values("problem").distinct().count() == 3
