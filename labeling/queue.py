@@ -11,9 +11,10 @@ Concurrency. Every change to a solution's assignments (hand-out, reactivation, e
 submit, draft save) happens while holding that Solution row's lock (``SELECT ... FOR
 UPDATE``), and ``Solution.live_assignments`` (active + submitted) is recounted under that
 lock. Claimers lock candidate rows with ``skip_locked`` so they pass each other instead of
-queueing; the only blocking locks are the annotator's own row (one person's tabs take turns)
-and, in a transaction that holds nothing else, the solution of the annotator's own
-assignment. That ordering rules out deadlocks. On SQLite (the demo) row locks do not exist,
+queueing. Blocking locks are taken only in this order, before any skip-locked one: the
+annotator's own row (one person's tabs take turns), the solution of their own assignment,
+a gold solution; and whoever holds a solution lock never waits for another solution's lock
+while holding it. That rules out deadlocks. On SQLite (the demo) row locks do not exist,
 but settings open every transaction with ``BEGIN IMMEDIATE``, which serialises writers.
 
 The counter is a hint for the index, the recount under the lock is the truth: work added
@@ -62,8 +63,11 @@ def next_assignment(annotator, project, now=None):
             own = _resume_own(person, project, now)
             if own is not None:
                 return own
+            gold = _claim_quality_control(person, project, now)
+            if gold is not None:
+                return gold
             _reap_lapsed(project, now)
-            found = _claim_quality_control(person, project, now) or _claim_open(person, project, now)
+            found = _claim_open(person, project, now)
             if found is not None:
                 return found
             busy = _busy_candidate(person, project, now)
@@ -274,10 +278,9 @@ def _claim_quality_control(annotator, project, now):
     gold = pick_quality_control(annotator, project)
     if gold is None:
         return None
-    # A gold row locked by someone's draft save is skipped; gold is due again next time.
-    gold = Solution.objects.filter(pk=gold.pk).select_for_update(skip_locked=True).first()
-    if gold is None:
-        return None
+    # Blocking is safe here: this transaction holds no other solution's lock yet, and whoever
+    # holds a gold row's lock waits for nothing else.
+    gold = Solution.objects.select_for_update().get(pk=gold.pk)
     number = Generation.objects.filter(pk=gold.generation_id).values_list("number", flat=True).first()
     return _hand_out(annotator, project, gold, number, now)
 
