@@ -76,7 +76,7 @@ def _steps(p, shape):
     steps = []
     for position in range(count):
         completions, human, chosen = [], None, None
-        for text, source, own, value, flagged, is_chosen in positions.get(position, ()):
+        for _, text, source, own, value, flagged, is_chosen in positions.get(position, ()):
             if own:
                 human = {"text": text, "rating": value, "source": source, "flagged": flagged}
             else:

@@ -1,9 +1,10 @@
 """Reading submitted assignments ("passes") in bounded batches, for the exporters.
 
 ``iter_passes(filters)`` walks a project's submitted assignments by id (keyset pagination,
-``BATCH`` at a time) and, per batch, reads every rating with its step in one query and the
-pre-generated steps of the batch's phase-2 solutions in another. It yields plain tuples, never
-model instances: export speed is dominated by how little Python does per rating.
+``BATCH`` at a time) and, per batch, reads the batch's problems, the steps of its solutions and
+its ratings in one query each, joining them in Python. It yields plain tuples, never model
+instances: export speed is dominated by how little Python does per rating, and memory by one
+batch.
 """
 import datetime
 import json
@@ -16,50 +17,44 @@ BATCH = 2000
 _PASSES_SQL = """
 SELECT a.id, an.uuid, a.submitted_at, a.generation, a.is_quality_control, a.is_screening, a.total_time,
        a.finish_reason, a.source_shape, a.solution_id, s.has_pre_generated, s.final_answer, s.verifier_score,
-       p.problem, p.ground_truth_solution, p.ground_truth_answer
+       s.num_steps, s.problem_id
 FROM labeling_assignment a
 JOIN labeling_solution s ON s.id = a.solution_id
-JOIN labeling_problem p ON p.id = s.problem_id
 LEFT JOIN labeling_annotator an ON an.id = a.annotator_id
 WHERE a.project_id = %s AND a.state = 'submitted' AND a.id > %s {filters}
 ORDER BY a.id
 LIMIT %s
 """
-# own: the assignment wrote this step itself (PRM800K's human_completion).
-_RATINGS_SQL = """
-SELECT r.assignment_id, st.position, st.text, st.source, st.author_id = r.assignment_id, r.value, r.flagged, r.chosen
-FROM labeling_rating r
-JOIN labeling_step st ON st.id = r.step_id
-WHERE r.assignment_id {in}
-ORDER BY r.assignment_id, st.position, st.alternative
-"""
-_PRE_GENERATED_SQL = """
-SELECT st.solution_id, st.text
-FROM labeling_step st
-JOIN labeling_solution s ON s.id = st.solution_id
-WHERE st.solution_id {in} AND st.alternative = 0 AND st.author_id IS NULL AND st.position < s.num_steps
-ORDER BY st.solution_id, st.position
-"""
+# Three single-table reads joined in Python: each plan is an index scan whatever the
+# statistics say (right after a bulk import they say little), and a solution's steps and a
+# problem's text cross the wire once per batch, not once per rating or per pass.
+_PROBLEMS_SQL = "SELECT id, problem, ground_truth_solution, ground_truth_answer FROM labeling_problem WHERE id {in}"
+_STEPS_SQL = "SELECT id, solution_id, position, alternative, text, source, author_id FROM labeling_step WHERE solution_id {in}"
+_RATINGS_SQL = "SELECT assignment_id, step_id, value, flagged, chosen FROM labeling_rating WHERE assignment_id {in}"
+
+# A rating row: (alternative, text, source, own, value, flagged, chosen); own = the assignment
+# wrote this step itself (PRM800K's human_completion).
+ALTERNATIVE, TEXT, SOURCE, OWN, VALUE, FLAGGED, CHOSEN = range(7)
 
 
 class Pass:
     """One submitted assignment with its ratings by position.
 
-    ``positions`` maps a position to its rating rows ``(text, source, own, value, flagged,
-    chosen)`` in alternative order; ``pre_generated`` is the solution's step list (phase 2) or
-    None.
+    ``positions`` maps a position to its rating rows (see ``ALTERNATIVE`` ... ``CHOSEN``) in
+    alternative order; ``pre_generated`` is the solution's step list (phase 2) or None.
     """
 
     __slots__ = (
         "id", "labeler", "submitted_at", "generation", "is_quality_control", "is_screening", "total_time",
         "finish_reason", "shape", "solution_id", "has_pre_generated", "final_answer", "verifier_score",
-        "problem", "ground_truth_solution", "ground_truth_answer", "positions", "pre_generated",
+        "num_steps", "problem_id", "problem", "ground_truth_solution", "ground_truth_answer", "positions",
+        "pre_generated",
     )
 
     def __init__(self, row):
         (self.id, labeler, submitted_at, self.generation, self.is_quality_control, self.is_screening,
          self.total_time, self.finish_reason, shape, self.solution_id, self.has_pre_generated, self.final_answer,
-         self.verifier_score, self.problem, self.ground_truth_solution, self.ground_truth_answer) = row
+         self.verifier_score, self.num_steps, self.problem_id) = row
         # SQLite hands back text where PostgreSQL hands back objects.
         self.labeler = None if labeler is None else str(labeler if isinstance(labeler, uuid.UUID) else uuid.UUID(labeler))
         if isinstance(submitted_at, str):
@@ -72,8 +67,9 @@ class Pass:
         self.pre_generated = None
 
 
-def iter_passes(filters, *, batch=BATCH):
+def iter_passes(filters, *, batch=None):
     """Yield a ``Pass`` for each submitted assignment ``filters`` keeps, in id order."""
+    batch = batch or BATCH
     where, params = _filter_sql(filters)
     sql = _PASSES_SQL.format(filters=where)
     last_id = 0
@@ -85,26 +81,41 @@ def iter_passes(filters, *, batch=BATCH):
             passes = [Pass(row) for row in cursor.fetchall()]
             if not passes:
                 return
-            by_id = {p.id: p for p in passes}
-            current, positions = None, None
-            for assignment_id, position, *rest in _select_in(cursor, _RATINGS_SQL, list(by_id), postgres):
-                if assignment_id != current:
-                    current, positions = assignment_id, by_id[assignment_id].positions
-                rows = positions.get(position)
-                if rows is None:
-                    rows = positions[position] = []
-                rows.append(rest)
-            phase2 = list({p.solution_id for p in passes if p.has_pre_generated})
-            steps = {}
-            for solution_id, text in _select_in(cursor, _PRE_GENERATED_SQL, phase2, postgres):
-                steps.setdefault(solution_id, []).append(text)
-            for p in passes:
-                if p.has_pre_generated:
-                    p.pre_generated = steps.get(p.solution_id, [])
+            _fill(cursor, passes, postgres)
         finally:
             cursor.close()
         yield from passes
         last_id = passes[-1].id
+
+
+def _fill(cursor, passes, postgres):
+    problems = {row[0]: row[1:] for row in _select_in(cursor, _PROBLEMS_SQL, list({p.problem_id for p in passes}), postgres)}
+    steps = {}
+    own_steps = {}  # solution -> {position: text} of alternative-0 model steps
+    for step_id, solution_id, position, alternative, text, source, author_id in _select_in(
+        cursor, _STEPS_SQL, list({p.solution_id for p in passes}), postgres
+    ):
+        steps[step_id] = (position, alternative, text, source, author_id)
+        if alternative == 0 and author_id is None:
+            own_steps.setdefault(solution_id, {})[position] = text
+    by_id = {p.id: p for p in passes}
+    for assignment_id, step_id, value, flagged, chosen in _select_in(cursor, _RATINGS_SQL, list(by_id), postgres):
+        position, alternative, text, source, author_id = steps[step_id]
+        positions = by_id[assignment_id].positions
+        row = (alternative, text, source, author_id == assignment_id, value, flagged, chosen)
+        rows = positions.get(position)
+        if rows is None:
+            positions[position] = [row]
+        else:
+            rows.append(row)
+    for p in passes:
+        p.problem, p.ground_truth_solution, p.ground_truth_answer = problems[p.problem_id]
+        for rows in p.positions.values():
+            if len(rows) > 1:
+                rows.sort()  # by alternative, unique within a position
+        if p.has_pre_generated:
+            own = own_steps.get(p.solution_id, {})
+            p.pre_generated = [own[i] for i in range(p.num_steps) if i in own]
 
 
 def _filter_sql(filters):

@@ -21,7 +21,7 @@ A pass with no labelled step gives no line.
 """
 import json
 
-from .prm800k_passes import iter_passes
+from .prm800k_passes import CHOSEN, OWN, TEXT, VALUE, iter_passes
 from .registry import register
 
 
@@ -46,21 +46,21 @@ def trajectory(p, *, neutral_is_positive=True):
     completions, labels = [], []
     for position in sorted(p.positions):
         rows = p.positions[position]
-        step = next((row for row in rows if row[5] and not row[2]), None)  # the chosen completion
+        step = next((row for row in rows if row[CHOSEN] and not row[OWN]), None)  # the chosen completion
         if step is None:
-            step = next((row for row in rows if row[2]), None)  # the annotator's own step
-            if step is not None and step[3] is None:
-                completions.append(step[0])
+            step = next((row for row in rows if row[OWN]), None)  # the annotator's own step
+            if step is not None and step[VALUE] is None:
+                completions.append(step[TEXT])
                 labels.append(True)
                 continue
         end = step is None
         if end:
             # Nothing to continue with: the pass ended here, on the solution's own step.
-            step = next((row for row in rows if not row[2]), None)
-        if step is None or step[3] is None:
+            step = next((row for row in rows if not row[OWN]), None)
+        if step is None or step[VALUE] is None:
             break
-        value = step[3]
-        completions.append(step[0])
+        value = step[VALUE]
+        completions.append(step[TEXT])
         labels.append(value > 0 or (value == 0 and neutral_is_positive))
         if end or value < 0:
             break

@@ -24,6 +24,7 @@ chunk plus the labeler and generation ids. ``run_import`` wraps the whole file i
 transaction.
 """
 import collections
+import uuid
 
 from django.db import connection
 
@@ -53,16 +54,17 @@ RATING_COLUMNS = ("id", "assignment_id", "step_id", "value", "flagged", "chosen"
 def load(records, project, *, progress):
     """Import PRM800K records into ``project``; see the module docstring."""
     job = _Import(project)
-    chunk = []
-    for line, record in records:
-        chunk.append(parse_record(record, line))
-        if len(chunk) >= CHUNK:
+    with job.writer.row_triggers_off():
+        chunk = []
+        for line, record in records:
+            chunk.append(parse_record(record, line))
+            if len(chunk) >= CHUNK:
+                job.flush(chunk)
+                progress.advance(len(chunk))
+                chunk = []
+        if chunk:
             job.flush(chunk)
             progress.advance(len(chunk))
-            chunk = []
-    if chunk:
-        job.flush(chunk)
-        progress.advance(len(chunk))
     return job.result
 
 
@@ -75,10 +77,14 @@ class _Import:
         )
         self.annotators = {}  # labeler uuid -> id
         self.generations = {}  # number -> id
-        if self.writer.postgres:
-            # Two imports into one project would hand out the same alternatives.
-            with self.writer.raw_cursor() as cursor:
+        writer = self.writer
+        self.problem_ids, self.solution_ids = writer.ids(Problem), writer.ids(Solution)
+        self.assignment_ids, self.step_ids, self.rating_ids = writer.ids(Assignment), writer.ids(Step), writer.ids(Rating)
+        if writer.postgres:
+            with writer.raw_cursor() as cursor:
+                # Two imports into one project would hand out the same alternatives.
                 cursor.execute("SELECT pg_advisory_xact_lock(hashtext('stepmark.import'), %s)", [project.id])
+                cursor.execute("SELECT 1 FROM labeling_project WHERE id = %s FOR KEY SHARE", [project.id])
 
     def flush(self, chunk):
         self.result.records += len(chunk)
@@ -151,25 +157,33 @@ class _Import:
         missing = wanted - {str(u) for u in existing}
         Annotator.objects.bulk_create([Annotator(uuid=u) for u in sorted(missing)])
         self.result.details["annotators"] += len(missing)
-        for u, pk in Annotator.objects.filter(uuid__in=wanted).values_list("uuid", "id"):
-            self.annotators[str(u)] = pk
+        rows = self._select_in(
+            "SELECT uuid, id FROM labeling_annotator WHERE uuid {in}",
+            [uuid.UUID(u) if self.writer.postgres else uuid.UUID(u).hex for u in wanted],
+            project=False,
+            lock=True,
+        )
+        for u, pk in rows:
+            self.annotators[str(u if isinstance(u, uuid.UUID) else uuid.UUID(u))] = pk
 
     def _generations(self, fresh):
         for number in {p.generation for p in fresh if p.generation is not None} - self.generations.keys():
             generation, _ = Generation.objects.get_or_create(project=self.project, number=number)
             self.generations[number] = generation.pk
+            self._select_in("SELECT id FROM labeling_generation WHERE id {in}", [generation.pk], project=False, lock=True)
 
     def _problems(self, fresh):
         ids = dict(
             self._select_in(
                 "SELECT content_hash, id FROM labeling_problem WHERE project_id = %s AND content_hash {in}",
                 list({p.problem_hash for p in fresh}),
+                lock=True,
             )
         )
         rows = []
         for parsed in fresh:
             if parsed.problem_hash not in ids:
-                pk = ids[parsed.problem_hash] = self.writer.new_id(Problem)
+                pk = ids[parsed.problem_hash] = next(self.problem_ids)
                 rows.append((pk, self.project.id, *parsed.problem, parsed.problem_hash))
         return ids, rows
 
@@ -179,6 +193,7 @@ class _Import:
             self._select_in(
                 "SELECT content_hash, id FROM labeling_solution WHERE project_id = %s AND content_hash {in}",
                 list({p.solution_hash for p in fresh}),
+                lock=True,
             )
         )
         self.existing_solutions = set(ids.values())
@@ -188,22 +203,23 @@ class _Import:
             "WHERE solution_id {in} ORDER BY solution_id, position, alternative",
             list(self.existing_solutions),
             project=False,
+            lock=True,
         ):
             slot = slots.setdefault(solution_id, {}).setdefault(position, [-1, {}])
             slot[0] = max(slot[0], alternative)
             if matchable:
                 slot[1].setdefault(text, []).append((alternative, step_id))
         rows, step_rows = [], []
-        new_id = self.writer.new_id
+        step_ids = self.step_ids
         for parsed in fresh:
             if parsed.solution_hash in ids:
                 continue
-            pk = ids[parsed.solution_hash] = new_id(Solution)
+            pk = ids[parsed.solution_hash] = next(self.solution_ids)
             state = slots[pk] = {}
             if parsed.pre_generated is not None:
                 steps, answer, score = parsed.pre_generated
                 for position, text in enumerate(steps):
-                    step_id = new_id(Step)
+                    step_id = next(step_ids)
                     step_rows.append((step_id, pk, position, 0, text, Step.MODEL, None))
                     state[position] = [0, {text: [(0, step_id)]}]
                 num_steps = len(steps)
@@ -242,8 +258,8 @@ class _Import:
             taken.add(key)
 
     def _record(self, parsed, solution_id, slots, assignment_rows, step_rows, rating_rows):
-        new_id = self.writer.new_id
-        assignment_id = new_id(Assignment)
+        step_ids, rating_ids = self.step_ids, self.rating_ids
+        assignment_id = next(self.assignment_ids)
         assignment_rows.append((
             assignment_id, self.project.id, solution_id, self.annotators.get(parsed.labeler), Assignment.SUBMITTED,
             parsed.submitted_at, parsed.total_time, parsed.finish_reason, parsed.generation,
@@ -263,25 +279,29 @@ class _Import:
                         break
                 if step_id is None:
                     alternative = slot[0] = slot[0] + 1
-                    step_id = new_id(Step)
+                    step_id = next(step_ids)
                     step_rows.append((step_id, solution_id, position, alternative, text, Step.MODEL, None))
                     slot[1].setdefault(text, []).append((alternative, step_id))
                 last = alternative
-                rating_rows.append((new_id(Rating), assignment_id, step_id, rating, flagged, index == chosen))
+                rating_rows.append((next(rating_ids), assignment_id, step_id, rating, flagged, index == chosen))
             if human is not None:
                 text, rating, source, flagged = human
                 alternative = slot[0] = slot[0] + 1
-                step_id = new_id(Step)
+                step_id = next(step_ids)
                 step_rows.append((step_id, solution_id, position, alternative, text, source, assignment_id))
-                rating_rows.append((new_id(Rating), assignment_id, step_id, rating, flagged, chosen is None))
+                rating_rows.append((next(rating_ids), assignment_id, step_id, rating, flagged, chosen is None))
 
-    def _select_in(self, sql, values, *, project=True):
-        """Rows of ``sql`` whose ``{in}`` matches any of ``values`` (after the project id)."""
+    def _select_in(self, sql, values, *, project=True, lock=False):
+        """Rows of ``sql`` whose ``{in}`` matches any of ``values`` (after the project id).
+
+        ``lock`` takes a key-share lock on the rows (PostgreSQL): new rows will point at them.
+        """
         if not values:
             return []
         prefix = [self.project.id] if project else []
         with self.writer.raw_cursor() as cursor:
             if self.writer.postgres:
+                sql += " FOR KEY SHARE" if lock else ""
                 cursor.execute(sql.format(**{"in": "= ANY(%s)"}), prefix + [list(values)])
                 return cursor.fetchall()
             rows = []

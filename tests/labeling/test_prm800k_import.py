@@ -6,7 +6,7 @@ import json
 import pytest
 
 from labeling.exports import ExportFilters, get_exporter
-from labeling.imports import ImportFailed, prm800k, run_import
+from labeling.imports import ImportFailed, prm800k, prm800k_bulk, run_import
 from labeling.models import Annotator, Assignment, Generation, Problem, Project, Rating, Solution, Step
 
 pytestmark = pytest.mark.django_db
@@ -107,9 +107,11 @@ def test_second_pass_shares_solution_and_matching_alternatives(tmp_path, project
     assert export_objects(project) == [example, other]
 
 
-def test_chunk_boundaries_do_not_change_the_data(tmp_path, project, native, example, monkeypatch):
+@pytest.mark.parametrize("row_triggers", ["off where allowed", "on"])
+def test_chunk_boundaries_do_not_change_the_data(tmp_path, project, native, example, monkeypatch, row_triggers):
     records = native + [example] + native[:3]  # the last three are exact repeats: skipped
     path = write_jsonl(tmp_path / "a.jsonl", records)
+    monkeypatch.setattr(prm800k_bulk, "SKIP_ROW_TRIGGERS", row_triggers != "on")
     monkeypatch.setattr(prm800k, "CHUNK", 2)
     small = run_import("prm800k", path, project)
     assert (small.created, small.skipped) == (9, 3)
@@ -118,6 +120,15 @@ def test_chunk_boundaries_do_not_change_the_data(tmp_path, project, native, exam
     run_import("prm800k", path, other)
     assert table_counts(project) == table_counts(other)
     assert export_objects(project) == export_objects(other) == native + [example]
+
+
+def test_foreign_key_checks_are_back_on_after_an_import(tmp_path, project, native):
+    from django.db import connection
+
+    run_import("prm800k", write_jsonl(tmp_path / "a.jsonl", native), project)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW session_replication_role")
+        assert cursor.fetchone()[0] == "origin"
 
 
 def test_labelers_and_generations_are_created_once(tmp_path, project, native):
