@@ -6,7 +6,7 @@ walks these routes and checks that anonymous and role-less users are refused.
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import auth, content, import_export, projects
+from . import auth, content, import_export, labelling, projects
 
 app_name = "api"
 
@@ -21,5 +21,11 @@ urlpatterns: list = [
     path("me/", auth.MeView.as_view(), name="me"),
     path("projects/<int:pk>/imports/", import_export.ImportView.as_view(), name="project-import"),
     path("projects/<int:pk>/export/", import_export.ExportView.as_view(), name="project-export"),
+    path("projects/<int:pk>/next/", labelling.NextView.as_view(), name="project-next"),
+    path("assignments/<int:pk>/", labelling.AssignmentView.as_view(), name="assignment-detail"),
+    path("assignments/<int:pk>/draft/", labelling.DraftView.as_view(), name="assignment-draft"),
+    path("assignments/<int:pk>/submit/", labelling.SubmitView.as_view(), name="assignment-submit"),
+    path("me/assignments/", labelling.HistoryView.as_view(), name="me-assignments"),
+    path("me/counts/", labelling.CountsView.as_view(), name="me-counts"),
     *router.urls,
 ]

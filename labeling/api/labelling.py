@@ -1,0 +1,247 @@
+"""The annotator's labelling API: take the next task, save drafts, submit, look back.
+
+Thin views over ``labeling.queue`` and ``labeling.labelling``, the same functions the browser
+workspace uses, so an external labelling tool follows exactly the same rules. Every view
+needs the annotator role and works only on the caller's own assignments: another person's
+assignment is a 404, as if it did not exist. What a payload may hold is decided in
+``labelling_serializers`` (never anything that tells a gold item from ordinary work).
+"""
+from django.db import transaction
+from django.db.models import Count, Q
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling import queue
+from labeling.labelling import LabellingError, save_draft, submit
+from labeling.models import Annotator, Assignment, Project, Rating
+from labeling.permissions import IsAnnotator
+
+from .content import project_filter
+from .labelling_serializers import (
+    AssignmentSerializer,
+    MyCountsSerializer,
+    DraftSerializer,
+    RefusalSerializer,
+    MyPassSerializer,
+    SubmitSerializer,
+    assignment_payload,
+    domain_ratings,
+    first_error,
+)
+
+LEASE_LOST = (
+    "Your lease on this assignment expired and the solution went to another annotator; "
+    "your ratings are kept, but this assignment can no longer change. Take the next task."
+)
+
+_REFUSED = {
+    400: OpenApiResponse(RefusalSerializer, description="Input that breaks a labelling rule."),
+    404: OpenApiResponse(description="No such assignment of yours."),
+    409: OpenApiResponse(RefusalSerializer, description="The lease expired and someone else holds the solution."),
+}
+
+
+def annotator_of(user):
+    """The caller's Annotator row, or None (staff pass the role check without one)."""
+    return Annotator.objects.filter(user=user).first() if user.is_authenticated else None
+
+
+def own_assignment(request, pk):
+    """The caller's assignment ``pk``, or 404: another person's work does not exist for them."""
+    annotator = annotator_of(request.user)
+    if annotator is None:
+        raise Http404("No such assignment.")
+    rows = Assignment.objects.select_related("project", "solution__problem")
+    return get_object_or_404(rows, pk=pk, annotator=annotator)
+
+
+def render(assignment, code=status.HTTP_200_OK):
+    return Response(AssignmentSerializer(assignment_payload(assignment)).data, status=code)
+
+
+def refusal(message, field=None, code=status.HTTP_400_BAD_REQUEST):
+    return Response({"detail": message, "field": field}, status=code)
+
+
+def refused_by_rules(assignment, error):
+    """400 with the rule's message, or 409 when the real cause is a lost lease."""
+    with transaction.atomic():
+        # The domain's check runs in a transaction the error rolled back; ask again. Taking
+        # the slot back when it is free is what the next save would do anyway.
+        solution = queue.lock_solution(assignment)
+        lost = assignment.state != Assignment.SUBMITTED and not queue.ensure_active(assignment, solution)
+    if lost:
+        return refusal(LEASE_LOST, code=status.HTTP_409_CONFLICT)
+    return refusal(error.message, error.field)
+
+
+def checked(serializer_class, request):
+    """``(validated data, None)`` or ``(None, 400 response)`` naming the first bad field."""
+    form = serializer_class(data=request.data)
+    if form.is_valid():
+        return form.validated_data, None
+    message, field = first_error(form.errors) or ("Invalid request.", None)
+    return None, refusal(message, field)
+
+
+class NextView(APIView):
+    """Hand the caller their next assignment in the project."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(
+        operation_id="projects_next_create",
+        request=None,
+        responses={
+            200: OpenApiResponse(AssignmentSerializer, description="Your unfinished assignment, lease renewed."),
+            201: OpenApiResponse(AssignmentSerializer, description="A newly handed-out assignment."),
+            204: OpenApiResponse(description="No work for you now (none left, project or account paused)."),
+            404: OpenApiResponse(description="No such project."),
+        },
+    )
+    def post(self, request, pk):
+        project = get_object_or_404(Project, pk=pk)
+        annotator, _ = Annotator.objects.get_or_create(user=request.user)
+        now = timezone.now()
+        assignment = queue.next_assignment(annotator, project, now=now)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        fresh = assignment.handed_out_at == now  # a resumed one keeps its first hand-out time
+        assignment = own_assignment(request, assignment.pk)
+        return render(assignment, status.HTTP_201_CREATED if fresh else status.HTTP_200_OK)
+
+
+class AssignmentView(APIView):
+    """One of the caller's assignments: problem, steps, rules and their own ratings."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses={200: AssignmentSerializer, 404: _REFUSED[404]})
+    def get(self, request, pk):
+        return render(own_assignment(request, pk))
+
+
+class DraftView(APIView):
+    """Save ratings into the draft (merged with what is stored) and renew the lease.
+
+    PUT and PATCH do the same: items name their step, so a save never drops other ratings.
+    """
+
+    permission_classes = [IsAnnotator]
+    parser_classes = [JSONParser]
+
+    @extend_schema(operation_id="assignments_draft_update", request=DraftSerializer,
+                   responses={200: AssignmentSerializer, **_REFUSED})
+    def put(self, request, pk):
+        return self.save(request, pk)
+
+    @extend_schema(operation_id="assignments_draft_partial_update", request=DraftSerializer,
+                   responses={200: AssignmentSerializer, **_REFUSED})
+    def patch(self, request, pk):
+        return self.save(request, pk)
+
+    def save(self, request, pk):
+        assignment = own_assignment(request, pk)
+        data, bad = checked(DraftSerializer, request)
+        if bad is not None:
+            return bad
+        try:
+            save_draft(assignment, domain_ratings(data))
+        except LabellingError as error:
+            return refused_by_rules(assignment, error)
+        return render(assignment)
+
+
+class SubmitView(APIView):
+    """Finish the assignment. A retry with the same ``submit_key`` answers 200 with the same body."""
+
+    permission_classes = [IsAnnotator]
+    parser_classes = [JSONParser]
+
+    @extend_schema(operation_id="assignments_submit_create", request=SubmitSerializer,
+                   responses={200: AssignmentSerializer, **_REFUSED})
+    def post(self, request, pk):
+        assignment = own_assignment(request, pk)
+        data, bad = checked(SubmitSerializer, request)
+        if bad is not None:
+            return bad
+        try:
+            submit(
+                assignment,
+                finish_reason=data["finish_reason"],
+                note=data["note"],
+                ratings=domain_ratings(data),
+                submit_key=data.get("submit_key"),
+                client_elapsed_ms=data.get("client_elapsed_ms"),
+            )
+        except LabellingError as error:
+            return refused_by_rules(assignment, error)
+        return render(assignment)
+
+
+@extend_schema(parameters=[OpenApiParameter("project", int, description="Only this project's passes.")])
+class HistoryView(generics.ListAPIView):
+    """The caller's submitted passes, newest first."""
+
+    permission_classes = [IsAnnotator]
+    serializer_class = MyPassSerializer
+
+    def get_queryset(self):
+        rows = Assignment.objects.filter(state=Assignment.SUBMITTED).select_related("project")
+        if getattr(self, "swagger_fake_view", False):
+            return rows.none()
+        annotator = annotator_of(self.request.user)
+        if annotator is None:
+            return rows.none()
+        rows = rows.filter(annotator=annotator)
+        project = project_filter(self.request)
+        if project is not None:
+            rows = rows.filter(project_id=project)
+        rated = Count("ratings", filter=Q(ratings__value__isnull=False))
+        return rows.annotate(steps_rated=rated).order_by("-submitted_at", "-pk")
+
+
+class CountsView(APIView):
+    """Per project where the caller has work: submitted today and in all, steps rated, in progress."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses=MyCountsSerializer(many=True))
+    def get(self, request):
+        annotator = annotator_of(request.user)
+        if annotator is None:
+            return Response([])
+        midnight = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+        submitted = Q(state=Assignment.SUBMITTED)
+        rows = (
+            Assignment.objects.filter(annotator=annotator)
+            .values("project", "project__name")
+            .annotate(
+                submitted_today=Count("pk", filter=submitted & Q(submitted_at__gte=midnight)),
+                submitted_total=Count("pk", filter=submitted),
+                in_progress=Count("pk", filter=Q(state=Assignment.ACTIVE)),
+            )
+            .order_by("project__name")
+        )
+        # Counted apart: joining ratings above would multiply the assignment counts.
+        rated = dict(
+            Rating.objects.filter(assignment__annotator=annotator, assignment__state=Assignment.SUBMITTED,
+                                  value__isnull=False)
+            .order_by()
+            .values("assignment__project")
+            .annotate(n=Count("pk"))
+            .values_list("assignment__project", "n")
+        )
+        data = [
+            {"project": r["project"], "project_name": r["project__name"], "submitted_today": r["submitted_today"],
+             "submitted_total": r["submitted_total"], "steps_rated": rated.get(r["project"], 0),
+             "in_progress": r["in_progress"]}
+            for r in rows
+        ]
+        return Response(MyCountsSerializer(data, many=True).data)

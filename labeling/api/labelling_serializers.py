@@ -1,0 +1,240 @@
+"""What an annotator sends and receives while labelling (see labeling/api/labelling.py).
+
+One payload, ``AssignmentSerializer``, serves every assignment, so a gold item and ordinary
+work have the same keys and the same kinds of values. It is built from what the annotator
+may see and nothing else: the problem statement and ground-truth answer, the solution's
+steps (human-written ones only when this assignment wrote them), the project's rules and
+this assignment's own ratings. Nothing about how the solution was chosen or served
+(generation, verifier score, rank, gold or screening flags, answer grade), no gold ratings,
+no other annotator's ratings or steps, and no database ids but the assignment's own.
+
+Requests are checked here for shape and type; the labelling rules themselves live in
+``labeling.labelling`` and are checked there. Every refusal has one form:
+``{"detail": message, "field": "ratings[2].value" or null}``.
+"""
+import markdown
+import nh3
+from django.db.models import Q
+from rest_framework import serializers
+
+from labeling.models import FinishReason, Rating, Step
+
+
+def render_markdown(text):
+    """Markdown to HTML that is safe to insert into a page (nh3 drops scripts, handlers, ...)."""
+    return nh3.clean(markdown.markdown(text or "", extensions=["sane_lists"]))
+
+
+# Responses ------------------------------------------------------------------------------
+
+
+class RefusalSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    field = serializers.CharField(
+        allow_null=True, help_text="The offending input, such as ratings[2].value; null for the whole request."
+    )
+
+
+class TaskRulesSerializer(serializers.Serializer):
+    """The project's rules a client needs to lay out the workspace and check input early."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    instructions_html = serializers.CharField(help_text="The instructions, Markdown rendered to sanitized HTML.")
+    stop_at_first_error = serializers.BooleanField(help_text="Phase 2: a -1 ends the pass (found_error).")
+    allow_alternatives = serializers.BooleanField(help_text="Alternatives at a step are rated too.")
+    allow_human_steps = serializers.BooleanField(
+        help_text="Phase 1: the annotator may write their own step once every completion there is -1."
+    )
+    lease_seconds = serializers.IntegerField(help_text="Idle time after which the assignment may go to someone else.")
+
+
+class TaskProblemSerializer(serializers.Serializer):
+    problem = serializers.CharField(help_text="The statement (Markdown with LaTeX in $...$).")
+    ground_truth_answer = serializers.CharField(
+        allow_null=True, help_text="The reference answer, shown as the current guess of the correct answer."
+    )
+
+
+class StepAlternativeSerializer(serializers.Serializer):
+    alternative = serializers.IntegerField(help_text="0 is the solution's own step.")
+    text = serializers.CharField()
+    source = serializers.CharField(help_text="'model', or 'human' for a step this annotator wrote.")
+
+
+class StepPositionSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    alternatives = StepAlternativeSerializer(many=True)
+
+
+class OwnRatingSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    alternative = serializers.IntegerField()
+    value = serializers.IntegerField(allow_null=True, min_value=-1, max_value=1)
+    flagged = serializers.BooleanField(allow_null=True)
+
+
+class AssignmentSerializer(serializers.Serializer):
+    """One assignment as its annotator sees it: the same keys for every kind of work."""
+
+    id = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=["active", "submitted", "expired"])
+    handed_out_at = serializers.DateTimeField(allow_null=True)
+    lease_expires_at = serializers.DateTimeField(allow_null=True)
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    finish_reason = serializers.ChoiceField(choices=FinishReason.choices, allow_null=True)
+    finish_note = serializers.CharField(allow_blank=True)
+    total_time = serializers.IntegerField(allow_null=True, help_text="Milliseconds spent labelling.")
+    project = TaskRulesSerializer()
+    problem = TaskProblemSerializer()
+    steps = StepPositionSerializer(many=True, help_text="In order; alternatives in index order.")
+    ratings = OwnRatingSerializer(many=True, help_text="This assignment's own ratings (the draft, or what was submitted).")
+
+
+def visible_steps(assignment):
+    """The steps ``assignment`` may see: every model step, and human steps it wrote itself."""
+    mine = Q(author_id=assignment.pk)
+    model = Q(author__isnull=True) & ~Q(source=Step.HUMAN)
+    return Step.objects.filter(solution_id=assignment.solution_id).filter(mine | model)
+
+
+def assignment_payload(assignment):
+    """The data ``AssignmentSerializer`` renders for ``assignment`` (three queries)."""
+    project, problem = assignment.project, assignment.solution.problem
+    positions = {}
+    for position, alternative, text, source in visible_steps(assignment).order_by("position", "alternative").values_list(
+        "position", "alternative", "text", "source"
+    ):
+        positions.setdefault(position, []).append({"alternative": alternative, "text": text, "source": source})
+    ratings = (
+        Rating.objects.filter(assignment=assignment)
+        .filter(Q(step__author__isnull=True) | Q(step__author_id=assignment.pk))
+        .order_by("step__position", "step__alternative")
+        .values("step__position", "step__alternative", "value", "flagged")
+    )
+    return {
+        "id": assignment.pk,
+        "state": assignment.state,
+        "handed_out_at": assignment.handed_out_at,
+        "lease_expires_at": assignment.lease_expires_at,
+        "submitted_at": assignment.submitted_at,
+        "finish_reason": assignment.finish_reason,
+        "finish_note": assignment.finish_note,
+        "total_time": assignment.total_time,
+        "project": {
+            "id": project.pk,
+            "name": project.name,
+            "instructions_html": render_markdown(project.instructions),
+            "stop_at_first_error": project.stop_at_first_error,
+            "allow_alternatives": project.allow_alternatives,
+            "allow_human_steps": project.allow_human_steps,
+            "lease_seconds": project.lease_seconds,
+        },
+        "problem": {"problem": problem.problem, "ground_truth_answer": problem.ground_truth_answer},
+        "steps": [{"position": p, "alternatives": alts} for p, alts in sorted(positions.items())],
+        "ratings": [
+            {"position": r["step__position"], "alternative": r["step__alternative"], "value": r["value"],
+             "flagged": r["flagged"]}
+            for r in ratings
+        ],
+    }
+
+
+class MyPassSerializer(serializers.Serializer):
+    """One submitted pass in the annotator's history."""
+
+    id = serializers.IntegerField()
+    project = serializers.IntegerField(source="project_id")
+    project_name = serializers.CharField(source="project.name")
+    submitted_at = serializers.DateTimeField()
+    finish_reason = serializers.ChoiceField(choices=FinishReason.choices)
+    total_time = serializers.IntegerField(allow_null=True, help_text="Milliseconds spent labelling.")
+    steps_rated = serializers.IntegerField(help_text="Ratings with a value (-1, 0 or +1).")
+
+
+class MyCountsSerializer(serializers.Serializer):
+    project = serializers.IntegerField()
+    project_name = serializers.CharField()
+    submitted_today = serializers.IntegerField(help_text="Submitted since midnight, server time.")
+    submitted_total = serializers.IntegerField()
+    steps_rated = serializers.IntegerField(help_text="Ratings with a value in submitted passes.")
+    in_progress = serializers.IntegerField(help_text="Assignments holding a lease now.")
+
+
+# Requests -------------------------------------------------------------------------------
+
+
+class RatingItemSerializer(serializers.Serializer):
+    position = serializers.IntegerField(min_value=0)
+    alternative = serializers.IntegerField(
+        min_value=0, required=False, allow_null=True, help_text="Default 0; leave out with text."
+    )
+    value = serializers.IntegerField(
+        min_value=-1, max_value=1, allow_null=True, help_text="-1, 0 or +1; null clears the rating."
+    )
+    flagged = serializers.BooleanField(
+        required=False, allow_null=True, help_text="Unsure. Left out: the stored flag stays."
+    )
+    text = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, trim_whitespace=False, max_length=20000,
+        help_text="Your own step at this position (projects with human steps); null withdraws it.",
+    )
+
+    def to_domain(self, item):
+        """The item as ``labeling.labelling`` takes it (``text`` is its ``human_text``)."""
+        out = {"position": item["position"], "value": item["value"]}
+        if item.get("alternative") is not None:
+            out["alternative"] = item["alternative"]
+        if "flagged" in item:
+            out["flagged"] = item["flagged"]
+        if "text" in item:
+            out["human_text"] = item["text"]
+        return out
+
+
+class DraftSerializer(serializers.Serializer):
+    ratings = RatingItemSerializer(many=True, help_text="Merged into the stored draft.")
+
+
+class SubmitSerializer(serializers.Serializer):
+    finish_reason = serializers.ChoiceField(choices=FinishReason.choices)
+    note = serializers.CharField(
+        required=False, allow_blank=True, default="", trim_whitespace=False, max_length=20000,
+        help_text="Why, for bad_problem and give_up.",
+    )
+    ratings = RatingItemSerializer(many=True, required=False, help_text="Last changes, merged before the check.")
+    submit_key = serializers.CharField(
+        required=False, allow_null=True, max_length=100,
+        help_text="Any unique string; a retry with the same key returns the stored submission.",
+    )
+    client_elapsed_ms = serializers.FloatField(
+        required=False, allow_null=True, min_value=0, help_text="Visible time; clamped to the wall time."
+    )
+
+
+def domain_ratings(validated):
+    """The request's rating items in the form ``labeling.labelling`` takes."""
+    return [RatingItemSerializer().to_domain(item) for item in validated.get("ratings") or []]
+
+
+def first_error(errors, path=""):
+    """``(message, field)`` of the first error in DRF's nested ``errors``: one refusal at a time."""
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            if key == "non_field_errors":
+                here = path
+            elif isinstance(key, int):
+                here = f"{path}[{key}]"
+            else:
+                here = f"{path}.{key}" if path else key
+            found = first_error(value, here)
+            if found:
+                return found
+        return None
+    if isinstance(errors, list):
+        for i, value in enumerate(errors):
+            found = first_error(value, path) if isinstance(value, str) else first_error(value, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    return str(errors), path or None
