@@ -58,6 +58,17 @@ def children(port):
     return {"web": web, "worker": worker}
 
 
+def _die_with_parent():
+    """In the child: get SIGTERM if the demo process dies without stopping us (Linux)."""
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # not Linux: Ctrl-C and SIGTERM to the demo still stop the children
+
+
 def wait_until_serving(url, process, stopped, timeout=60):
     """True once ``url`` answers; False if ``process`` exits, ``stopped()`` or time runs out."""
     deadline = time.monotonic() + timeout
@@ -115,12 +126,17 @@ def main():
         nonlocal stopping
         stopping = True
 
-    # Children share our process group, so a terminal Ctrl-C reaches them too; we still send
-    # SIGTERM ourselves so that a plain `kill <pid>` of the demo stops everything.
+    # The children run in their own sessions: a terminal Ctrl-C (or a signal to our process
+    # group) reaches only us, and we stop them with one SIGTERM each. Two signals at once
+    # (SIGINT from the terminal, SIGTERM from us) make gunicorn's threaded worker hang until
+    # its graceful timeout.
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
 
-    processes = {name: subprocess.Popen(cmd) for name, cmd in children(port).items()}
+    processes = {
+        name: subprocess.Popen(cmd, start_new_session=True, preexec_fn=_die_with_parent)
+        for name, cmd in children(port).items()
+    }
     status = 0
     try:
         if wait_until_serving(url + "accounts/login/", processes["web"], lambda: stopping):

@@ -28,9 +28,8 @@ def project_summaries(user, projects):
     ids = [p.pk for p in projects]
     problems = _count_by_project(Problem.objects.filter(project__in=ids))
     solutions = _count_by_project(Solution.objects.filter(project__in=ids))
-    rated = _count_by_project(
-        Assignment.objects.filter(project__in=ids, state=Assignment.SUBMITTED).exclude(annotator=None)
-    )
+    # Imported passes count too, also those whose labeler the source left out.
+    rated = _count_by_project(Assignment.objects.filter(project__in=ids, state=Assignment.SUBMITTED))
     mine = _count_by_project(
         Assignment.objects.filter(project__in=ids, state=Assignment.SUBMITTED, annotator__user=user)
     )

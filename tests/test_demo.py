@@ -3,6 +3,14 @@
 Runs the real importers against the test PostgreSQL database.
 """
 import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -19,6 +27,7 @@ from labeling.management.commands.load_demo import (
     shared_data_dir,
 )
 from labeling.models import Assignment, Problem, Project, Rating, Solution, Step
+from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -103,3 +112,57 @@ def test_data_directory_comes_from_the_environment(tmp_path, monkeypatch):
         call_command("load_demo")
     monkeypatch.delenv("STEPMARK_SHARED_DATA")
     assert shared_data_dir() == Path(settings.BASE_DIR).parent / "shared" / "data"
+
+
+def start_demo(env):
+    """``python -m annotator.demo`` with its output collected by a thread (so pipes never fill)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "annotator.demo"], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    lines = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+    return proc, lines
+
+
+def wait_for(predicate, proc, lines, limit=180):
+    deadline = time.monotonic() + limit
+    while not predicate():
+        assert proc.poll() is None, "the demo exited early:\n" + "".join(lines)
+        assert time.monotonic() < deadline, "the demo did not come up:\n" + "".join(lines)
+        time.sleep(0.5)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port):
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_make_demo_runner_serves_then_stops_on_ctrl_c_and_runs_again(shared_data, tmp_path):
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "STEPMARK_BROKER", "DJANGO_DEBUG")}
+    env.update(STEPMARK_VAR_DIR=str(tmp_path), STEPMARK_DEMO_PORT=str(port), STEPMARK_SHARED_DATA=str(shared_data))
+    for signum, expect in ((signal.SIGINT, "Created project"), (signal.SIGTERM, "Found project")):
+        proc, lines = start_demo(env)
+        try:
+            wait_for(lambda: any("Press Ctrl-C" in line for line in lines), proc, lines)
+            output = "".join(lines)
+            assert expect in output  # the second run finds what the first one loaded
+            assert f"http://127.0.0.1:{port}/" in output and "ann       / demo-annotator" in output
+            assert (tmp_path / "stepmark.sqlite3").exists()  # the embedded SQLite, not PostgreSQL
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/") as response:
+                assert response.status == 200
+            wait_for(lambda: any("ready." in line for line in lines), proc, lines)  # the Celery worker
+            proc.send_signal(signum)
+            assert proc.wait(timeout=60) == 0, "".join(lines)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert "Stopped." in "".join(lines)
+        assert not port_open(port), "the web server outlived the demo"

@@ -90,3 +90,27 @@ def test_imported_text_is_escaped_and_left_to_render_math(client, projects):
     assert "<script>alert(1)</script>" not in html and "<b>project</b>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert '<div class="instructions" data-math>Rate $x^2$ &lt;script&gt;' in html
+
+
+def test_pass_counts(client, projects):
+    from django.utils import timezone
+
+    from labeling.models import Assignment, Problem, Solution
+
+    active, _ = projects
+    problem = Problem.objects.create(project=active, problem="1+1?", content_hash="p1")
+    ann = make_user("ann", "annotator")
+    for i, (annotator, state) in enumerate(
+        [(None, Assignment.SUBMITTED), (ann.annotator, Assignment.SUBMITTED), (ann.annotator, Assignment.ACTIVE)]
+    ):
+        solution = Solution.objects.create(project=active, problem=problem, content_hash=f"s{i}")
+        Assignment.objects.create(
+            project=active, solution=solution, annotator=annotator, state=state,
+            submitted_at=timezone.now() if state == Assignment.SUBMITTED else None,
+            finish_reason="solution" if state == Assignment.SUBMITTED else None,
+        )
+    client.force_login(make_user("lead", "lead"))
+    # An imported pass without a labeler counts; an unfinished one does not.
+    assert "<b>2</b> rated passes" in client.get("/").content.decode()
+    client.force_login(ann)
+    assert "<b>1</b> passes by you" in client.get("/").content.decode()
