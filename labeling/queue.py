@@ -247,22 +247,52 @@ def _generations(project):
     return rows + [(None, None)]
 
 
-def _open_solutions(annotator, project, generation_id):
+def _open_solutions(annotator, project, generation_id, level):
+    """Ordinary solutions of one generation holding ``level`` live assignments, in queue order.
+
+    One counter value at a time, so that solution_open_idx (project, generation,
+    live_assignments, selection_rank, id) hands rows over in order: no sort of the open set,
+    no walk over the full ones.
+    """
     seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
     open_ = Solution.objects.filter(
-        project=project, is_gold=False, is_screening=False, live_assignments__lt=project.overlap
+        project=project, is_gold=False, is_screening=False, live_assignments=level
     ).filter(~Exists(seen))
     if generation_id is None:
         open_ = open_.filter(generation__isnull=True)
     else:
         open_ = open_.filter(generation_id=generation_id)
-    return open_.order_by(F("selection_rank").asc(nulls_last=True), "pk")
+    # The constant leading columns are named too: PostgreSQL does not count "generation IS
+    # NULL" as an equality, and without them sorts the whole open set instead.
+    return open_.order_by(
+        "project_id", "generation_id", "live_assignments", F("selection_rank").asc(nulls_last=True), "pk"
+    )
+
+
+def _next_open(annotator, project, generation_id):
+    """Lock the first open solution of a generation in queue order, passing locked rows."""
+    levels = list(range(project.overlap))
+    if len(levels) > 1:
+        # Look (without locking) at the head of each counter value; take the earliest first.
+        heads = []
+        for level in levels:
+            head = _open_solutions(annotator, project, generation_id, level).values_list("selection_rank", "pk").first()
+            if head is not None:
+                heads.append(((head[0] is None, head[0] or 0, head[1]), level))
+        levels = [level for _, level in sorted(heads)]
+    for level in levels:
+        candidate = (
+            _open_solutions(annotator, project, generation_id, level).select_for_update(skip_locked=True).first()
+        )
+        if candidate is not None:
+            return candidate
+    return None
 
 
 def _claim_open(annotator, project, now):
     for generation_id, number in _generations(project):
         while True:
-            candidate = _open_solutions(annotator, project, generation_id).select_for_update(skip_locked=True).first()
+            candidate = _next_open(annotator, project, generation_id)
             if candidate is None:
                 break
             _expire_lapsed([candidate.pk], now)
@@ -305,9 +335,10 @@ def _hand_out(annotator, project, solution, generation_number, now):
 def _busy_candidate(annotator, project, now):
     """A solution with work for ``annotator`` that another transaction holds locked, or None."""
     for generation_id, _ in _generations(project):
-        pk = _open_solutions(annotator, project, generation_id).values_list("pk", flat=True).first()
-        if pk is not None:
-            return pk
+        for level in range(project.overlap):
+            pk = _open_solutions(annotator, project, generation_id, level).values_list("pk", flat=True).first()
+            if pk is not None:
+                return pk
     seen = Assignment.objects.filter(solution=OuterRef("solution_id"), annotator=annotator)
     return (
         Assignment.objects.filter(
