@@ -185,7 +185,7 @@ def train(prm, train_examples, val_examples, config=None, *, log_path=None, prog
             optimizer.step()
             scheduler.step()
             step += 1
-            running.append(float(loss))
+            running.append(float(loss.detach()))
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{running[-1]:.4f}")

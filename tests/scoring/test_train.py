@@ -1,0 +1,61 @@
+"""Training: the loss falls, runs repeat, early stopping, the split, the metrics log."""
+import json
+
+import pytest
+
+from scoring.data import read_prm800k
+from scoring.model import new_prm
+from scoring.train import TrainConfig, encode_examples, split_by_problem, train, validation_loss
+
+FAST = dict(lr=3e-3, max_tokens=2048, max_batch=8, log_every=1, warmup_fraction=0.1)
+
+
+@pytest.fixture(scope="module")
+def examples(shared_data):
+    return read_prm800k(shared_data / "prm800k" / "phase1_train.reconstructed.jsonl", limit=8)
+
+
+def test_split_keeps_each_problem_on_one_side(examples):
+    train_set, val_set = split_by_problem(examples, val_fraction=0.25, seed=1)
+    assert train_set and val_set and len(train_set) + len(val_set) == len(examples)
+    assert not {e.problem for e in train_set} & {e.problem for e in val_set}
+    again = split_by_problem(examples, val_fraction=0.25, seed=1)
+    assert again == (train_set, val_set)
+
+
+def test_a_few_steps_lower_the_loss_and_repeat_exactly(tiny_bases, examples, tmp_path):
+    subset = examples[:32]
+    config = TrainConfig(max_steps=8, epochs=10, **FAST)
+    runs = []
+    for name in ("a", "b"):
+        prm = new_prm(tiny_bases["bert"], device="cpu", seed=0, max_length=192)
+        rows, labels, _ = encode_examples(prm, subset)
+        before = validation_loss(prm, rows, labels, config)
+        summary = train(prm, subset, [], config, log_path=tmp_path / f"{name}.jsonl", progress=False)
+        after = validation_loss(prm, rows, labels, config)
+        runs.append([h["loss"] for h in summary["history"] if h["event"] == "train"])
+        assert summary["steps"] == 8
+        assert after < before * 0.9, (before, after)
+        assert not prm.training
+    assert runs[0] == runs[1]  # seeded: the same losses, step for step
+    losses = runs[0]
+    assert sum(losses[-3:]) < sum(losses[:3])
+    events = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events][:2] == ["start", "eval"] and events[-1]["event"] == "end"
+    assert [e["step"] for e in events if e["event"] == "train"] == list(range(1, 9))
+
+
+def test_early_stopping_gives_up_when_validation_stops_improving(tiny_bases, examples):
+    train_set, val_set = split_by_problem(examples[:60], val_fraction=0.3, seed=0)
+    prm = new_prm(tiny_bases["llama"], device="cpu", seed=0)
+    config = TrainConfig(**{**FAST, "lr": 0.0}, epochs=50, eval_every=1, patience=2)
+    summary = train(prm, train_set, val_set, config, progress=False)
+    # with a zero learning rate nothing improves: two validations later it stops
+    assert summary["stopped_early"] and summary["steps"] == 2 and summary["best_step"] == 0
+
+
+def test_labels_past_the_context_are_counted_not_trained(tiny_bases, examples):
+    prm = new_prm(tiny_bases["bert"], device="cpu", max_length=64)
+    rows, labels, dropped = encode_examples(prm, examples)
+    assert dropped > 0
+    assert all(len(row) <= 64 and len(row_labels) == row.n_scored for row, row_labels in zip(rows, labels))
