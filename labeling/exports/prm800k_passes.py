@@ -14,16 +14,21 @@ from django.db import connection
 
 BATCH = 2000
 
+# The batch is cut from the assignment table alone (by primary key) before any join, so a
+# batch costs the same at the end of a large project as at its start.
 _PASSES_SQL = """
 SELECT a.id, an.uuid, a.submitted_at, a.generation, a.is_quality_control, a.is_screening, a.total_time,
        a.finish_reason, a.source_shape, a.solution_id, s.has_pre_generated, s.final_answer, s.verifier_score,
        s.num_steps, s.problem_id
-FROM labeling_assignment a
+FROM (
+    SELECT * FROM labeling_assignment a
+    WHERE a.project_id = %s AND a.state = 'submitted' AND a.id > %s {filters}
+    ORDER BY a.id
+    LIMIT %s
+) a
 JOIN labeling_solution s ON s.id = a.solution_id
 LEFT JOIN labeling_annotator an ON an.id = a.annotator_id
-WHERE a.project_id = %s AND a.state = 'submitted' AND a.id > %s {filters}
 ORDER BY a.id
-LIMIT %s
 """
 # Three single-table reads joined in Python: each plan is an index scan whatever the
 # statistics say (right after a bulk import they say little), and a solution's steps and a

@@ -31,10 +31,11 @@ from django.db import connection
 from ..models import Annotator, Assignment, Generation, Problem, Rating, Solution, Step
 from .common import ImportFailed, ImportResult
 from .prm800k_bulk import BulkWriter
-from .prm800k_record import parse_record
+from .prm800k_record import parse_record, record_hash
 from .registry import register
 
 CHUNK = 2000
+ANALYZE_AFTER_ROWS = 100_000  # new steps + ratings worth refreshing the planner's statistics for
 IN_BATCH = 500  # SQLite's limit on query parameters
 
 PROBLEM_COLUMNS = ("id", "project_id", "problem", "ground_truth_solution", "ground_truth_answer", "content_hash")
@@ -57,7 +58,7 @@ def load(records, project, *, progress):
     with job.writer.row_triggers_off():
         chunk = []
         for line, record in records:
-            chunk.append(parse_record(record, line))
+            chunk.append((line, record, record_hash(record)))
             if len(chunk) >= CHUNK:
                 job.flush(chunk)
                 progress.advance(len(chunk))
@@ -65,6 +66,7 @@ def load(records, project, *, progress):
         if chunk:
             job.flush(chunk)
             progress.advance(len(chunk))
+        job.analyze()
     return job.result
 
 
@@ -134,20 +136,38 @@ class _Import:
                 )
 
     def _fresh(self, chunk):
-        """The records not imported before (nor earlier in this chunk)."""
+        """The records not imported before (nor earlier in this chunk), checked and parsed.
+
+        A record already imported was checked then: only new ones are parsed (a re-import
+        costs reading and hashing).
+        """
         known = {
             row[0]
             for row in self._select_in(
                 "SELECT source_hash FROM labeling_assignment WHERE project_id = %s AND source_hash {in}",
-                [p.source_hash for p in chunk],
+                [source_hash for _, _, source_hash in chunk],
             )
         }
         fresh = []
-        for parsed in chunk:
-            if parsed.source_hash not in known:
-                known.add(parsed.source_hash)
-                fresh.append(parsed)
+        for line, record, source_hash in chunk:
+            if source_hash not in known:
+                known.add(source_hash)
+                fresh.append(parse_record(record, line, source_hash))
         return fresh
+
+    def analyze(self):
+        """Refresh the planner's statistics after a large import.
+
+        Right after a bulk load PostgreSQL still plans as if the tables were empty (autovacuum
+        catches up minutes later): the export's and the queue's queries would pick index scans
+        that read every row.
+        """
+        details = self.result.details
+        if self.writer.postgres and details["steps"] + details["ratings"] >= ANALYZE_AFTER_ROWS:
+            with self.writer.raw_cursor() as cursor:
+                cursor.execute(
+                    "ANALYZE labeling_problem, labeling_solution, labeling_step, labeling_assignment, labeling_rating"
+                )
 
     def _annotators(self, fresh):
         wanted = {p.labeler for p in fresh if p.labeler is not None} - self.annotators.keys()

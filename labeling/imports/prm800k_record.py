@@ -66,8 +66,16 @@ def export_timestamp(value):
     return value.astimezone(datetime.timezone.utc).replace(tzinfo=None).isoformat()
 
 
-def parse_record(record, line):
-    """Check ``record`` (one decoded JSONL line) and return its ``Parsed`` form."""
+def record_hash(record):
+    """``Assignment.source_hash``: sha256 of the record as canonical JSON."""
+    return sha256_json(record)
+
+
+def parse_record(record, line, source_hash=None):
+    """Check ``record`` (one decoded JSONL line) and return its ``Parsed`` form.
+
+    ``source_hash`` is ``record_hash(record)`` when the caller has it already.
+    """
     check = _Checker(line)
     check.keys(record, "", TOP_KEYS, required=TOP_KEYS)
     shape = {}
@@ -157,7 +165,7 @@ def parse_record(record, line):
 
     return Parsed(
         line=line,
-        source_hash=sha256_json(record),
+        source_hash=source_hash or record_hash(record),
         labeler=labeler,
         submitted_at=submitted_at,
         generation=generation,

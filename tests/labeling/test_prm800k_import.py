@@ -131,6 +131,16 @@ def test_foreign_key_checks_are_back_on_after_an_import(tmp_path, project, nativ
         assert cursor.fetchone()[0] == "origin"
 
 
+def test_large_import_refreshes_planner_statistics(tmp_path, project, native, monkeypatch):
+    from django.db import connection
+
+    monkeypatch.setattr(prm800k, "ANALYZE_AFTER_ROWS", 1)
+    run_import("prm800k", write_jsonl(tmp_path / "a.jsonl", native), project)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'labeling_rating'")
+        assert cursor.fetchone()[0] == Rating.objects.count()
+
+
 def test_labelers_and_generations_are_created_once(tmp_path, project, native):
     run_import("prm800k", write_jsonl(tmp_path / "a.jsonl", native), project)
     labelers = {r["labeler"] for r in native}
