@@ -5,4 +5,5 @@ from . import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("projects/<int:pk>/work/", views.workspace, name="workspace"),
 ]

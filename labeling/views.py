@@ -1,13 +1,15 @@
 """Server-rendered pages: the home page with the user's projects and their tools.
 
 The pages are thin: they read the ORM, and the browser code in frontend/ does the rest
-(math rendering now, the annotator workspace later). Which projects a person sees follows
+(math rendering, the annotator workspace in frontend/src/workspace/). Which projects a person sees follows
 their roles (labeling/roles.py): leads and researchers see every project, annotators the
 active ones, an account without a role none.
 """
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.csrf import ensure_csrf_cookie
 
 from . import roles
 from .models import Assignment, Problem, Project, Solution
@@ -64,3 +66,13 @@ def home(request):
             "is_researcher": roles.RESEARCHER in held,
         },
     )
+
+
+@login_required
+@ensure_csrf_cookie  # the workspace's API writes send the cookie's token back
+def workspace(request, pk):
+    """The annotator workspace for one project; the page's script does the work over the API."""
+    if not roles.has_role(request.user, roles.ANNOTATOR):
+        raise PermissionDenied("The workspace needs the annotator role.")
+    project = get_object_or_404(visible_projects(request.user), pk=pk)
+    return render(request, "labeling/workspace.html", {"project": project})

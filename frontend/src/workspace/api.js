@@ -1,0 +1,52 @@
+// The labelling REST API (labeling/api/labelling.py) as the workspace calls it.
+//
+// Session auth: writes carry Django's CSRF token from the csrftoken cookie. Every call
+// resolves to {status, body} for any HTTP answer and throws NetworkError only when no
+// answer came (offline, connection dropped), which is what the save queue retries on.
+
+export class NetworkError extends Error {}
+
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+async function call(method, url, body) {
+  const headers = { Accept: "application/json" };
+  if (method !== "GET") {
+    headers["X-CSRFToken"] = csrfToken();
+    headers["Content-Type"] = "application/json";
+  }
+  let response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (error) {
+    throw new NetworkError(error.message || "network error");
+  }
+  let data = null;
+  const text = await response.text().catch(() => "");
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = { detail: text.slice(0, 200) };
+    }
+  }
+  return { status: response.status, body: data };
+}
+
+/** Take (or resume) the next assignment: 200/201 with the payload, 204 when none. */
+export const next = (projectId) => call("POST", `/api/projects/${projectId}/next/`);
+
+export const getAssignment = (id) => call("GET", `/api/assignments/${id}/`);
+
+/** Merge ``ratings`` ([{position, alternative, value, flagged}]) into the draft. */
+export const saveDraft = (id, ratings) => call("PATCH", `/api/assignments/${id}/draft/`, { ratings });
+
+/** Finish the assignment; ``body`` = {finish_reason, note, ratings, submit_key, client_elapsed_ms}. */
+export const submit = (id, body) => call("POST", `/api/assignments/${id}/submit/`, body);

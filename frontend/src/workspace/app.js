@@ -1,0 +1,321 @@
+// The annotator workspace: take a task, rate its steps from the keyboard, submit, repeat.
+//
+// State lives in one place, ``task`` (the assignment, this browser's ratings, the save
+// queue and the visible-time clock); every action changes it and calls ``refresh``. The
+// server is the judge of the rules (labeling/labelling.py); sequence.js only keeps the page
+// from offering what the server would refuse.
+import * as api from "./api.js";
+import { VisibleClock } from "./clock.js";
+import { askReason, showInstructions } from "./dialogs.js";
+import { DraftQueue, detailOf } from "./drafts.js";
+import * as local from "./local.js";
+import { lastRated, ratingsFrom, sequence, stepKey } from "./sequence.js";
+import { buildShell, hidePanel, showHint, showPanel, showSteps, showTask } from "./view.js";
+
+const RETRY_SUBMIT_MS = 3000;
+
+/** Start the workspace in ``root`` (its data-project-id names the project). */
+export function start(root) {
+  const projectId = root.dataset.projectId;
+  const loginUrl = root.dataset.loginUrl || "/accounts/login/";
+  const homeUrl = root.dataset.homeUrl || "/";
+  let task = null;
+  let panelKeys = {};
+
+  const actions = {
+    good: () => rate(1),
+    neutral: () => rate(0),
+    bad: () => rate(-1),
+    flag,
+    undo,
+    submit: () => task && finish(task.seq.finish, ""),
+    giveUp: () => askAndFinish("give_up", "Why do you give up on this solution?"),
+    badProblem: () => askAndFinish("bad_problem", "What is wrong with this problem?"),
+    help: () => task && showInstructions(task.assignment.project),
+  };
+  const ui = buildShell(root, actions);
+
+  function panel(state, content) {
+    panelKeys = {};
+    for (const [key, , fn, href] of content.keys || []) panelKeys[key] = fn || (() => window.location.assign(href));
+    showPanel(ui, state, content);
+  }
+
+  // Taking work -------------------------------------------------------------------------
+
+  async function loadNext(title = "Loading…") {
+    stopTask();
+    panel("loading", { title });
+    let answer;
+    try {
+      answer = await api.next(projectId);
+    } catch {
+      window.addEventListener("online", () => loadNext(), { once: true });
+      panel("offline", {
+        title: "No connection",
+        text: "The server cannot be reached. The workspace loads as soon as the connection is back.",
+        keys: [["r", "try again", () => loadNext()]],
+      });
+      return;
+    }
+    if (answer.status === 204) {
+      panel("empty", {
+        title: "No more work here for now",
+        text: "Every solution in this project you may rate is taken or done. Check again later.",
+        keys: [["r", "check again", () => loadNext()], ["h", "back to projects", null, homeUrl]],
+      });
+    } else if (answer.status === 200 || answer.status === 201) {
+      begin(answer.body);
+    } else if (answer.status === 401 || answer.status === 403) {
+      signedOut(detailOf(answer));
+    } else {
+      panel("error", { title: "Could not load work", text: detailOf(answer), keys: [["r", "try again", () => loadNext()]] });
+    }
+  }
+
+  function begin(assignment) {
+    const stored = local.load(assignment.id);
+    const ratings = ratingsFrom(assignment);
+    // Ratings this browser gave that the server never acknowledged are the latest word.
+    for (const [key, rating] of Object.entries(stored.unsent)) ratings.set(key, { ...rating });
+    task = {
+      assignment,
+      ratings,
+      submitKey: stored.submitKey || local.uuid4(),
+      clock: new VisibleClock(stored.elapsedMs),
+      pendingFlag: false,
+      busy: false,
+      message: "",
+      lastActivity: Date.now(),
+    };
+    const t = task;
+    t.queue = new DraftQueue(assignment.id, stored.unsent, {
+      persist: (unsent) => persist(t, unsent),
+      onState: (state, detail) => t === task && saveState(state, detail),
+    });
+    persist(t);
+    t.keepAlive = setInterval(() => {
+      const lease = t.assignment.project.lease_seconds * 1000;
+      if (document.visibilityState === "visible" && Date.now() - t.lastActivity < lease) t.queue.keepAlive();
+    }, Math.max(10000, (t.assignment.project.lease_seconds * 1000) / 3));
+    hidePanel(ui);
+    showTask(ui, assignment);
+    ui.cards.clear();
+    saveState(t.queue.size ? "retrying" : "saved", t.queue.size);
+    if (t.queue.size) t.queue.schedule(0);
+    refresh();
+  }
+
+  function persist(t, unsent) {
+    const data = local.load(t.assignment.id);
+    local.save(t.assignment.id, {
+      unsent: unsent === undefined ? data.unsent : unsent,
+      elapsedMs: t.clock.elapsedMs(),
+      submitKey: t.submitKey,
+    });
+  }
+
+  function stopTask() {
+    if (!task) return;
+    task.queue.stop();
+    task.clock.stop();
+    clearInterval(task.keepAlive);
+    task = null;
+  }
+
+  // Rating ------------------------------------------------------------------------------
+
+  function refresh() {
+    task.seq = sequence(task.assignment, task.ratings);
+    showSteps(ui, task.seq, task.ratings, task.pendingFlag);
+    showHint(ui, task.seq, task.assignment, task.message);
+    task.message = "";
+  }
+
+  function store(item, value, flagged) {
+    const rating = { position: item.position, alternative: item.alternative, value, flagged };
+    const key = stepKey(item.position, item.alternative);
+    task.ratings.set(key, rating);
+    task.queue.put(key, rating);
+  }
+
+  function rate(value) {
+    if (!ready()) return;
+    const current = task.seq.current;
+    if (!current) {
+      task.message = "Every step here is rated: Enter submits, u changes the last rating.";
+    } else {
+      store(current, value, task.pendingFlag);
+      task.pendingFlag = false;
+    }
+    refresh();
+  }
+
+  function flag() {
+    if (!ready()) return;
+    if (task.seq.current) {
+      task.pendingFlag = !task.pendingFlag;
+    } else {
+      const last = lastRated(task.seq.items, task.ratings);
+      if (last) {
+        const rating = task.ratings.get(stepKey(last.position, last.alternative));
+        store(last, rating.value, !rating.flagged);
+      }
+    }
+    refresh();
+  }
+
+  function undo() {
+    if (!ready()) return;
+    const last = lastRated(task.seq.items, task.ratings);
+    if (!last) return;
+    const rating = task.ratings.get(stepKey(last.position, last.alternative));
+    store(last, null, false);
+    task.pendingFlag = Boolean(rating.flagged); // re-rating keeps the "unsure" mark
+    refresh();
+  }
+
+  function ready() {
+    if (!task || task.busy) return false;
+    task.lastActivity = Date.now();
+    return true;
+  }
+
+  // Finishing ---------------------------------------------------------------------------
+
+  async function askAndFinish(reason, question) {
+    if (!ready()) return;
+    const note = await askReason(question);
+    if (note !== null) finish(reason, note);
+  }
+
+  async function finish(reason, note) {
+    if (!ready()) return;
+    if (!reason) {
+      const current = task.seq.current;
+      task.message = current
+        ? `Rate step ${current.position + 1} first (or g to give up, b for a bad problem).`
+        : "Nothing to submit yet.";
+      refresh();
+      return;
+    }
+    const t = task;
+    t.busy = true;
+    t.message = "Submitting…";
+    refresh();
+    await t.queue.pause();
+    persist(t);
+    // The submit carries what is still unsent; the server merges it before checking.
+    const body = {
+      finish_reason: reason,
+      note,
+      ratings: [...t.queue.pending.values()],
+      submit_key: t.submitKey,
+      client_elapsed_ms: t.clock.elapsedMs(),
+    };
+    for (;;) {
+      if (t !== task) return;
+      let answer;
+      try {
+        answer = await api.submit(t.assignment.id, body);
+      } catch {
+        answer = null;
+      }
+      if (t !== task) return;
+      if (answer && answer.status === 200) {
+        local.forget(t.assignment.id);
+        loadNext("Submitted. Loading the next solution…");
+        return;
+      }
+      if (answer && answer.status === 409) return leaseLost(detailOf(answer));
+      if (answer && (answer.status === 401 || answer.status === 403)) return signedOut(detailOf(answer));
+      if (answer && answer.status < 500) {
+        // A rule refused it: the server kept the ratings as a draft; say why and go on.
+        t.busy = false;
+        t.message = detailOf(answer);
+        t.queue.resume();
+        refresh();
+        return;
+      }
+      saveState("retrying", t.queue.size, "Your submission will be sent when the connection is back.");
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, RETRY_SUBMIT_MS);
+        window.addEventListener("online", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
+  }
+
+  // States ------------------------------------------------------------------------------
+
+  function saveState(state, detail, note) {
+    ui.root.dataset.save = state;
+    if (state === "lost") return leaseLost(detail);
+    if (state === "signedout") return signedOut(detail);
+    if (state === "refused") {
+      stopTask();
+      panel("error", {
+        title: "The server refused a change",
+        text: `${detail} Reload the assignment to continue from what the server has.`,
+        keys: [["r", "reload", () => loadNext()]],
+      });
+      return;
+    }
+    const failing = state === "retrying";
+    ui.banner.hidden = !failing;
+    if (failing) {
+      const count = detail === 1 ? "1 rating is" : `${detail} ratings are`;
+      ui.banner.textContent =
+        note ||
+        `Offline or the server is unreachable — retrying. ${count} kept in this browser and will be saved when the connection is back.`;
+    }
+    ui.saveState.textContent = { saved: "All changes saved", saving: "Saving…", retrying: "Not saved yet — retrying" }[state];
+  }
+
+  function leaseLost(detail) {
+    stopTask();
+    panel("lost", {
+      title: "Your lease on this solution expired",
+      text: detail,
+      keys: [["n", "take the next task", () => loadNext()]],
+    });
+  }
+
+  function signedOut(detail) {
+    stopTask();
+    const back = `${loginUrl}?next=${encodeURIComponent(window.location.pathname)}`;
+    panel("signedout", {
+      title: "Signed out",
+      text: `${detail} Ratings not saved yet are kept in this browser and are sent after you log in.`,
+      keys: [["l", "log in", null, back]],
+    });
+  }
+
+  // Keys --------------------------------------------------------------------------------
+
+  const WORK_KEYS = {
+    1: actions.good, "+": actions.good,
+    2: actions.neutral, 0: actions.neutral,
+    3: actions.bad, "-": actions.bad,
+    f: actions.flag,
+    u: actions.undo, Backspace: actions.undo,
+    Enter: actions.submit,
+    g: actions.giveUp,
+    b: actions.badProblem,
+    "?": actions.help, i: actions.help,
+  };
+
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+    if (document.querySelector("dialog[open]")) return;
+    if (event.target.closest && event.target.closest("input, textarea, select, [contenteditable]")) return;
+    const handler = task && !ui.body.hidden ? WORK_KEYS[event.key] : panelKeys[event.key];
+    if (handler) {
+      event.preventDefault();
+      handler();
+    }
+  });
+  window.addEventListener("pagehide", () => task && persist(task));
+  document.addEventListener("visibilitychange", () => task && persist(task));
+
+  loadNext();
+}

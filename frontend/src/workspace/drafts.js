@@ -1,0 +1,146 @@
+// The draft save queue: every rating goes to the server soon after it is given, and keeps
+// going until the server has it.
+//
+// Ratings wait in ``pending`` (mirrored to localStorage by ``persist``) until a PATCH that
+// carried them is answered 200. Saves are debounced lightly so a quick run of keys makes
+// one request; a failed save (no connection, 5xx) is retried with backoff and at once when
+// the browser says it is back online. The server merges drafts by step, so resending a
+// rating is harmless. A 409 means the lease went to someone else: the queue stops.
+import * as api from "./api.js";
+
+const DEBOUNCE_MS = 250;
+const MAX_RETRY_MS = 15000;
+
+export class DraftQueue {
+  /**
+   * ``pending``: {key: rating} left unsent by an earlier page (from localStorage).
+   * ``hooks``: persist(unsentObject), onState(state, detail), where state is "saved",
+   * "saving", "retrying" (saves fail; detail = unsent count), "lost" (409; detail = the
+   * server's message), "signedout" (401/403) or "refused" (400; detail = the server's
+   * message).
+   */
+  constructor(assignmentId, pending, hooks) {
+    this.id = assignmentId;
+    this.pending = new Map(Object.entries(pending || {}));
+    this.hooks = hooks;
+    this.timer = null;
+    this.inflight = null;
+    this.failures = 0;
+    this.stopped = false;
+    this.paused = false;
+    this.onOnline = () => this.schedule(0);
+    window.addEventListener("online", this.onOnline);
+  }
+
+  get size() {
+    return this.pending.size;
+  }
+
+  /** Queue ``rating`` ({position, alternative, value, flagged}) for saving. */
+  put(key, rating) {
+    this.pending.set(key, { ...rating });
+    this.hooks.persist(Object.fromEntries(this.pending));
+    this.schedule(DEBOUNCE_MS);
+  }
+
+  schedule(delay) {
+    if (this.stopped || this.paused) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.flush(), delay);
+  }
+
+  /** Send what is pending now; resolves true when nothing is left unsent. */
+  async flush() {
+    if (this.stopped || this.paused) return false;
+    if (this.inflight) {
+      await this.inflight;
+      return this.pending.size === 0 ? true : this.flush();
+    }
+    clearTimeout(this.timer);
+    if (this.pending.size === 0) {
+      this.hooks.onState("saved");
+      return true;
+    }
+    const sent = new Map([...this.pending].map(([k, v]) => [k, { ...v }]));
+    this.hooks.onState(this.failures ? "retrying" : "saving", this.pending.size);
+    this.inflight = this.send(sent);
+    const ok = await this.inflight;
+    this.inflight = null;
+    if (!ok) return false;
+    return this.pending.size === 0 ? (this.hooks.onState("saved"), true) : this.flush();
+  }
+
+  async send(sent) {
+    let answer;
+    try {
+      answer = await api.saveDraft(this.id, [...sent.values()]);
+    } catch {
+      return this.retryLater();
+    }
+    if (answer.status >= 500 || answer.status === 429) return this.retryLater();
+    if (answer.status === 409) {
+      this.stop();
+      this.hooks.onState("lost", detailOf(answer));
+      return false;
+    }
+    if (answer.status === 401 || answer.status === 403) {
+      // Signed out: keep everything pending (and in localStorage) for after the login.
+      this.stop();
+      this.hooks.onState("signedout", detailOf(answer));
+      return false;
+    }
+    if (answer.status !== 200) {
+      // A rule the page did not foresee, or the session ended: stop and let the page
+      // reload the assignment; the unsent copy stays in localStorage until then.
+      this.stop();
+      this.hooks.onState("refused", detailOf(answer));
+      return false;
+    }
+    this.failures = 0;
+    for (const [key, rating] of sent) {
+      const now = this.pending.get(key);
+      if (now && now.value === rating.value && now.flagged === rating.flagged) this.pending.delete(key);
+    }
+    this.hooks.persist(Object.fromEntries(this.pending));
+    return true;
+  }
+
+  /** Hold saves (while a submit carries the pending ratings itself); waits for one in flight. */
+  async pause() {
+    this.paused = true;
+    clearTimeout(this.timer);
+    if (this.inflight) await this.inflight;
+  }
+
+  resume() {
+    this.paused = false;
+    if (this.pending.size) this.schedule(0);
+  }
+
+  /** Renew the lease with an empty save when nothing else is on its way. */
+  keepAlive() {
+    if (this.stopped || this.paused || this.inflight || this.pending.size) return;
+    this.inflight = this.send(new Map()).finally(() => {
+      this.inflight = null;
+    });
+  }
+
+  retryLater() {
+    this.failures += 1;
+    this.hooks.onState("retrying", this.pending.size);
+    this.schedule(Math.min(MAX_RETRY_MS, 1000 * 2 ** (this.failures - 1)));
+    return false;
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    window.removeEventListener("online", this.onOnline);
+  }
+}
+
+export function detailOf(answer) {
+  if (answer.status === 403) return "You are signed out or lack the annotator role: log in again.";
+  const body = answer.body || {};
+  return body.detail || `The server answered ${answer.status}.`;
+}

@@ -1,0 +1,44 @@
+// What the workspace keeps in localStorage per assignment, so nothing is lost on reload:
+//   unsent     ratings not yet acknowledged by the server, {key: rating}
+//   elapsedMs  visible time spent so far (sent as client_elapsed_ms on submit)
+//   submitKey  a UUID made once, so a retried submit is recognised by the server
+// Storage may be full or disabled (private windows); the workspace then works from memory.
+
+const PREFIX = "stepmark:assignment:";
+
+export function load(assignmentId) {
+  try {
+    const raw = window.localStorage.getItem(PREFIX + assignmentId);
+    const data = raw ? JSON.parse(raw) : {};
+    return { unsent: data.unsent || {}, elapsedMs: data.elapsedMs || 0, submitKey: data.submitKey || null };
+  } catch {
+    return { unsent: {}, elapsedMs: 0, submitKey: null };
+  }
+}
+
+export function save(assignmentId, data) {
+  try {
+    window.localStorage.setItem(PREFIX + assignmentId, JSON.stringify(data));
+  } catch {
+    // Quota or disabled storage: the in-memory queue still retries until the tab closes.
+  }
+}
+
+/** Forget a submitted assignment. */
+export function forget(assignmentId) {
+  try {
+    window.localStorage.removeItem(PREFIX + assignmentId);
+  } catch {
+    // nothing kept, nothing to forget
+  }
+}
+
+/** A random UUID (version 4); crypto.randomUUID needs a secure context, this does not. */
+export function uuid4() {
+  if (window.crypto.randomUUID && window.isSecureContext) return window.crypto.randomUUID();
+  const b = window.crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const hex = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,215 @@
+// The workspace's DOM: built once, then updated in place as ratings change.
+//
+// Imported text (problem, answer, steps) only ever reaches the page through renderMath,
+// which writes text nodes and KaTeX output; the one HTML string inserted is the project's
+// instructions_html, which the server sanitized (nh3). Step cards are made once per step
+// and kept, so KaTeX renders each step once however often the list changes.
+import { renderMath } from "../math.js";
+import { stepKey } from "./sequence.js";
+
+const RATING_LABEL = { 1: "+1", 0: "0", "-1": "−1" };
+const RATING_CLASS = { 1: "good", 0: "neutral", "-1": "bad" };
+
+export const KEYS = [
+  ["1", "+", "+1 good"],
+  ["2", "0", "0 neutral"],
+  ["3", "−", "−1 bad"],
+  ["f", null, "unsure"],
+  ["u", "⌫", "undo"],
+  ["Enter", null, "submit"],
+  ["g", null, "give up"],
+  ["b", null, "bad problem"],
+  ["?", "i", "instructions"],
+];
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function kbd(key) {
+  return el("kbd", null, key);
+}
+
+/** Build the empty workspace inside ``root``; returns the parts the app updates. */
+export function buildShell(root, actions) {
+  root.replaceChildren();
+  const banner = el("div", "ws-banner");
+  banner.setAttribute("role", "status");
+  banner.dataset.testid = "offline-banner";
+  banner.hidden = true;
+
+  const task = el("section", "ws-task");
+  const title = el("div", "ws-project muted");
+  const problemHead = el("h2", null, "Problem");
+  const problem = el("div", "ws-problem ws-text");
+  const answerBox = el("div", "ws-answer");
+  answerBox.append(el("span", "ws-answer-label", "Current guess of the correct answer: "));
+  const answer = el("span", "ws-answer-value ws-text");
+  answerBox.append(answer);
+  const progress = el("div", "ws-progress muted");
+  const legend = el("ul", "ws-legend");
+  for (const [key, alt, label] of KEYS) {
+    const item = el("li");
+    item.append(kbd(key));
+    if (alt) item.append(" ", kbd(alt));
+    item.append(" " + label);
+    legend.append(item);
+  }
+  task.append(title, problemHead, problem, answerBox, progress, legend);
+
+  const stepsPane = el("section", "ws-steps");
+  stepsPane.setAttribute("aria-label", "Solution steps");
+  const steps = el("div", "ws-step-list");
+  stepsPane.append(steps);
+
+  const bar = el("footer", "ws-bar");
+  const hint = el("div", "ws-hint");
+  hint.setAttribute("aria-live", "polite");
+  const saveState = el("span", "ws-save muted");
+  saveState.dataset.testid = "save-state";
+  const buttons = el("div", "ws-buttons");
+  const button = (name, key, label, className) => {
+    const b = el("button", "ws-button " + (className || ""));
+    b.type = "button";
+    b.dataset.action = name;
+    b.append(kbd(key), " " + label);
+    b.addEventListener("click", () => actions[name]());
+    buttons.append(b);
+    return b;
+  };
+  const rateButtons = [
+    button("good", "1", "+1", "good"),
+    button("neutral", "2", "0", "neutral"),
+    button("bad", "3", "−1", "bad"),
+  ];
+  const flagButton = button("flag", "f", "unsure");
+  button("undo", "u", "undo");
+  const submitButton = button("submit", "Enter", "submit", "primary");
+  button("giveUp", "g", "give up");
+  button("badProblem", "b", "bad problem");
+  button("help", "?", "instructions");
+  bar.append(hint, buttons, saveState);
+
+  const body = el("div", "ws-body");
+  body.append(task, stepsPane);
+  const panel = el("div", "ws-panel card");
+  panel.hidden = true;
+  root.append(banner, body, bar, panel);
+  return {
+    root, banner, body, bar, panel, title, problem, answer, progress, stepsPane, steps, hint, saveState,
+    rateButtons, flagButton, submitButton, cards: new Map(),
+  };
+}
+
+/** Fill in the problem and its answer. */
+export function showTask(ui, assignment) {
+  ui.title.textContent = assignment.project.name;
+  renderMath(ui.problem, assignment.problem.problem);
+  const guess = assignment.problem.ground_truth_answer;
+  if (guess === null || guess === undefined || guess === "") {
+    ui.answer.textContent = "none given";
+  } else {
+    // Answers are LaTeX without delimiters ("40,\!000"); ones that carry their own stay as they are.
+    renderMath(ui.answer, /\$|\\\(|\\\[/.test(guess) ? guess : `$${guess}$`);
+  }
+}
+
+/** Show the revealed steps with their ratings; keep the current step in view. */
+export function showSteps(ui, seq, ratings, pendingFlag) {
+  const wanted = [];
+  for (const item of seq.items) {
+    const key = stepKey(item.position, item.alternative);
+    let card = ui.cards.get(key);
+    if (!card) {
+      card = stepCard(item);
+      ui.cards.set(key, card);
+    }
+    const rating = ratings.get(key);
+    const value = rating ? rating.value : null;
+    const current = seq.current === item;
+    card.dataset.rating = value === null ? "" : String(value);
+    card.classList.toggle("current", current);
+    card.classList.toggle("rated", value !== null);
+    const flagged = current ? pendingFlag : Boolean(rating && rating.flagged);
+    card.classList.toggle("flagged", flagged);
+    const badge = card.querySelector(".ws-badge");
+    badge.textContent = value === null ? (current ? "rate this step" : "") : RATING_LABEL[value];
+    badge.className = "ws-badge " + (value === null ? "" : RATING_CLASS[value]);
+    card.querySelector(".ws-flag").hidden = !flagged;
+    wanted.push(card);
+  }
+  // Cards past an undone -1 (alternatives) or a changed rating leave the list.
+  ui.steps.replaceChildren(...wanted);
+  const focus = seq.current ? ui.cards.get(stepKey(seq.current.position, seq.current.alternative)) : wanted.at(-1);
+  if (focus) focus.scrollIntoView({ block: "nearest" });
+}
+
+function stepCard(item) {
+  const card = el("article", "ws-step" + (item.alternative ? " alternative" : ""));
+  card.dataset.position = item.position;
+  card.dataset.alternative = item.alternative;
+  const head = el("header", "ws-step-head");
+  const label = item.alternative
+    ? `Step ${item.position + 1} · alternative ${item.alternative}`
+    : `Step ${item.position + 1}`;
+  head.append(el("span", "ws-step-label", label));
+  const flag = el("span", "ws-flag", "unsure");
+  flag.hidden = true;
+  head.append(flag, el("span", "ws-badge"));
+  const text = el("div", "ws-step-text ws-text");
+  renderMath(text, item.text);
+  card.append(head, text);
+  return card;
+}
+
+/** The line under the steps that says what the keys do now. */
+export function showHint(ui, seq, assignment, message) {
+  const parts = [];
+  if (message) {
+    parts.push(el("strong", "ws-message", message));
+  } else if (seq.current) {
+    const { position, alternative } = seq.current;
+    const what = alternative ? `alternative ${alternative} at step ${position + 1}` : `step ${position + 1}`;
+    parts.push(`Rate ${what}: `, kbd("1"), " +1 ", kbd("2"), " 0 ", kbd("3"), " −1");
+  } else if (seq.finish === "found_error") {
+    parts.push("Found an error. Press ", kbd("Enter"), " to submit.");
+  } else if (seq.finish === "solution") {
+    parts.push("Every step is rated. Press ", kbd("Enter"), " to submit.");
+  }
+  ui.hint.replaceChildren(...parts);
+  ui.submitButton.disabled = !seq.finish;
+  for (const b of ui.rateButtons) b.disabled = !seq.current;
+  const main = assignment.steps.length;
+  const rated = seq.items.filter((i) => i.alternative === 0 && i !== seq.current).length;
+  ui.progress.textContent = `${rated} of ${main} steps rated`;
+}
+
+/** Replace the workspace with a full-page state: {title, text, actions: [[key, label, fn]]}. */
+export function showPanel(ui, state, { title, text, keys = [] }) {
+  ui.root.dataset.state = state;
+  ui.body.hidden = ui.bar.hidden = true;
+  ui.banner.hidden = true;
+  ui.panel.hidden = false;
+  const parts = [el("h2", null, title)];
+  if (text) parts.push(el("p", null, text));
+  for (const [key, label, onClick, href] of keys) {
+    const b = el(href ? "a" : "button", "ws-button");
+    if (href) b.href = href;
+    else {
+      b.type = "button";
+      b.addEventListener("click", onClick);
+    }
+    b.append(kbd(key), " " + label);
+    parts.push(b, " ");
+  }
+  ui.panel.replaceChildren(...parts);
+}
+
+export function hidePanel(ui) {
+  ui.root.dataset.state = "working";
+  ui.body.hidden = ui.bar.hidden = false;
+  ui.panel.hidden = true;
+}

@@ -1,0 +1,91 @@
+"""Real Chromium (Playwright) against a live Django server on the test database.
+
+The pages load the built frontend (frontend/dist, `cd frontend && npm run build`), served by
+the live server's static handler. Tests that use ``live_server`` need transactional database
+access (``pytest.mark.django_db(transaction=True)``): the server thread sees only committed
+rows.
+"""
+import json
+import os
+import shutil
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from labeling.roles import grant_role
+from tests.conftest import ROOT
+
+# Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
+# thread with a running loop unless told that this is deliberate.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+MANIFEST = ROOT / "frontend" / "dist" / ".vite" / "manifest.json"
+SCREENSHOTS = ROOT / "tests" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run",
+]
+PASSWORD = "a-long-test-password"
+
+
+def chromium_path():
+    return shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert os.path.exists(chromium_path()), "Chromium is not installed (make chromium)"
+    entries = json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
+    assert "src/workspace.js" in entries, "The frontend is not built: cd frontend && npm run build"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def context(browser):
+    """A fresh browser profile (cookies, localStorage) with a 1280x720 window."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context.set_default_timeout(10000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context):
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # Logging in through the form hashes the password; the production hasher is slow by design.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def make_user(username, *roles):
+    user = get_user_model().objects.create_user(username, password=PASSWORD)
+    for role in roles:
+        grant_role(user, role)
+    return user
+
+
+def log_in(page, live_server, username, next_path="/"):
+    """Log in through the login page, as a person does."""
+    page.goto(f"{live_server.url}/accounts/login/?next={next_path}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.press("#id_password", "Enter")
+    page.wait_for_url(f"{live_server.url}{next_path}")
+
+
+def screenshot(page, name):
+    """Save ``tests/screenshots/<name>.png`` (see docs/screenshots.md)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
