@@ -89,3 +89,42 @@ def screenshot(page, name):
     """Save ``tests/screenshots/<name>.png`` (see docs/screenshots.md)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+def make_task(steps, problem="Find $x$ if $2x + 3 = 7$.", answer="2", alternatives=None, **project_fields):
+    """A project with one phase-2 solution whose steps are ``steps`` (texts, in order).
+
+    ``alternatives`` maps a position to the texts of its other completions.
+    """
+    import uuid
+
+    from labeling.models import Problem, Project, Solution, Step
+
+    project_fields.setdefault("name", f"project {uuid.uuid4().hex[:8]}")
+    project = Project.objects.create(**project_fields)
+    row = Problem.objects.create(project=project, problem=problem, ground_truth_answer=answer,
+                                 content_hash=uuid.uuid4().hex)
+    solution = Solution.objects.create(project=project, problem=row, num_steps=len(steps),
+                                       content_hash=uuid.uuid4().hex)
+    for position, text in enumerate(steps):
+        Step.objects.create(solution=solution, position=position, alternative=0, text=text)
+        for i, other in enumerate((alternatives or {}).get(position, ()), start=1):
+            Step.objects.create(solution=solution, position=position, alternative=i, text=other)
+    return project, solution
+
+
+def workspace_url(live_server, project):
+    return f"{live_server.url}/projects/{project.pk}/work/"
+
+
+def open_workspace(page, live_server, project):
+    page.goto(workspace_url(live_server, project))
+    page.wait_for_selector('#workspace[data-state="working"]')
+
+
+def stored_ratings(username):
+    """{(position, alternative): (value, flagged)} the server holds for ``username``."""
+    from labeling.models import Rating
+
+    rows = Rating.objects.filter(assignment__annotator__user__username=username).select_related("step")
+    return {(r.step.position, r.step.alternative): (r.value, r.flagged) for r in rows}

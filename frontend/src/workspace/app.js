@@ -305,7 +305,8 @@ export function start(root) {
   };
 
   document.addEventListener("keydown", (event) => {
-    if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+    // A held key repeats: one press is one rating, never a run of them.
+    if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing || event.repeat) return;
     if (document.querySelector("dialog[open]")) return;
     if (event.target.closest && event.target.closest("input, textarea, select, [contenteditable]")) return;
     const handler = task && !ui.body.hidden ? WORK_KEYS[event.key] : panelKeys[event.key];

@@ -40,6 +40,7 @@ export class DraftQueue {
   put(key, rating) {
     this.pending.set(key, { ...rating });
     this.hooks.persist(Object.fromEntries(this.pending));
+    this.hooks.onState(this.failures ? "retrying" : "saving", this.pending.size);
     this.schedule(DEBOUNCE_MS);
   }
 

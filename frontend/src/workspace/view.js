@@ -120,6 +120,7 @@ export function showTask(ui, assignment) {
 /** Show the revealed steps with their ratings; keep the current step in view. */
 export function showSteps(ui, seq, ratings, pendingFlag) {
   const wanted = [];
+  let prev = null;
   for (const item of seq.items) {
     const key = stepKey(item.position, item.alternative);
     let card = ui.cards.get(key);
@@ -139,12 +140,24 @@ export function showSteps(ui, seq, ratings, pendingFlag) {
     badge.textContent = value === null ? (current ? "rate this step" : "") : RATING_LABEL[value];
     badge.className = "ws-badge " + (value === null ? "" : RATING_CLASS[value]);
     card.querySelector(".ws-flag").hidden = !flagged;
+    if (item.alternative > 0 && !(prev && prev.position === item.position && prev.alternative > 0)) {
+      wanted.push(alternativesHeading(ui, item.position));
+    }
+    prev = item;
     wanted.push(card);
   }
   // Cards past an undone -1 (alternatives) or a changed rating leave the list.
   ui.steps.replaceChildren(...wanted);
   const focus = seq.current ? ui.cards.get(stepKey(seq.current.position, seq.current.alternative)) : wanted.at(-1);
   if (focus) focus.scrollIntoView({ block: "nearest" });
+}
+
+function alternativesHeading(ui, position) {
+  const key = `alternatives:${position}`;
+  if (!ui.cards.has(key)) {
+    ui.cards.set(key, el("div", "ws-alt-heading", `Other completions at step ${position + 1}: rate each one`));
+  }
+  return ui.cards.get(key);
 }
 
 function stepCard(item) {

@@ -1,0 +1,101 @@
+"""The workspace's other states and guards: hostile text, a lost lease, give up, instructions, access."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from labeling import queue
+from labeling.models import Annotator, Assignment
+
+from .conftest import (
+    log_in, make_task, make_user, open_workspace, screenshot, stored_ratings, workspace_url,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SCRIPT = "<script>window.__pwned=1</script>"
+IMG = '<img src=x onerror="window.__pwned=2">'
+
+
+def test_html_in_imported_text_is_shown_as_text(page, live_server):
+    project, _ = make_task(
+        [f"Try {SCRIPT} then $x^2$.", f"Also {IMG} here.", "# Answer\n\n2"],
+        problem=f"Compute {IMG} and $1<2$.",
+        answer=f"{SCRIPT}",
+        alternatives={1: [f"{IMG}{SCRIPT}"]},
+    )
+    make_user("ann", "annotator")
+    log_in(page, live_server, "ann")
+    open_workspace(page, live_server, project)
+    page.keyboard.press("1")
+    page.keyboard.press("3")  # reveals the alternative at step 2 as well
+    steps = page.inner_text(".ws-step-list")
+    assert SCRIPT in steps and IMG in steps
+    assert IMG in page.inner_text(".ws-problem") and SCRIPT in page.inner_text(".ws-answer")
+    assert page.locator(".ws-step-list img, .ws-step-list script, .ws-task img, .ws-task script").count() == 0
+    assert page.locator(".ws-step-list .katex").count() == 1  # math still renders
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+
+
+def test_lost_lease_says_so_and_offers_the_next_task(page, live_server):
+    project, solution = make_task(["Step one.", "Step two."], overlap=1, lease_seconds=600)
+    make_user("ann", "annotator")
+    log_in(page, live_server, "ann")
+    open_workspace(page, live_server, project)
+
+    # Ann walks away; her lease lapses and Bob takes the solution's only slot.
+    Assignment.objects.filter(annotator__user__username="ann").update(
+        lease_expires_at=timezone.now() - timedelta(minutes=1)
+    )
+    bob = Annotator.objects.get(user=make_user("bob", "annotator"))
+    assert queue.next_assignment(bob, project).solution_id == solution.pk
+
+    page.keyboard.press("1")
+    page.wait_for_selector('#workspace[data-state="lost"]')
+    assert "lease" in page.inner_text(".ws-panel").lower()
+    screenshot(page, "workspace-lease-expired")
+    assert stored_ratings("ann") == {}
+
+    page.keyboard.press("n")  # the next task: nothing is left for Ann
+    page.wait_for_selector('#workspace[data-state="empty"]')
+
+
+def test_give_up_asks_for_a_reason_and_submits_it(page, live_server):
+    project, _ = make_task(["Step one.", "Step two."], instructions="Rate **carefully**. <script>x()</script>")
+    make_user("ann", "annotator")
+    log_in(page, live_server, "ann")
+    open_workspace(page, live_server, project)
+
+    page.keyboard.press("?")
+    dialog = page.locator("dialog.ws-instructions")
+    dialog.wait_for(state="visible")
+    assert dialog.locator("strong").inner_text() == "carefully"  # sanitized Markdown
+    assert dialog.locator("script").count() == 0
+    screenshot(page, "workspace-instructions")
+    page.keyboard.press("?")
+    dialog.wait_for(state="detached")
+
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")  # not finished yet: says what is missing
+    assert "Rate step 2 first" in page.inner_text(".ws-hint")
+    page.keyboard.press("g")
+    note = page.locator("dialog.ws-reason textarea")
+    note.wait_for(state="visible")
+    page.keyboard.press("Enter")  # an empty reason is not sent
+    assert note.is_visible()
+    page.keyboard.type("I cannot follow step 2.")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#workspace[data-state="empty"]')
+    done = Assignment.objects.get(annotator__user__username="ann")
+    assert (done.state, done.finish_reason, done.finish_note) == ("submitted", "give_up", "I cannot follow step 2.")
+    assert stored_ratings("ann") == {(0, 0): (1, False)}
+
+
+def test_workspace_needs_login_and_the_annotator_role(page, live_server):
+    project, _ = make_task(["Step one."])
+    url = workspace_url(live_server, project)
+    page.goto(url)
+    assert "/accounts/login/" in page.url
+    make_user("lee", "lead")
+    log_in(page, live_server, "lee")
+    assert page.goto(url).status == 403
