@@ -117,3 +117,21 @@ def test_new_annotator_rates_by_keyboard_to_the_first_error_and_the_export_holds
          + [{"text": t, "rating": v, "flagged": False} for t, v in zip(alternatives, given)],
          "human_completion": None, "chosen_completion": None},
     ]
+
+
+def test_a_long_solution_fits_the_window_and_keeps_the_current_step_in_view(page, live_server, imported, example):
+    make_user("newbie", "annotator")
+    log_in(page, live_server, "newbie")
+    page.goto(f"{live_server.url}/projects/{imported.pk}/work/")
+    page.wait_for_selector('#workspace[data-state="working"]')
+    last = len(example["question"]["pre_generated_steps"]) - 1
+    for _ in range(last):
+        page.keyboard.press("1")
+    current = page.locator(".ws-step.current")
+    assert current.get_attribute("data-position") == str(last)
+    screenshot(page, "workspace-long-solution")
+    # The page itself does not scroll at 1280x720; the steps pane does, and shows the current step.
+    assert page.evaluate("document.scrollingElement.scrollHeight <= window.innerHeight")
+    pane, step = page.locator(".ws-steps").bounding_box(), current.bounding_box()
+    assert pane["y"] <= step["y"] and step["y"] + step["height"] <= pane["y"] + pane["height"] + 1
+    assert page.locator(".ws-bar").bounding_box()["y"] + 10 < 720  # the keys bar is on screen
