@@ -95,17 +95,11 @@ def iter_passes(filters, *, batch=None):
 
 def _fill(cursor, passes, postgres):
     problems = {row[0]: row[1:] for row in _select_in(cursor, _PROBLEMS_SQL, list({p.problem_id for p in passes}), postgres)}
-    steps = {}
-    own_steps = {}  # solution -> {position: text} of alternative-0 model steps
-    for step_id, solution_id, position, alternative, text, source, author_id in _select_in(
-        cursor, _STEPS_SQL, list({p.solution_id for p in passes}), postgres
-    ):
-        steps[step_id] = (position, alternative, text, source, author_id)
-        if alternative == 0 and author_id is None:
-            own_steps.setdefault(solution_id, {})[position] = text
+    # step id -> (id, solution, position, alternative, text, source, author)
+    steps = {row[0]: row for row in _select_in(cursor, _STEPS_SQL, list({p.solution_id for p in passes}), postgres)}
     by_id = {p.id: p for p in passes}
     for assignment_id, step_id, value, flagged, chosen in _select_in(cursor, _RATINGS_SQL, list(by_id), postgres):
-        position, alternative, text, source, author_id = steps[step_id]
+        _, _, position, alternative, text, source, author_id = steps[step_id]
         positions = by_id[assignment_id].positions
         row = (alternative, text, source, author_id == assignment_id, value, flagged, chosen)
         rows = positions.get(position)
@@ -113,6 +107,12 @@ def _fill(cursor, passes, postgres):
             positions[position] = [row]
         else:
             rows.append(row)
+    phase2 = {p.solution_id: p.num_steps for p in passes if p.has_pre_generated}
+    own_steps = {}
+    if phase2:
+        for _, solution_id, position, alternative, text, _, author_id in steps.values():
+            if alternative == 0 and author_id is None and solution_id in phase2:
+                own_steps.setdefault(solution_id, {})[position] = text
     for p in passes:
         p.problem, p.ground_truth_solution, p.ground_truth_answer = problems[p.problem_id]
         for rows in p.positions.values():

@@ -7,13 +7,15 @@ details a PRM800K line carries that the tables do not (absent question keys, a n
 ``completions``, a timestamp written another way), so that export gives the same object back.
 """
 import dataclasses
+import functools
 import datetime
 import json
 import math
 import uuid
 
 from .common import ImportFailed
-from .hashing import problem_hash as hash_problem, sha256_json
+from . import hashing
+from .hashing import sha256_json
 
 TOP_KEYS = (
     "labeler",
@@ -59,6 +61,10 @@ class Parsed:
     total_time: int | None
     finish_reason: str | None
     shape: dict | None
+
+
+# Records repeat problems (PRM800K: 12k problems in 100k records); hashing is the costly part.
+_problem_hash = functools.lru_cache(maxsize=4096)(hashing.problem_hash)
 
 
 def export_timestamp(value):
@@ -115,7 +121,7 @@ def parse_record(record, line, source_hash=None):
         check.nullable_text(question.get("ground_truth_solution"), "question.ground_truth_solution"),
         check.nullable_text(question.get("ground_truth_answer"), "question.ground_truth_answer"),
     )
-    problem_hash = hash_problem(*problem)
+    problem_hash = _problem_hash(*problem)
     question_keys = list(question)
     if question_keys != list(QUESTION_KEYS):
         shape["question_keys"] = question_keys
