@@ -175,7 +175,8 @@ class _Import:
             return
         existing = dict(Annotator.objects.filter(uuid__in=wanted).values_list("uuid", "id"))
         missing = wanted - {str(u) for u in existing}
-        Annotator.objects.bulk_create([Annotator(uuid=u) for u in sorted(missing)])
+        # Another import may add the same labeler meanwhile (labelers are shared by projects).
+        Annotator.objects.bulk_create([Annotator(uuid=u) for u in sorted(missing)], ignore_conflicts=True)
         self.result.details["annotators"] += len(missing)
         rows = self._select_in(
             "SELECT uuid, id FROM labeling_annotator WHERE uuid {in}",

@@ -3,12 +3,23 @@
 ``parse_record(record, line)`` returns a ``Parsed`` record or raises ImportFailed naming the
 line and the field (``label.steps[3].completions[1].rating``). It also works out the three
 identities an import needs (see ``labeling.imports.prm800k``) and the record's *shape*: the
-details a PRM800K line carries that the tables do not (absent question keys, a null
-``completions``, a timestamp written another way), so that export gives the same object back.
+details a PRM800K line carries that the tables do not, so that export gives the same object
+back. ``Assignment.source_shape`` is None for the usual phase-2 line, else a dict of:
+
+- ``question_keys``: the question's keys in order, when not all six (phase 1 has no
+  ``pre_generated_*``, and often no ``ground_truth_solution``);
+- ``null_completions``: positions whose ``completions`` is null rather than a list;
+- ``empty_positions``: positions with nothing to rate (no rating row remembers them);
+- ``timestamp`` / ``labeler``: the original text when export would write it differently
+  (no microseconds, a zone, an upper-case UUID);
+- ``verifier_score_int``: the verifier score was written as an integer.
+
+Unknown keys are refused (they would be lost); so are NUL characters, which PostgreSQL text
+cannot hold.
 """
 import dataclasses
-import functools
 import datetime
+import functools
 import json
 import math
 import uuid
