@@ -1,0 +1,459 @@
+"""Agreement between annotators on step ratings: pure functions, no Django.
+
+Ratings arrive as four parallel columns, one row per rating: annotator, solution, position,
+value (PRM800K's ordinal -1 < 0 < +1; a missing rating is simply an absent row, or NaN in
+``value``). An *item* is one step slot, ``(solution, position)``; not every annotator rates
+every item. ``rating_table`` indexes the columns once; every statistic takes that table.
+
+Statistics: Krippendorff's alpha (ordinal by default; nominal and interval as options),
+Cohen's kappa for every pair of annotators (unweighted, linear or quadratic weights), Fleiss'
+kappa, agreement on the position of the first error, percentile bootstrap intervals, and
+each annotator against the others. Everything is vectorised with numpy: no Python loop runs
+over ratings, so a million ratings take well under a second.
+
+A statistic that has no value on the data (no item rated twice, one value only) raises
+``AgreementUndefined`` with the reason, which a page can show as it is.
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+LEVELS = ("nominal", "ordinal", "interval")
+WEIGHTS = (None, "linear", "quadratic")
+
+
+class AgreementUndefined(ValueError):
+    """The statistic has no value on these ratings; the message says why."""
+
+
+class RatingTable(NamedTuple):
+    """Ratings indexed for the statistics, sorted by item, then annotator.
+
+    ``rater``, ``item`` and ``value`` hold one code per rating: indices into ``annotators``
+    (the annotator ids), ``items`` (an (n, 2) array of solution, position) and ``domain``
+    (the sorted rating values).
+    """
+
+    rater: np.ndarray
+    item: np.ndarray
+    value: np.ndarray
+    annotators: np.ndarray
+    items: np.ndarray
+    domain: np.ndarray
+
+
+class PairKappa(NamedTuple):
+    kappa: float | None  # None where undefined (both annotators used one and the same value)
+    shared: int
+
+
+class FirstErrorAgreement(NamedTuple):
+    share: float
+    agreeing_pairs: int
+    pairs: int
+    solutions: int
+
+
+class Interval(NamedTuple):
+    """A percentile bootstrap interval; ``undefined`` replicates had no value and are left out."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    replicates: int
+    undefined: int
+
+
+class AnnotatorAgreement(NamedTuple):
+    alpha: float | None  # alpha over the items this annotator rated, everyone's ratings on them
+    items: int  # items this annotator rated that someone else rated too
+    mean_kappa: float | None  # mean Cohen's kappa with the partners that have a defined kappa
+    partners: int
+
+
+def rating_table(annotator, solution, position, value, *, domain=None):
+    """Index four parallel columns of ratings into a ``RatingTable``.
+
+    Rows whose value is NaN (or None) are missing ratings and are dropped. ``domain`` fixes
+    the possible values (default: the values present). Raises ValueError when a value lies
+    outside ``domain`` or one annotator rated one item twice.
+    """
+    value = np.asarray(value, dtype=float)
+    present = ~np.isnan(value)
+    columns = [np.asarray(c)[present] for c in (annotator, solution, position)]
+    value = value[present]
+    if not (len(columns[0]) == len(columns[1]) == len(columns[2]) == len(value)):
+        raise ValueError("annotator, solution, position and value must have the same length")
+    domain = np.unique(value) if domain is None else np.unique(np.asarray(domain, dtype=float))
+    codes = np.searchsorted(domain, value)
+    outside = (codes >= len(domain)) | (domain[np.minimum(codes, len(domain) - 1)] != value)
+    if outside.any():
+        raise ValueError(f"rating value {value[outside][0]:g} is outside the domain {domain.tolist()}")
+    annotators, rater = np.unique(columns[0], return_inverse=True)
+    items, item = _index_items(columns[1].astype(np.int64), columns[2].astype(np.int64))
+    key = item * max(len(annotators), 1) + rater
+    order = np.argsort(key, kind="stable")
+    twice = np.flatnonzero(np.diff(key[order]) == 0)
+    if len(twice):
+        at = order[twice[0]]
+        raise ValueError(
+            f"annotator {annotators[rater[at]]} rated item {tuple(items[item[at]].tolist())} twice"
+        )
+    return RatingTable(rater[order], item[order], codes[order], annotators, items, domain)
+
+
+def table_from_matrix(matrix, *, domain=None):
+    """A table from a raters x items matrix with NaN for missing (the reference packages' shape).
+
+    Item j becomes (solution j, position 0) and rater i becomes annotator i.
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    raters, items = np.indices(matrix.shape)
+    return rating_table(raters.ravel(), items.ravel(), np.zeros(matrix.size, int), matrix.ravel(), domain=domain)
+
+
+def _index_items(solution, position):
+    # One int64 key per (solution, position) sorts like the pair and is much faster to unique.
+    if len(solution) and (solution.min() < 0 or position.min() < 0 or solution.max() >= 2**31 or position.max() >= 2**32):
+        items, item = np.unique(np.stack([solution, position], 1), axis=0, return_inverse=True)
+        return items, item.ravel()
+    keys, item = np.unique((solution << 32) | position, return_inverse=True)
+    return np.stack([keys >> 32, keys & (2**32 - 1)], 1), item
+
+
+def value_counts(table):
+    """(items, values) array: how many annotators gave each value to each item."""
+    v = len(table.domain)
+    return np.bincount(table.item * v + table.value, minlength=len(table.items) * v).reshape(-1, v)
+
+
+# Krippendorff's alpha -----------------------------------------------------------------------
+
+
+def krippendorff_alpha(table, *, level="ordinal"):
+    """Krippendorff's alpha over all annotators, missing ratings allowed.
+
+    The coincidence-matrix formulation: items rated fewer than twice are not pairable and
+    drop out. ``level`` picks the distance: ``"ordinal"`` (default; suits -1 < 0 < +1),
+    ``"nominal"`` or ``"interval"``.
+    """
+    _check_level(level)
+    contributions = _item_coincidences(value_counts(table))
+    return _defined(_alpha(contributions.sum(0), table.domain, level), "Krippendorff's alpha", _alpha_reason)
+
+
+def _item_coincidences(counts):
+    """(pairable items, values**2): each pairable item's share of the coincidence matrix."""
+    m = counts.sum(1)
+    c = counts[m >= 2].astype(float)
+    v = c.shape[1]
+    o = c[:, :, None] * c[:, None, :]
+    o[:, np.arange(v), np.arange(v)] -= c
+    o /= (m[m >= 2] - 1)[:, None, None]
+    return o.reshape(-1, v * v)
+
+
+def _alpha(coincidences, domain, level):
+    v = len(domain)
+    o = coincidences.reshape(v, v)
+    n_c = o.sum(0)
+    n = n_c.sum()
+    if n < 2:
+        return np.nan
+    e = (np.outer(n_c, n_c) - np.diag(n_c)) / (n - 1)
+    d = _distances(domain, n_c, level)
+    expected = (e * d).sum()
+    return np.nan if expected <= 0 else 1.0 - (o * d).sum() / expected
+
+
+def _distances(domain, n_c, level):
+    i, j = np.indices((len(domain), len(domain)))
+    if level == "nominal":
+        return (i != j).astype(float)
+    if level == "interval":
+        return (domain[i] - domain[j]) ** 2
+    # Ordinal: the values between two ranks (half of each end) as the distance, squared.
+    cumulative = np.concatenate([[0.0], np.cumsum(n_c)])
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    return (cumulative[hi + 1] - cumulative[lo] - (n_c[i] + n_c[j]) / 2) ** 2
+
+
+def _alpha_reason(_):
+    return "no item was rated by two annotators, or every pairable rating has the same value"
+
+
+def _check_level(level):
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+
+
+# Cohen's kappa -------------------------------------------------------------------------------
+
+
+def cohen_kappa_matrix(table, *, weights=None, min_shared=1):
+    """Cohen's kappa for every pair of annotators that share at least ``min_shared`` items.
+
+    Returns ``{annotator: {other: PairKappa(kappa, shared)}}`` holding both directions (kappa
+    is symmetric); pairs below ``min_shared`` are absent. ``weights``: None (unweighted),
+    ``"linear"`` or ``"quadratic"`` disagreement weights on the rank distance of the values.
+    """
+    pair_raters, tables = _pair_tables(table, weights)
+    shared = tables.sum((1, 2))
+    keep = shared >= min_shared
+    kappas = _kappas(tables[keep], len(table.domain), weights)
+    matrix = {}
+    for (a, b), kappa, n in zip(pair_raters[keep].tolist(), kappas.tolist(), shared[keep].tolist()):
+        pair = PairKappa(None if kappa != kappa else kappa, n)
+        ida, idb = table.annotators[a].item(), table.annotators[b].item()
+        matrix.setdefault(ida, {})[idb] = pair
+        matrix.setdefault(idb, {})[ida] = pair
+    return matrix
+
+
+def cohen_kappa(table, a, b, *, weights=None):
+    """Cohen's kappa between annotators ``a`` and ``b`` (ids) on the items both rated."""
+    shared = _shared_items(table, a, b)
+    v = len(table.domain)
+    counts = np.bincount(shared[:, 0] * v + shared[:, 1], minlength=v * v).reshape(1, v, v)
+    kappa = _kappas(counts, v, weights)[0]
+    return _defined(kappa, "Cohen's kappa", lambda _: f"annotators {a} and {b} share no item, or both used one value only")
+
+
+def _pair_tables(table, weights):
+    """(pairs, 2) rater codes and (pairs, values, values) contingency tables of co-rated items."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic'; got {weights!r}")
+    a, b = _pairs_in_runs(table.item)
+    r, v = len(table.annotators), len(table.domain)
+    pair_keys, pair = _dense_unique(table.rater[a] * r + table.rater[b], r * r)
+    cells = pair * v * v + table.value[a] * v + table.value[b]
+    tables = np.bincount(cells, minlength=len(pair_keys) * v * v).reshape(-1, v, v)
+    return np.stack([pair_keys // r, pair_keys % r], 1), tables
+
+
+def _dense_unique(keys, size):
+    """``np.unique(keys, return_inverse=True)`` for keys in [0, size): a lookup when size allows."""
+    if size > 1 << 24:
+        return np.unique(keys, return_inverse=True)
+    present = np.bincount(keys, minlength=size) > 0
+    distinct = np.flatnonzero(present)
+    lookup = np.cumsum(present) - 1
+    return distinct, lookup[keys]
+
+
+def _kappas(tables, v, weights):
+    """Kappa per contingency table, NaN where chance disagreement is zero."""
+    i, j = np.indices((v, v))
+    w = {None: (i != j).astype(float), "linear": np.abs(i - j).astype(float), "quadratic": (i - j) ** 2.0}[weights]
+    tables = tables.astype(float)
+    n = tables.sum((1, 2))
+    observed = (tables * w).sum((1, 2))
+    expected = np.einsum("pi,pj,ij->p", tables.sum(2), tables.sum(1), w) / np.where(n > 0, n, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(expected > 0, 1.0 - observed / np.where(expected > 0, expected, 1), np.nan)
+
+
+def _shared_items(table, a, b):
+    """(shared items, 2) value codes of annotator ids ``a`` and ``b``, in item order."""
+    codes = [np.searchsorted(table.annotators, x) for x in (a, b)]
+    for x, code in zip((a, b), codes):
+        if code >= len(table.annotators) or table.annotators[code] != x:
+            raise ValueError(f"annotator {x} has no ratings here")
+    first, second = (np.flatnonzero(table.rater == code) for code in codes)
+    common, ia, ib = np.intersect1d(table.item[first], table.item[second], return_indices=True)
+    return np.stack([table.value[first[ia]], table.value[second[ib]]], 1)
+
+
+def _pairs_in_runs(groups):
+    """Index pairs (i < j) of every two rows inside each run of equal values of ``groups``.
+
+    Runs are handled size by size, so the only loop is over distinct run lengths.
+    """
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(groups) else np.zeros(0, int)
+    sizes = np.diff(np.r_[starts, len(groups)])
+    firsts, seconds = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for size in np.unique(sizes[sizes >= 2]).tolist():
+        iu, ju = np.triu_indices(size, 1)
+        base = starts[sizes == size][:, None]
+        firsts.append((base + iu).ravel())
+        seconds.append((base + ju).ravel())
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+# Fleiss' kappa -------------------------------------------------------------------------------
+
+
+def fleiss_kappa(table):
+    """Fleiss' kappa; every item must carry the same number (at least two) of ratings."""
+    counts = value_counts(table)
+    m = counts.sum(1)
+    if len(m) == 0 or m.min() != m.max():
+        low, high = (m.min(), m.max()) if len(m) else (0, 0)
+        raise AgreementUndefined(
+            f"Fleiss' kappa needs the same number of ratings on every item; items carry {low} to {high}"
+        )
+    return fleiss_kappa_from_counts(counts)
+
+
+def fleiss_kappa_from_counts(counts):
+    """Fleiss' kappa from an (items, categories) table of rating counts."""
+    return _defined(_fleiss(_fleiss_contributions(np.asarray(counts, dtype=float)).sum(0)), "Fleiss' kappa", _fleiss_reason)
+
+
+def _fleiss_contributions(counts):
+    # Per item: the category counts and the item's observed agreement P_i.
+    n = counts.sum(1)
+    if len(n) == 0 or n.min() != n.max() or n[0] < 2:
+        raise AgreementUndefined(_fleiss_reason(None))
+    p_i = ((counts**2).sum(1) - n) / (n * (n - 1))
+    return np.column_stack([counts, p_i, np.ones(len(n))])
+
+
+def _fleiss(sums):
+    counts, p_sum, items = sums[:-2], sums[-2], sums[-1]
+    p_j = counts / counts.sum()
+    p_e = (p_j**2).sum()
+    return np.nan if p_e >= 1 else (p_sum / items - p_e) / (1 - p_e)
+
+
+def _fleiss_reason(_):
+    return "Fleiss' kappa needs at least two ratings on every item and more than one value used"
+
+
+# First error ---------------------------------------------------------------------------------
+
+
+def first_error_agreement(table, *, error_value=-1):
+    """Share of annotator pairs on a solution that put the first error at the same position.
+
+    Over solutions rated by at least two annotators; a pair agrees when both put their first
+    ``error_value`` at the same position or neither found one.
+    """
+    r = len(table.annotators)
+    solution, position = table.items[table.item, 0], table.items[table.item, 1]
+    passes, pass_of = np.unique(solution * r + table.rater, return_inverse=True)
+    first = np.full(len(passes), -1, dtype=np.int64)  # -1: no error found
+    error_code = np.searchsorted(table.domain, error_value)
+    if error_code < len(table.domain) and table.domain[error_code] == error_value:
+        errors = table.value == error_code
+        # Sorting by position descending lets the smallest error position be written last.
+        order = np.argsort(-position[errors], kind="stable")
+        first[pass_of[errors][order]] = position[errors][order]
+    a, b = _pairs_in_runs(passes // r)
+    if len(a) == 0:
+        raise AgreementUndefined("no solution was rated by two annotators")
+    agree = int((first[a] == first[b]).sum())
+    return FirstErrorAgreement(agree / len(a), agree, len(a), len(np.unique((passes // r)[a])))
+
+
+# Bootstrap -----------------------------------------------------------------------------------
+
+
+def bootstrap_alpha(table, *, level="ordinal", replicates=1000, confidence=0.95, seed=0):
+    """Percentile interval for Krippendorff's alpha, resampling the pairable items.
+
+    Alpha depends on an item only through its value counts, so resampling n items with
+    replacement is drawing, for each distinct count row (in ``np.unique(rows, axis=0)``
+    order), how many of the n draws land on it: ``np.random.default_rng(seed).multinomial(n,
+    share of each row, size=replicates)``. That is the same distribution as drawing item
+    indices, costs nothing per item, and can be reproduced from the seed.
+    """
+    _check_level(level)
+    counts = value_counts(table)
+    statistic = lambda s: _alpha(s, table.domain, level)  # noqa: E731
+    return _bootstrap(counts[counts.sum(1) >= 2], _item_coincidences, statistic, "Krippendorff's alpha",
+                      replicates, confidence, seed)
+
+
+def bootstrap_kappa(table, a, b, *, weights=None, replicates=1000, confidence=0.95, seed=0):
+    """Percentile interval for Cohen's kappa of annotators ``a`` and ``b``, resampling shared items.
+
+    Drawn as ``bootstrap_alpha`` draws, over the distinct (value of a, value of b) rows.
+    """
+    v = len(table.domain)
+
+    def contributions(rows):
+        one_hot = np.zeros((len(rows), v * v))
+        one_hot[np.arange(len(rows)), rows[:, 0] * v + rows[:, 1]] = 1
+        return one_hot
+
+    statistic = lambda s: _kappas(s.reshape(1, v, v), v, weights)[0]  # noqa: E731
+    return _bootstrap(_shared_items(table, a, b), contributions, statistic, "Cohen's kappa", replicates, confidence, seed)
+
+
+def bootstrap_fleiss_kappa(table, *, replicates=1000, confidence=0.95, seed=0):
+    """Percentile interval for Fleiss' kappa, resampling items (drawn as ``bootstrap_alpha`` draws)."""
+    fleiss_kappa(table)  # raises with the reason when the design does not fit
+    contributions = lambda rows: _fleiss_contributions(rows.astype(float))  # noqa: E731
+    return _bootstrap(value_counts(table), contributions, _fleiss, "Fleiss' kappa", replicates, confidence, seed)
+
+
+def _distinct_rows(rows):
+    """``np.unique(rows, axis=0, return_counts=True)`` for small non-negative ints, much faster."""
+    base = int(rows.max()) + 1
+    if base ** rows.shape[1] >= 1 << 62:
+        return np.unique(rows, axis=0, return_counts=True)
+    # Most significant column first, so keys sort as the rows do.
+    keys = rows.astype(np.int64) @ (base ** np.arange(rows.shape[1] - 1, -1, -1, dtype=np.int64))
+    distinct, first, frequency = np.unique(keys, return_index=True, return_counts=True)
+    return rows[first], frequency
+
+
+def _bootstrap(rows, contributions, statistic, name, replicates, confidence, seed):
+    """Interval for a statistic of the sum of per-item contributions, each a function of a row."""
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must lie between 0 and 1")
+    if len(rows) == 0:
+        raise AgreementUndefined(f"{name} is undefined: no item to resample")
+    patterns, frequency = _distinct_rows(rows)
+    per_pattern = contributions(patterns)
+    estimate = _defined(statistic(frequency @ per_pattern), name, lambda _: "no defined value on these ratings")
+    n = len(rows)
+    draws = np.random.default_rng(seed).multinomial(n, frequency / n, size=replicates)
+    values = np.array([statistic(s) for s in draws @ per_pattern])
+    defined = values[~np.isnan(values)]
+    if len(defined) == 0:
+        raise AgreementUndefined(f"{name}: no bootstrap replicate had a value")
+    low, high = np.percentile(defined, [50 * (1 - confidence), 50 * (1 + confidence)])
+    return Interval(estimate, float(low), float(high), confidence, replicates, replicates - len(defined))
+
+
+# Each annotator against the others ------------------------------------------------------------
+
+
+def per_annotator(table, *, level="ordinal", weights=None, min_shared=1):
+    """``{annotator: AnnotatorAgreement}``: alpha on each annotator's items, and mean pairwise kappa.
+
+    The alpha of an annotator is computed over the items they rated, with every annotator's
+    ratings of those items; items nobody else rated are not pairable and do not count.
+    """
+    _check_level(level)
+    counts = value_counts(table)
+    pairable = counts.sum(1) >= 2
+    contributions = np.zeros((len(counts), counts.shape[1] ** 2))
+    contributions[pairable] = _item_coincidences(counts)
+    r = len(table.annotators)
+    # Sum each rater's items' shares of the coincidence matrix, one column at a time.
+    per_rater = np.column_stack(
+        [np.bincount(table.rater, weights=contributions[table.item, k], minlength=r) for k in range(contributions.shape[1])]
+    )
+    items = np.bincount(table.rater, weights=pairable[table.item], minlength=r).astype(int)
+    kappas = cohen_kappa_matrix(table, weights=weights, min_shared=min_shared)
+    result = {}
+    for code, annotator in enumerate(table.annotators.tolist()):
+        alpha = _alpha(per_rater[code], table.domain, level) if items[code] else np.nan
+        defined = [p.kappa for p in kappas.get(annotator, {}).values() if p.kappa is not None]
+        result[annotator] = AnnotatorAgreement(
+            None if np.isnan(alpha) else float(alpha),
+            int(items[code]),
+            float(np.mean(defined)) if defined else None,
+            len(defined),
+        )
+    return result
+
+
+def _defined(x, name, reason):
+    if x is None or np.isnan(x):
+        raise AgreementUndefined(f"{name} is undefined: {reason(x)}")
+    return float(x)
