@@ -32,7 +32,9 @@ def chromium_path():
     return shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API allows one instance at a time per thread, and other
+# browser tests (tests/frontend) start their own.
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
 

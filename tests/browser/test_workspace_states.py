@@ -99,3 +99,23 @@ def test_workspace_needs_login_and_the_annotator_role(page, live_server):
     make_user("lee", "lead")
     log_in(page, live_server, "lee")
     assert page.goto(url).status == 403
+
+
+def test_phase_one_rates_the_alternatives_at_every_step(page, live_server):
+    project, _ = make_task(
+        ["Step one.", "Step two."], alternatives={0: ["Other one.", "Third one."]}, stop_at_first_error=False,
+    )
+    make_user("ann", "annotator")
+    log_in(page, live_server, "ann")
+    open_workspace(page, live_server, project)
+    order = []
+    for key in "1231":
+        node = page.locator(".ws-step.current")
+        order.append((node.get_attribute("data-position"), node.get_attribute("data-alternative")))
+        page.keyboard.press(key)
+    assert order == [("0", "0"), ("0", "1"), ("0", "2"), ("1", "0")]
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#workspace[data-state="empty"]')
+    done = Assignment.objects.get(annotator__user__username="ann")
+    assert (done.state, done.finish_reason) == ("submitted", "solution")
+    assert stored_ratings("ann") == {(0, 0): (1, False), (0, 1): (0, False), (0, 2): (-1, False), (1, 0): (1, False)}

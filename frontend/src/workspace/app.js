@@ -252,6 +252,8 @@ export function start(root) {
     if (state === "lost") return leaseLost(detail);
     if (state === "signedout") return signedOut(detail);
     if (state === "refused") {
+      // The server will never take these ratings; keeping them would refuse the reload too.
+      if (task) persist(task, {});
       stopTask();
       panel("error", {
         title: "The server refused a change",
