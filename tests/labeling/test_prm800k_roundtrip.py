@@ -46,6 +46,8 @@ def test_every_record_comes_back_exactly(imported, shared_data):
         assert out_obj == source_obj, f"record {line} differs"
         # Same objects with the same key order everywhere: the serialisations agree.
         assert json.dumps(out_obj, ensure_ascii=False) == json.dumps(source_obj, ensure_ascii=False)
+        # The data files are written as json.dumps(ensure_ascii=False) writes: byte for byte too.
+        assert out == source
 
 
 @pytest.mark.slow
