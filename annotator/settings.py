@@ -160,13 +160,14 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = STEPMARK_BROKER == "eager"
 if STEPMARK_BROKER == "filesystem":
     broker_dir = VAR_DIR / "broker"
-    for sub in ("in", "processed"):
+    for sub in ("in", "processed", "control"):
         (broker_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(broker_dir / "in"),
         "data_folder_out": str(broker_dir / "in"),
         "processed_folder": str(broker_dir / "processed"),
+        "control_folder": str(broker_dir / "control"),
         "store_processed": False,
     }
 CELERY_RESULT_BACKEND = None
