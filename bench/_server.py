@@ -1,0 +1,123 @@
+"""Helpers for benchmarks that talk HTTP to a real server: a free port, gunicorn as a child.
+
+Not a benchmark itself (the leading underscore keeps ``python -m bench`` from running it).
+"""
+import contextlib
+import http.client
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_env(database_url, **extra):
+    """The environment of a production-like web process: DEBUG off, a real secret key."""
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url,
+        DJANGO_DEBUG="0",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        DJANGO_SETTINGS_MODULE="annotator.settings",
+    )
+    env.update(extra)
+    return env
+
+
+@contextlib.contextmanager
+def gunicorn(database_url, *, workers, threads, ready_path, headers=None, timeout=90, extra_args=()):
+    """Run ``gunicorn annotator.wsgi`` on a free port; yield ``(port, pid)`` once it answers.
+
+    ``ready_path`` is GET until it answers 200 with ``headers``. The server gets SIGTERM (a
+    graceful stop: requests in flight finish) when the block ends; its log is printed if it
+    failed to start.
+    """
+    port = free_port()
+    log = tempfile.NamedTemporaryFile(prefix="stepmark-gunicorn-", suffix=".log", delete=False)
+    command = [
+        sys.executable, "-m", "gunicorn", "annotator.wsgi",
+        "--bind", f"127.0.0.1:{port}",
+        "--workers", str(workers),
+        "--threads", str(threads),
+        "--worker-class", "gthread",  # keep-alive, so clients do not reconnect per request
+        "--graceful-timeout", "30",
+        "--log-level", "warning",
+        "--error-logfile", log.name,
+        *extra_args,
+    ]
+    process = subprocess.Popen(command, cwd=ROOT, env=server_env(database_url), stdout=log, stderr=log)
+    try:
+        _wait_ready(process, port, ready_path, headers or {}, timeout, log.name)
+        yield port, process.pid
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        log.close()
+        os.unlink(log.name)
+
+
+def _wait_ready(process, port, path, headers, timeout, log_name):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request("GET", path, headers=headers)
+            response = conn.getresponse()
+            response.read()
+            conn.close()
+            if response.status == 200:
+                return
+            last = f"HTTP {response.status}"
+        except OSError as exc:
+            last = repr(exc)
+        time.sleep(0.2)
+    sys.stderr.write(Path(log_name).read_text(errors="replace")[-4000:])
+    raise SystemExit(f"gunicorn did not answer {path} with 200 (last: {last})")
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds ``pid`` has used (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def children(pid):
+    """Process ids whose parent is ``pid`` (gunicorn's workers)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[1]) == pid:
+                found.append(int(entry.name))
+    return found

@@ -1,0 +1,497 @@
+"""The annotator loop over HTTP under load: next, submit, again, by many people at once.
+
+    DJANGO_DEBUG=1 .venv/bin/python -m bench.annotator_loop [--concurrency 32] [--duration 30]
+        [--warmup 5] [--servers 3x4,2x8] [--sqlite] [--profile 200]
+
+Sets up a project (overlap 3, phase-2 rules) of about 5,000 candidate solutions from real
+data (GSM8K's example model solutions, four per problem), ``--concurrency`` annotators with
+API tokens, and serves it with gunicorn (``annotator.wsgi``, DEBUG off, gthread workers; each
+``WxT`` in ``--servers`` is one run with W workers of T threads). Then as many client threads
+as annotators, each on its own keep-alive connection, loop: ``POST /api/projects/{id}/next/``,
+then ``POST /api/assignments/{id}/submit/`` with the ratings in the body (mostly every step
++1 and ``solution``; otherwise steps in order up to a -1 and ``found_error``). After a warm-up
+the loops finishing within ``--duration`` seconds are counted.
+
+Prints loops/s, latency percentiles per endpoint, responses by status, and an integrity check
+read from the database once the server has stopped: every acknowledged submit is stored with
+exactly the ratings it carried and nothing else is submitted; no solution holds more than
+``overlap`` live assignments; nobody was handed the same solution twice.
+
+``--sqlite`` runs the same against the embedded default (a temporary SQLite file).
+``--profile N`` then runs N loops in this process, one at a time, and prints where a
+request's time goes: SQL per calling function, and the Python functions that cost most.
+
+The benchmark owns its database: a PostgreSQL name not ending in ``loadbench`` gets
+``_loadbench`` appended (default ``stepmark_loadbench``); it is created if missing and
+migrated, and only the benchmark's project is reset between runs.
+"""
+import argparse
+import collections
+import cProfile
+import http.client
+import json
+import os
+import pstats
+import random
+import resource
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import uuid
+from pathlib import Path
+
+from bench._server import children, cpu_seconds, gunicorn
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+PROJECT = "bench annotator loop"
+OVERLAP = 3
+GOALS = "goals (PostgreSQL, C=32, 2 shared cores): >= 100 loops/s, p95 < 150 ms, 0 integrity violations"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m bench.annotator_loop", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--concurrency", type=int, default=32, help="annotators looping at once (default 32)")
+    parser.add_argument("--duration", type=float, default=30, help="measured seconds (default 30)")
+    parser.add_argument("--warmup", type=float, default=5, help="seconds before measuring (default 5)")
+    parser.add_argument("--servers", default="3x4", help="gunicorn WORKERSxTHREADS, comma-separated (default 3x4)")
+    parser.add_argument("--sqlite", action="store_true", help="the embedded SQLite default instead of PostgreSQL")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N loops in-process")
+    args = parser.parse_args(argv)
+    servers = [tuple(int(n) for n in spec.lower().split("x")) for spec in args.servers.split(",")]
+
+    workdir = tempfile.mkdtemp(prefix="stepmark-loadbench-")
+    database_url = _configure(args.sqlite, workdir)
+    start = time.monotonic()
+    project_id, tokens = _prepare(args.concurrency)
+    print(f"database: {_redacted(database_url)}; set up in {time.monotonic() - start:.1f}s", flush=True)
+
+    results = []
+    for workers, threads in servers:
+        _reset(project_id)
+        load_before = os.getloadavg()[0]
+        with gunicorn(database_url, workers=workers, threads=threads, ready_path="/api/me/",
+                      headers={"Authorization": f"Token {tokens[0][0]}"}) as (port, pid):
+            before = _cpu_snapshot(pid)
+            run = _drive(port, project_id, tokens, args.warmup, args.duration)
+            run["cpu"] = _cpu_used(before, _cpu_snapshot(pid))
+        run.update(server=f"{workers}x{threads}", load=(load_before, os.getloadavg()[0]))
+        run["integrity"] = _integrity(project_id, run)
+        results.append(run)
+        _report(run, args)
+    if len(results) > 1:
+        _summary(results)
+    if args.profile:
+        _reset(project_id)
+        _profile(project_id, tokens, args.profile)
+    if args.sqlite:
+        for name in os.listdir(workdir):
+            os.unlink(os.path.join(workdir, name))
+    os.rmdir(workdir)
+    return 1 if any(sum(r["integrity"].values()) for r in results) else 0
+
+
+# --- the database and the project --------------------------------------------------------
+
+
+def _configure(sqlite, workdir):
+    if sqlite:
+        url = f"sqlite:///{workdir}/loadbench.sqlite3"
+    else:
+        url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/stepmark_loadbench")
+        parts = urllib.parse.urlsplit(url)
+        if not parts.scheme.startswith("postgres"):
+            raise SystemExit("without --sqlite this benchmark needs PostgreSQL: set DATABASE_URL or leave it unset")
+        name = parts.path.lstrip("/")
+        if not name.endswith("loadbench"):
+            name += "_loadbench"
+        url = urllib.parse.urlunsplit(parts._replace(path="/" + name))
+        _create_database(url)
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "1")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return url
+
+
+def _create_database(url):
+    import psycopg
+
+    parts = urllib.parse.urlsplit(url)
+    name = parts.path.lstrip("/")
+    admin = urllib.parse.urlunsplit(parts._replace(path="/postgres", scheme="postgresql"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+            print(f"created database {name}", flush=True)
+
+
+def _redacted(url):
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.hostname or "")) if parts.password else url
+
+
+def _prepare(concurrency):
+    """The project (imported once) and ``concurrency`` annotators: [(token key, annotator id)]."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from rest_framework.authtoken.models import Token
+
+    from labeling.imports import run_import
+    from labeling.models import Project
+    from labeling.roles import ANNOTATOR, grant_role
+
+    project, created = Project.objects.get_or_create(
+        name=PROJECT, defaults={"overlap": OVERLAP, "instructions": "Rate each step **in order**."}
+    )
+    if created or not project.solutions.exists():
+        result = run_import("gsm8k-examples", DATA / "gsm8k" / "example_model_solutions.jsonl", project)
+        print(f"imported {result.details['solutions']:,} solutions of {result.details['problems']:,} problems", flush=True)
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+    User = get_user_model()
+    tokens = []
+    for i in range(concurrency):
+        # No password: nobody logs in, and hashing 32 passwords would dominate the set-up.
+        user, _ = User.objects.get_or_create(username=f"loadbench-{i:03d}")
+        annotator = grant_role(user, ANNOTATOR)
+        token, _ = Token.objects.get_or_create(user=user)
+        tokens.append((token.key, annotator.pk))
+    return project.pk, tokens
+
+
+def _reset(project_id):
+    """Forget every assignment of the benchmark's project, so each run starts on a fresh queue."""
+    from django.db import connection, transaction
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        work = "SELECT id FROM labeling_assignment WHERE project_id = %s"
+        cursor.execute(f"DELETE FROM labeling_rating WHERE assignment_id IN ({work})", [project_id])
+        cursor.execute(f"DELETE FROM labeling_step WHERE author_id IN ({work})", [project_id])
+        cursor.execute("DELETE FROM labeling_assignment WHERE project_id = %s", [project_id])
+        cursor.execute("UPDATE labeling_solution SET live_assignments = 0 WHERE project_id = %s", [project_id])
+    connection.close()  # the server must not wait behind this process's connection
+
+
+# --- the load ---------------------------------------------------------------------------
+
+
+def plan_ratings(task, rng):
+    """``(finish_reason, ratings)`` a careful annotator would submit for the ``task`` payload."""
+    main = [s["position"] for s in task["steps"] if any(a["alternative"] == 0 for a in s["alternatives"])]
+    if rng.random() < 0.6:
+        return "solution", [{"position": p, "alternative": 0, "value": rng.choice((1, 1, 1, 0))} for p in main]
+    error = rng.randrange(len(main))
+    ratings = [{"position": p, "alternative": 0, "value": rng.choice((1, 1, 1, 0))} for p in main[:error]]
+    ratings.append({"position": main[error], "alternative": 0, "value": -1})
+    at_error = next(s for s in task["steps"] if s["position"] == main[error])
+    for alt in at_error["alternatives"]:  # found_error needs every alternative at the error rated
+        if alt["alternative"] > 0:
+            ratings.append({"position": main[error], "alternative": alt["alternative"], "value": rng.choice((1, 0, -1))})
+    return "found_error", ratings
+
+
+class Client:
+    """One annotator on one keep-alive connection; records every request it makes."""
+
+    def __init__(self, port, token, seed):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+        self.rng = random.Random(seed)
+        self.requests = []  # (endpoint, finished at, seconds, status)
+        self.loops = []  # finished at
+        self.acked = {}  # assignment id -> {(position, alternative): value} of a 200 submit
+        self.unanswered = set()  # assignment ids whose submit got no answer
+        self.resumed = 0  # next answered 200: an earlier submit did not go through
+
+    def call(self, endpoint, path, body=None):
+        started = time.monotonic()
+        try:
+            self.conn.request("POST", path, body=body, headers=self.headers)
+            response = self.conn.getresponse()
+            data, status = response.read(), response.status
+        except (OSError, http.client.HTTPException) as exc:
+            self.conn.close()
+            data, status = b"", type(exc).__name__
+        finished = time.monotonic()
+        self.requests.append((endpoint, finished, finished - started, status))
+        return status, data
+
+    def run(self, project_id, stop_at):
+        while time.monotonic() < stop_at:
+            status, data = self.call("next", f"/api/projects/{project_id}/next/")
+            if status == 204:
+                return  # nothing left for this annotator
+            if status not in (200, 201):
+                time.sleep(0.05)
+                continue
+            self.resumed += status == 200
+            task = json.loads(data)
+            reason, ratings = plan_ratings(task, self.rng)
+            body = {"finish_reason": reason, "note": "", "submit_key": uuid.uuid4().hex,
+                    "client_elapsed_ms": self.rng.randint(5_000, 60_000), "ratings": ratings}
+            status, _ = self.call("submit", f"/api/assignments/{task['id']}/submit/", json.dumps(body))
+            if status == 200:
+                self.acked[task["id"]] = {(r["position"], r["alternative"]): r["value"] for r in ratings}
+                self.loops.append(time.monotonic())
+            elif not isinstance(status, int):
+                self.unanswered.add(task["id"])
+
+
+def _drive(port, project_id, tokens, warmup, duration):
+    began = time.monotonic()
+    measure_from, stop_at = began + warmup, began + warmup + duration
+    clients = [Client(port, token, seed=i) for i, (token, _) in enumerate(tokens)]
+    threads = [threading.Thread(target=c.run, args=(project_id, stop_at), daemon=True) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ended = time.monotonic()
+    window = lambda at: measure_from <= at <= stop_at  # noqa: E731
+    latencies = collections.defaultdict(list)
+    statuses = collections.Counter()
+    for c in clients:
+        for endpoint, at, seconds, status in c.requests:
+            statuses[(endpoint, status)] += 1
+            if window(at):
+                latencies[endpoint].append(seconds)
+    acked = {k: v for c in clients for k, v in c.acked.items()}
+    return {
+        "loops": sum(1 for c in clients for at in c.loops if window(at)),
+        "seconds": duration,
+        "tail": ended - stop_at,
+        "latencies": latencies,
+        "statuses": statuses,
+        "acked": acked,
+        "unanswered": set().union(*(c.unanswered for c in clients)),
+        "resumed": sum(c.resumed for c in clients),
+        "out_of_work": sum(1 for c in clients if c.requests and c.requests[-1][3] == 204),
+    }
+
+
+def _cpu_snapshot(server_pid):
+    """CPU seconds so far of the server's processes, the database's backends and this process."""
+    from django.db import connection
+
+    backends = []
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            backends = [pid for (pid,) in cursor.fetchall()]
+        connection.close()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {
+        "server": {pid: cpu_seconds(pid) for pid in [server_pid, *children(server_pid)]},
+        "database": {pid: cpu_seconds(pid) for pid in backends},
+        "client": usage.ru_utime + usage.ru_stime,
+    }
+
+
+def _cpu_used(before, after):
+    # Processes started during the run (database backends of new connections) count from 0.
+    used = {part: sum(s - before[part].get(pid, 0.0) for pid, s in after[part].items())
+            for part in ("server", "database")}
+    used["client"] = after["client"] - before["client"]
+    return used
+
+
+# --- the integrity check -----------------------------------------------------------------
+
+
+def _integrity(project_id, run):
+    """Violations by kind, read from the database after the server stopped (all zero is right)."""
+    from django.db import connection
+    from django.db.models import Count
+
+    from labeling.models import Assignment, Rating
+
+    acked, unanswered = run["acked"], run["unanswered"]
+    submitted = set(
+        Assignment.objects.filter(project_id=project_id, state=Assignment.SUBMITTED).values_list("pk", flat=True)
+    )
+    stored = collections.defaultdict(dict)
+    rows = Rating.objects.filter(assignment__project_id=project_id).values_list(
+        "assignment_id", "step__position", "step__alternative", "value"
+    )
+    for assignment, position, alternative, value in rows:
+        stored[assignment][(position, alternative)] = value
+    live = Assignment.objects.filter(
+        project_id=project_id, state__in=(Assignment.ACTIVE, Assignment.SUBMITTED), solution__is_gold=False,
+        solution__is_screening=False,
+    )
+    over = live.values("solution").annotate(n=Count("pk")).filter(n__gt=OVERLAP).count()
+    twice = (
+        Assignment.objects.filter(project_id=project_id)
+        .values("annotator", "solution").annotate(n=Count("pk")).filter(n__gt=1).count()
+    )
+    connection.close()
+    return {
+        "acknowledged submit not stored": len(set(acked) - submitted),
+        "stored submit never acknowledged": len(submitted - set(acked) - unanswered),
+        "stored ratings differ from the submit": sum(1 for a in set(acked) & submitted if stored[a] != acked[a]),
+        f"solution with > {OVERLAP} live assignments": over,
+        "annotator given a solution twice": twice,
+    }
+
+
+# --- printing ----------------------------------------------------------------------------
+
+
+def _percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] * 1000 if values else float("nan")
+
+
+def _report(run, args):
+    print()
+    print(f"server gunicorn gthread {run['server']} (workers x threads), {args.concurrency} clients, "
+          f"{'SQLite' if args.sqlite else 'PostgreSQL'}; load average {run['load'][0]:.1f} before, "
+          f"{run['load'][1]:.1f} after ({os.cpu_count()} CPUs, shared)")
+    print(f"loops/s {run['loops'] / run['seconds']:.1f} ({run['loops']:,} next+submit loops in {run['seconds']:.0f} s "
+          f"after {args.warmup:.0f} s warm-up; the last requests finished {run['tail']:.2f} s after the end)")
+    print(f"{'endpoint':<8} {'requests':>9} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    for endpoint in ("next", "submit"):
+        values = run["latencies"].get(endpoint, [])
+        print(f"{endpoint:<8} {len(values):>9,} {len(values) / run['seconds']:>7.1f} {_percentile(values, .5):>8.1f} "
+              f"{_percentile(values, .95):>8.1f} {_percentile(values, .99):>8.1f} {_percentile(values, 1):>8.1f}")
+    by_status = ", ".join(f"{e} {s}: {n:,}" for (e, s), n in sorted(run["statuses"].items(), key=str))
+    cpu, loops = run["cpu"], len(run["acked"]) or 1
+    database = "in the gunicorn workers" if args.sqlite else f"{cpu['database'] / loops * 1000:.1f} ms"
+    per_loop = sum(cpu.values()) / loops
+    print(f"CPU per loop (whole run, {loops:,} loops): gunicorn {cpu['server'] / loops * 1000:.1f} ms, "
+          f"database backends {database}, load generator {cpu['client'] / loops * 1000:.1f} ms; "
+          f"{sum(cpu.values()) / (run['seconds'] + args.warmup + run['tail']):.2f} CPUs busy on average")
+    print(f"capacity with all {os.cpu_count()} CPUs to ourselves (CPUs / CPU per loop): "
+          f"about {os.cpu_count() / per_loop:.0f} loops/s")
+    print(f"responses (whole run, warm-up included): {by_status}")
+    if run["resumed"] or run["out_of_work"] or run["unanswered"]:
+        print(f"resumed assignments: {run['resumed']}, clients out of work: {run['out_of_work']}, "
+              f"submits without an answer: {len(run['unanswered'])}")
+    violations = run["integrity"]
+    print(f"integrity: {len(run['acked']):,} acknowledged submits checked; "
+          f"{sum(violations.values())} violations" + ("" if not sum(violations.values()) else ":"))
+    for kind, n in violations.items():
+        if n:
+            print(f"  {kind}: {n}")
+    print(GOALS)
+
+
+def _summary(results):
+    print("\nserver   loops/s  next p95  submit p95  CPU ms/loop  violations  load avg")
+    for r in results:
+        p95 = [_percentile(r["latencies"].get(e, []), .95) for e in ("next", "submit")]
+        per_loop = sum(r["cpu"].values()) / (len(r["acked"]) or 1) * 1000
+        print(f"{r['server']:<8} {r['loops'] / r['seconds']:>7.1f} {p95[0]:>9.1f} {p95[1]:>11.1f} {per_loop:>12.1f} "
+              f"{sum(r['integrity'].values()):>11} {r['load'][1]:>9.1f}")
+
+
+# --- where the time goes ----------------------------------------------------------------
+
+
+def _profile(project_id, tokens, loops):
+    """Run ``loops`` loops in-process, one at a time; print where a request's time goes.
+
+    Odd loops run under cProfile, even ones without it (their figures are the clean ones).
+    CPU is counted in this thread (Django, DRF, the driver) and in the database backend.
+    """
+    from django.conf import settings
+    from django.db import connection
+    from django.test import Client as DjangoClient
+
+    settings.DEBUG = False  # as in production: no query log
+    rng = random.Random(1)
+    sql = collections.defaultdict(lambda: [0, 0.0])  # (endpoint, caller) -> [queries, seconds]
+    clean = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0])  # endpoint -> [n, wall, own CPU, backend CPU]
+    current = {"endpoint": None}
+
+    def meter(execute, statement, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(statement, params, many, context)
+        finally:
+            entry = sql[(current["endpoint"], _caller())]
+            entry[0] += 1
+            entry[1] += time.perf_counter() - started
+
+    profiler = cProfile.Profile()
+    clients = [DjangoClient(HTTP_AUTHORIZATION=f"Token {token}") for token, _ in tokens]
+
+    def call(endpoint, profiled, client, path, body=None):
+        backend = cpu_seconds(connection.connection.info.backend_pid) if connection.connection else 0.0
+        current["endpoint"] = endpoint if not profiled else None
+        wall, cpu = time.perf_counter(), time.thread_time()
+        if profiled:
+            profiler.enable()
+        response = client.post(path, body, content_type="application/json")
+        if profiled:
+            profiler.disable()
+            return response
+        n = clean[endpoint]
+        n[0] += 1
+        n[1] += time.perf_counter() - wall
+        n[2] += time.thread_time() - cpu
+        n[3] += cpu_seconds(connection.connection.info.backend_pid) - backend
+        return response
+
+    def loop(i, profiled):
+        client = clients[i % len(clients)]
+        task = call("next", profiled, client, f"/api/projects/{project_id}/next/").json()
+        reason, ratings = plan_ratings(task, rng)
+        body = {"finish_reason": reason, "note": "", "submit_key": uuid.uuid4().hex, "ratings": ratings}
+        response = call("submit", profiled, client, f"/api/assignments/{task['id']}/submit/", body)
+        assert response.status_code == 200, response.content
+
+    for i in range(len(clients)):  # warm up: middleware, URL resolver, connections, caches
+        loop(i, profiled=False)
+    clean.clear()
+    with connection.execute_wrapper(meter):
+        for i in range(2 * loops):
+            loop(i, profiled=i % 2 == 1)
+    print(f"\nprofile: {loops} loops in-process, one request at a time, Django and DRF as served "
+          f"(+ {loops} more under cProfile); load average {os.getloadavg()[0]:.1f}")
+    print("(wall time includes waiting for a CPU on a contended machine; the CPU figures do not;\n"
+          " database backend CPU comes from /proc in 10 ms ticks, so only its average means something)")
+    for endpoint in ("next", "submit"):
+        n, wall, own, backend = clean[endpoint]
+        rows = sorted(((k[1], *v) for k, v in sql.items() if k[0] == endpoint), key=lambda r: -r[2])
+        queries = sum(r[1] for r in rows) / n
+        in_sql = sum(r[2] for r in rows) / n * 1000
+        print(f"\n{endpoint}: {wall / n * 1000:.1f} ms wall per request ({in_sql:.1f} ms of it in {queries:.1f} queries); "
+              f"CPU {own / n * 1000:.1f} ms in Django/DRF/driver + {backend / n * 1000:.1f} ms in the database backend")
+        print(f"  {'queries/req':>11} {'ms/req':>7}  caller (innermost labeling/auth frame)")
+        for caller, count, seconds in rows:
+            print(f"  {count / n:>11.1f} {seconds / n * 1000:>7.2f}  {caller}")
+    print("\nPython functions by own time (both endpoints, under cProfile):")
+    stats = pstats.Stats(profiler, stream=sys.stdout)
+    stats.sort_stats("tottime").print_stats(20)
+    print("cumulative, labelling code and serializers:")
+    stats.sort_stats("cumulative").print_stats(
+        r"labeling/|rest_framework/(serializers|fields|authentication|renderers|views)|markdown|nh3", 30
+    )
+
+
+def _caller():
+    """``module.function`` of the innermost project (or auth) frame issuing a query."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if "/labeling/" in name or "rest_framework/authentication" in name or "django/contrib/auth/backends" in name:
+            module = Path(name).stem if "/labeling/" not in name else name.split("/labeling/")[1][:-3].replace("/", ".")
+            return f"{module}.{frame.f_code.co_name}"
+        frame = frame.f_back
+    return "other"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
