@@ -162,10 +162,16 @@ def _apply(assignment, items, now):
     for entry in touched.values():
         if entry.human:
             entry.step.save()
+    # A cleared rating (undo) removes the row: an export must not list a step the annotator
+    # un-rated as "shown, rated null".
+    cleared = [e.step.pk for e in touched.values() if e.value is None and not e.human and e.step.pk]
+    if cleared:
+        Rating.objects.filter(assignment=assignment, step_id__in=cleared).delete()
     Rating.objects.bulk_create(
         [
             Rating(assignment=assignment, step=e.step, value=e.value, flagged=e.flagged, rated_at=now)
             for e in touched.values()
+            if e.value is not None or e.human
         ],
         update_conflicts=True,
         unique_fields=["assignment", "step"],

@@ -55,6 +55,15 @@ def test_a_draft_is_upserted_and_may_change_before_submission():
     assert Rating.objects.filter(assignment=a).count() == 2
 
 
+def test_undo_removes_the_rating_so_the_export_does_not_list_the_step():
+    a = handed(steps=3, alternatives={1: 2})
+    save_draft(a, [r(0, 1), r(1, -1), r(1, 1, alternative=1)], now=later(1))
+    save_draft(a, [r(1, None, alternative=1), r(1, None)], now=later(2))
+    assert values(a) == {(0, 0): 1}
+    save_draft(a, [r(1, 1), r(2, 1)], now=later(3))
+    assert values(a) == {(0, 0): 1, (1, 0): 1, (2, 0): 1}
+
+
 @pytest.mark.parametrize(
     "item, field",
     [
