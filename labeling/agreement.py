@@ -115,7 +115,10 @@ def table_from_matrix(matrix, *, domain=None):
 
 def _index_items(solution, position):
     # One int64 key per (solution, position) sorts like the pair and is much faster to unique.
-    if len(solution) and (solution.min() < 0 or position.min() < 0 or solution.max() >= 2**31 or position.max() >= 2**32):
+    small = not len(solution) or (
+        solution.min() >= 0 and position.min() >= 0 and solution.max() < 2**31 and position.max() < 2**32
+    )
+    if not small:
         items, item = np.unique(np.stack([solution, position], 1), axis=0, return_inverse=True)
         return items, item.ravel()
     keys, item = np.unique((solution << 32) | position, return_inverse=True)
@@ -217,7 +220,8 @@ def cohen_kappa(table, a, b, *, weights=None):
     v = len(table.domain)
     counts = np.bincount(shared[:, 0] * v + shared[:, 1], minlength=v * v).reshape(1, v, v)
     kappa = _kappas(counts, v, weights)[0]
-    return _defined(kappa, "Cohen's kappa", lambda _: f"annotators {a} and {b} share no item, or both used one value only")
+    reason = f"annotators {a} and {b} share no item, or both used one value only"
+    return _defined(kappa, "Cohen's kappa", lambda _: reason)
 
 
 def _pair_tables(table, weights):
@@ -298,7 +302,8 @@ def fleiss_kappa(table):
 
 def fleiss_kappa_from_counts(counts):
     """Fleiss' kappa from an (items, categories) table of rating counts."""
-    return _defined(_fleiss(_fleiss_contributions(np.asarray(counts, dtype=float)).sum(0)), "Fleiss' kappa", _fleiss_reason)
+    sums = _fleiss_contributions(np.asarray(counts, dtype=float)).sum(0)
+    return _defined(_fleiss(sums), "Fleiss' kappa", _fleiss_reason)
 
 
 def _fleiss_contributions(counts):
@@ -379,7 +384,8 @@ def bootstrap_kappa(table, a, b, *, weights=None, replicates=1000, confidence=0.
         return one_hot
 
     statistic = lambda s: _kappas(s.reshape(1, v, v), v, weights)[0]  # noqa: E731
-    return _bootstrap(_shared_items(table, a, b), contributions, statistic, "Cohen's kappa", replicates, confidence, seed)
+    shared = _shared_items(table, a, b)
+    return _bootstrap(shared, contributions, statistic, "Cohen's kappa", replicates, confidence, seed)
 
 
 def bootstrap_fleiss_kappa(table, *, replicates=1000, confidence=0.95, seed=0):
@@ -435,9 +441,10 @@ def per_annotator(table, *, level="ordinal", weights=None, min_shared=1):
     contributions[pairable] = _item_coincidences(counts)
     r = len(table.annotators)
     # Sum each rater's items' shares of the coincidence matrix, one column at a time.
-    per_rater = np.column_stack(
-        [np.bincount(table.rater, weights=contributions[table.item, k], minlength=r) for k in range(contributions.shape[1])]
-    )
+    per_rater = np.column_stack([
+        np.bincount(table.rater, weights=contributions[table.item, k], minlength=r)
+        for k in range(contributions.shape[1])
+    ])
     items = np.bincount(table.rater, weights=pairable[table.item], minlength=r).astype(int)
     kappas = cohen_kappa_matrix(table, weights=weights, min_shared=min_shared)
     result = {}

@@ -145,6 +145,9 @@ def test_rating_table_indexes_items_and_refuses_bad_input():
     decoded = [(table.annotators[r], *table.items[i], table.domain[v])
                for r, i, v in zip(table.rater, table.item, table.value)]
     assert decoded == [(7, 12, 0, -1), (7, 12, 1, 1), (7, 30, 2, 1), (9, 30, 2, 0)]
+    # Ids too large for the packed item key take the slower path, with the same result.
+    big = ag.rating_table([1, 2, 1], [2**40, 2**40, 5], [3, 3, 0], [1, 1, 0])
+    assert big.items.tolist() == [[5, 0], [2**40, 3]] and big.item.tolist() == [0, 1, 1]
     with pytest.raises(ValueError, match=r"annotator 7 rated item \(12, 0\) twice"):
         ag.rating_table([7, 7], [12, 12], [0, 0], [1, 0])
     with pytest.raises(ValueError, match="outside the domain"):
