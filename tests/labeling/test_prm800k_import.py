@@ -252,3 +252,51 @@ def test_import_command_fails_with_the_location(tmp_path, native):
     assert not Assignment.objects.exists()
     with pytest.raises(CommandError, match="no project"):
         call_command("import_prm800k", str(path), "--project", "missing")
+
+
+# The tests above run inside a transaction that is never committed; these commit for real, so
+# PostgreSQL's deferred foreign-key checks run (with row triggers on) and a failed import
+# really rolls back at the top level.
+ORPHANS = [
+    "SELECT count(*) FROM labeling_rating r LEFT JOIN labeling_step s ON s.id = r.step_id WHERE s.id IS NULL",
+    "SELECT count(*) FROM labeling_rating r LEFT JOIN labeling_assignment a ON a.id = r.assignment_id WHERE a.id IS NULL",
+    "SELECT count(*) FROM labeling_step st LEFT JOIN labeling_solution s ON s.id = st.solution_id WHERE s.id IS NULL",
+    "SELECT count(*) FROM labeling_step st LEFT JOIN labeling_assignment a ON a.id = st.author_id "
+    "WHERE st.author_id IS NOT NULL AND a.id IS NULL",
+    "SELECT count(*) FROM labeling_assignment a LEFT JOIN labeling_solution s ON s.id = a.solution_id WHERE s.id IS NULL",
+    "SELECT count(*) FROM labeling_solution s LEFT JOIN labeling_problem p ON p.id = s.problem_id WHERE p.id IS NULL",
+]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("row_triggers", ["off where allowed", "on"])
+def test_committed_import_has_no_dangling_references(tmp_path, native, example, monkeypatch, row_triggers):
+    from django.db import connection
+
+    monkeypatch.setattr(prm800k_bulk, "SKIP_ROW_TRIGGERS", row_triggers != "on")
+    monkeypatch.setattr(prm800k, "CHUNK", 3)
+    project = Project.objects.create(name="committed")
+    second = copy.deepcopy(example)
+    second["labeler"] = "00000000-0000-4000-8000-000000000002"
+    run_import("prm800k", write_jsonl(tmp_path / "a.jsonl", native + [example, second]), project)
+    with connection.cursor() as cursor:
+        for sql in ORPHANS:
+            cursor.execute(sql)
+            assert cursor.fetchone()[0] == 0, sql
+        cursor.execute("SHOW session_replication_role")
+        assert cursor.fetchone()[0] == "origin"
+    assert export_objects(project) == native + [example, second]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_committed_failure_leaves_nothing(tmp_path, native):
+    project = Project.objects.create(name="committed failure")
+    bad = copy.deepcopy(native)
+    bad[6]["label"]["steps"][2]["completions"][0]["rating"] = 2
+    with pytest.raises(ImportFailed) as info:
+        run_import("prm800k", write_jsonl(tmp_path / "bad.jsonl", bad), project)
+    assert (info.value.line, info.value.field) == (7, "label.steps[2].completions[0].rating")
+    assert table_counts(project) == (0, 0, 0, 0, 0)
+    assert not Annotator.objects.exists()
+    run_import("prm800k", write_jsonl(tmp_path / "good.jsonl", native), project)  # the connection is fine
+    assert export_objects(project) == native
