@@ -74,6 +74,8 @@ def build_parser():
         "solutions and their harmonic mean (F1); answer + is_correct give best-of-N against majority vote. Without "
         "--checkpoint the input must already hold step_scores (the output of 'score')."))
     _add_common(evaluate, checkpoint_required=False)
+    evaluate.add_argument("--neutral", choices=sorted(NEUTRAL_POLICIES), default=None,
+                          help="how PRM800K 0 ratings count when evaluating: positive, negative or ignore (default: as the checkpoint was trained, else positive)")
     evaluate.add_argument("--threshold", type=float, default=0.5, help="a step with P(correct) below this is called incorrect (default 0.5)")
     evaluate.add_argument("--output", default=None, help="also write the report (JSON) to this file")
     return parser
@@ -138,13 +140,17 @@ def run_train(args):
 
 def _scored_records(args):
     """The input's records with step_scores and score, from the checkpoint or as given."""
-    records = read_solutions(args.input, args.format)
-    how = args.aggregation
+    how, prm = args.aggregation, None
     if args.checkpoint is not None:
         from scoring.checkpoint import load_checkpoint
-        from scoring.scorer import score_solutions
 
         prm = load_checkpoint(args.checkpoint, device=args.device)
+    # PRM800K ratings of 0 are labelled as the checkpoint was trained (unless told otherwise)
+    neutral = getattr(args, "neutral", None) or (prm.meta.get("neutral") if prm else None) or "positive"
+    records = read_solutions(args.input, args.format, neutral=neutral)
+    if prm is not None:
+        from scoring.scorer import score_solutions
+
         how = how or prm.meta.get("aggregation", "prod")
         results = score_solutions(prm, [(r["problem"], r["steps"]) for r in records], aggregation=how,
                                   max_tokens=args.max_tokens, max_batch=args.max_batch)

@@ -230,15 +230,15 @@ def detect_format(path):
     raise DataError("empty file, cannot tell its format", path=path)
 
 
-def read_solutions(path, fmt="auto"):
+def read_solutions(path, fmt="auto", *, neutral="positive"):
     """The solutions in any supported file, as dicts holding at least ``problem`` and ``steps``.
 
-    PRM800K records become their labelled examples (``labels`` added); the others keep their
-    own fields.
+    PRM800K records become their labelled examples (``labels`` added, 0 ratings per
+    ``neutral``); the others keep their own fields.
     """
     fmt = detect_format(path) if fmt == "auto" else fmt
     if fmt == "prm800k":
-        return [dataclasses.asdict(e) for e in read_prm800k(path)]
+        return [dataclasses.asdict(e) for e in read_prm800k(path, neutral=neutral)]
     if fmt == "candidates":
         return read_candidates(path)
     if fmt == "processbench":

@@ -73,6 +73,9 @@ def test_train_score_evaluate_round_trip(files, tiny_bases, capsys):
     assert main(["evaluate", "--checkpoint", str(ckpt), "--input", str(files["train"])]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["steps"]["steps"] > 0 and report["steps"]["negative_steps"] > 0
+    assert main(["evaluate", "--checkpoint", str(ckpt), "--input", str(files["train"]), "--neutral", "ignore"]) == 0
+    without_neutral = json.loads(capsys.readouterr().out)
+    assert without_neutral["steps"]["steps"] < report["steps"]["steps"]  # the 0-rated steps left out
 
 
 def test_bad_input_fails_with_file_line_and_field(files, capsys):
