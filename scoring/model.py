@@ -91,9 +91,14 @@ class PRM(nn.Module):
         blocked = torch.zeros(allowed.shape, dtype=self.backbone.dtype, device=allowed.device)
         return blocked.masked_fill(~allowed, torch.finfo(self.backbone.dtype).min)
 
+    def backbone_states(self, input_ids, attention_mask):
+        """The backbone's last hidden states under the PRM's mask (no key/value cache kept)."""
+        extra = {"use_cache": False} if getattr(self.backbone.config, "use_cache", None) is not None else {}
+        out = self.backbone(input_ids=input_ids, attention_mask=self.attention_mask(attention_mask), **extra)
+        return out.last_hidden_state
+
     def forward(self, input_ids, attention_mask):
-        out = self.backbone(input_ids=input_ids, attention_mask=self.attention_mask(attention_mask), use_cache=False)
-        return self.head(out.last_hidden_state).float()
+        return self.head(self.backbone_states(input_ids, attention_mask)).float()
 
 
 def context_length(backbone, tokenizer):
@@ -139,8 +144,7 @@ def _leaks_future(prm, length=16, cut=10):
     second[0, cut:] = torch.randint(low, vocab, (length - cut,), generator=generator)
     ids = torch.cat([first, second]).to(prm.device)
     mask = torch.ones_like(ids)
-    hidden = prm.backbone(input_ids=ids, attention_mask=prm.attention_mask(mask), use_cache=False).last_hidden_state
-    hidden = hidden[:, :cut].float()
+    hidden = prm.backbone_states(ids, mask)[:, :cut].float()
     scale = hidden.abs().max().clamp(min=1.0)
     tolerance = 1e-4 if prm.backbone.dtype == torch.float32 else 2e-2
     return bool(((hidden[0] - hidden[1]).abs().max() / scale) > tolerance)
