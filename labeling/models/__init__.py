@@ -3,19 +3,24 @@
 - ``projects``: Project, the unit of work with its labelling rules.
 - ``content``: Problem, Generation, Solution and Step (the text people rate).
 - ``work``: Annotator, Assignment and Rating (what people did).
-- ``quality``: GoldRating (lead-approved answers for quality control).
+- ``quality``: GoldRating (lead-approved answers for quality control), GoldScore,
+  AnnotatorProjectStatus, GoldProposal and Adjudication.
 """
 from .content import Generation, Problem, Solution, Step
 from .projects import Project
-from .quality import GoldRating
+from .quality import Adjudication, AnnotatorProjectStatus, GoldProposal, GoldRating, GoldScore
 from .work import Annotator, Assignment, FinishReason, Rating
 
 __all__ = [
+    "Adjudication",
     "Annotator",
+    "AnnotatorProjectStatus",
     "Assignment",
     "FinishReason",
     "Generation",
+    "GoldProposal",
     "GoldRating",
+    "GoldScore",
     "Problem",
     "Project",
     "Rating",

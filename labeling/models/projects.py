@@ -30,7 +30,24 @@ class Project(models.Model):
     lease_seconds = models.PositiveIntegerField(
         default=1800, help_text="An assignment without activity for this long returns to the queue."
     )
-    requires_screening = models.BooleanField(default=False)
+    requires_screening = models.BooleanField(
+        default=False, help_text="New annotators pass the screening items before real work."
+    )
+    screening_size = models.PositiveSmallIntegerField(
+        default=0, help_text="How many screening items a newcomer does, in id order (0: all of them)."
+    )
+    screening_threshold = models.FloatField(
+        default=0.8, help_text="Mean exact agreement with gold over the screening items needed to pass."
+    )
+    gold_threshold = models.FloatField(
+        default=0.0, help_text="Pause an annotator whose rolling gold score falls below this (0: never)."
+    )
+    gold_window = models.PositiveSmallIntegerField(
+        default=10, help_text="The rolling gold score is the mean over this many latest gold passes."
+    )
+    gold_min_passes = models.PositiveSmallIntegerField(
+        default=3, help_text="Gold passes needed before the rolling score can pause anyone."
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -48,6 +65,14 @@ class Project(models.Model):
                 condition=Q(quality_control_rate__gte=0) & Q(quality_control_rate__lte=1),
                 name="project_qc_rate_range",
             ),
+            models.CheckConstraint(
+                condition=Q(screening_threshold__gte=0) & Q(screening_threshold__lte=1),
+                name="project_screening_threshold_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_threshold__gte=0) & Q(gold_threshold__lte=1), name="project_gold_threshold_range"
+            ),
+            models.CheckConstraint(condition=Q(gold_window__gte=1), name="project_gold_window_positive"),
         ]
 
     def __str__(self):
