@@ -13,7 +13,7 @@ question is the phase-2 one when the solution has pre-generated steps, else ``pr
 """
 import json
 
-from ..imports.prm800k_record import QUESTION_KEYS, export_timestamp
+from ..imports.prm800k_record import QUESTION_KEYS
 from .prm800k_passes import iter_passes
 from .registry import register
 
@@ -29,12 +29,9 @@ def export(filters):
 def record(p):
     """The PRM800K object for one ``Pass``."""
     shape = p.shape or {}
-    timestamp = shape.get("timestamp")
-    if timestamp is None and p.submitted_at is not None:
-        timestamp = export_timestamp(p.submitted_at)
     return {
         "labeler": shape.get("labeler", p.labeler),
-        "timestamp": timestamp,
+        "timestamp": shape.get("timestamp", p.timestamp),
         "generation": p.generation,
         "is_quality_control_question": p.is_quality_control,
         "is_initial_screening_question": p.is_screening,

@@ -12,12 +12,14 @@ import uuid
 
 from django.db import connection
 
+from ..imports.prm800k_record import export_timestamp
+
 BATCH = 2000
 
 # The batch is cut from the assignment table alone (by primary key) before any join, so a
 # batch costs the same at the end of a large project as at its start.
 _PASSES_SQL = """
-SELECT a.id, an.uuid, a.submitted_at, a.generation, a.is_quality_control, a.is_screening, a.total_time,
+SELECT a.id, {labeler}, {timestamp}, a.generation, a.is_quality_control, a.is_screening, a.total_time,
        a.finish_reason, a.source_shape, a.solution_id, s.has_pre_generated, s.final_answer, s.verifier_score,
        s.num_steps, s.problem_id
 FROM (
@@ -30,6 +32,14 @@ JOIN labeling_solution s ON s.id = a.solution_id
 LEFT JOIN labeling_annotator an ON an.id = a.annotator_id
 ORDER BY a.id
 """
+# PostgreSQL writes the labeler and the timestamp as PRM800K text itself (parsing them into
+# objects only to format them again is a tenth of an export's time).
+_PG_COLUMNS = {
+    "labeler": "an.uuid::text",
+    "timestamp": """to_char(a.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')""",
+}
+_SQLITE_COLUMNS = {"labeler": "an.uuid", "timestamp": "a.submitted_at"}
+
 # Three single-table reads joined in Python: each plan is an index scan whatever the
 # statistics say (right after a bulk import they say little), and a solution's steps and a
 # problem's text cross the wire once per batch, not once per rating or per pass.
@@ -50,24 +60,32 @@ class Pass:
     """
 
     __slots__ = (
-        "id", "labeler", "submitted_at", "generation", "is_quality_control", "is_screening", "total_time",
+        "id", "labeler", "timestamp", "generation", "is_quality_control", "is_screening", "total_time",
         "finish_reason", "shape", "solution_id", "has_pre_generated", "final_answer", "verifier_score",
         "num_steps", "problem_id", "problem", "ground_truth_solution", "ground_truth_answer", "positions",
         "pre_generated",
     )
 
-    def __init__(self, row):
-        (self.id, labeler, submitted_at, self.generation, self.is_quality_control, self.is_screening,
+    def __init__(self, row, postgres):
+        (self.id, labeler, timestamp, self.generation, self.is_quality_control, self.is_screening,
          self.total_time, self.finish_reason, shape, self.solution_id, self.has_pre_generated, self.final_answer,
          self.verifier_score, self.num_steps, self.problem_id) = row
-        # SQLite hands back text where PostgreSQL hands back objects.
-        self.labeler = None if labeler is None else str(labeler if isinstance(labeler, uuid.UUID) else uuid.UUID(labeler))
-        if isinstance(submitted_at, str):
-            submitted_at = datetime.datetime.fromisoformat(submitted_at)
-        if submitted_at is not None and submitted_at.tzinfo is None:
-            submitted_at = submitted_at.replace(tzinfo=datetime.timezone.utc)
-        self.submitted_at = submitted_at
+        if postgres:
+            # As datetime.isoformat() writes it: no fraction when the microseconds are 0.
+            if timestamp is not None and timestamp.endswith(".000000"):
+                timestamp = timestamp[:-7]
+        else:
+            # SQLite keeps a UUID as 32 hex digits and a time as text (or a naive datetime, UTC).
+            labeler = None if labeler is None else str(uuid.UUID(str(labeler)))
+            if timestamp is not None:
+                if isinstance(timestamp, str):
+                    timestamp = datetime.datetime.fromisoformat(timestamp)
+                if timestamp.tzinfo is None:
+                    timestamp = timestamp.replace(tzinfo=datetime.timezone.utc)
+                timestamp = export_timestamp(timestamp)
+        # Django has psycopg hand JSON back as text, as SQLite does.
         self.shape = json.loads(shape) if isinstance(shape, str) else shape
+        self.labeler, self.timestamp = labeler, timestamp
         self.positions = {}
         self.pre_generated = None
 
@@ -76,14 +94,14 @@ def iter_passes(filters, *, batch=None):
     """Yield a ``Pass`` for each submitted assignment ``filters`` keeps, in id order."""
     batch = batch or BATCH
     where, params = _filter_sql(filters)
-    sql = _PASSES_SQL.format(filters=where)
-    last_id = 0
     postgres = connection.vendor == "postgresql"
+    sql = _PASSES_SQL.format(filters=where, **(_PG_COLUMNS if postgres else _SQLITE_COLUMNS))
+    last_id = 0
     while True:
         cursor = connection.cursor().cursor  # the driver's own: no debug logging of big batches
         try:
             cursor.execute(sql, [filters.project_id, last_id, *params, batch])
-            passes = [Pass(row) for row in cursor.fetchall()]
+            passes = [Pass(row, postgres) for row in cursor.fetchall()]
             if not passes:
                 return
             _fill(cursor, passes, postgres)
