@@ -179,6 +179,24 @@ CELERY_TASK_ROUTES = {"scoring.tasks.*": {"queue": "gpu"}}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 
+# --- Caches ------------------------------------------------------------------------------
+# "default" stays per process (the login throttle; tests clear it). "stats" holds the lead
+# dashboard and its per-project versions (labeling/stats_cache.py): Redis when the broker is
+# Redis, so every web process shares one copy; a file cache under var/ otherwise (the demo).
+# The prefix keeps databases that share one Redis (tests, benchmarks) apart.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if STEPMARK_BROKER == "redis":
+    CACHES["stats"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": f"stepmark:{DATABASES['default']['NAME']}",
+    }
+else:
+    CACHES["stats"] = {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(VAR_DIR / "cache"),
+    }
+
 # --- Stepmark ------------------------------------------------------------------------------
 # Where scheduled exports and model checkpoints live.
 STEPMARK_EXPORT_DIR = Path(os.environ.get("STEPMARK_EXPORT_DIR", VAR_DIR / "exports"))

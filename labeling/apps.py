@@ -5,3 +5,13 @@ class LabelingConfig(AppConfig):
     name = "labeling"
     verbose_name = "Labeling"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        # Submits keep the lead dashboard's cache current (labeling/stats_cache.py).
+        from django.db.models.signals import post_delete, post_save
+
+        from . import stats_cache
+        from .models import Assignment
+
+        post_save.connect(stats_cache.on_submit, sender=Assignment, dispatch_uid="stats_cache_submit")
+        post_delete.connect(stats_cache.on_delete, sender=Assignment, dispatch_uid="stats_cache_delete")

@@ -1,0 +1,284 @@
+"""Every figure the lead dashboard shows, for a project, a generation and a time window.
+
+``build_dashboard`` returns one JSON-ready dict: agreement (Krippendorff's alpha with a
+bootstrap interval overall, per day or week and per generation; first-error agreement), the
+annotator x annotator Cohen's kappa matrix, one row per annotator (status, gold score,
+rating distribution, alpha and mean kappa against the others, throughput) and the project's
+throughput (labeling/throughput.py). The statistics are labeling/agreement.py's, on the
+ratings labeling/agreement_data.py defines (submitted alternative-0 ratings with a value,
+passes with an annotator); ``load_columns`` reads the same rows, plus the day and generation
+of each pass, with one binary COPY on PostgreSQL (a million ratings in a fraction of a
+second, where a Python row iterator takes seconds).
+
+Agreement over time and per generation partition *items*, not ratings: a solution's step
+slots belong to the period (or generation) of the latest pass submitted on it in the
+filtered data, so every item is counted once, with all of its ratings, when it was complete.
+
+Computing this on a million ratings takes seconds; pages read it through
+labeling/stats_cache.py, which keeps it up to date as ratings arrive.
+"""
+import datetime
+
+import numpy as np
+from django.db import connection
+from django.utils import timezone
+
+from . import agreement, throughput
+from .models import Annotator, Assignment, Project, Rating
+
+DOMAIN = (-1, 0, 1)
+NO_GENERATION = -2  # stands for a pass without a generation in the int64 columns
+COLUMNS = ("annotator", "solution", "position", "value", "day", "generation")
+_EPOCH = datetime.date(1970, 1, 1)
+
+_RATINGS_SQL = """
+SELECT a.annotator_id::int8, st.solution_id::int8, st.position::int8, r.value::int8,
+       floor(extract(epoch FROM a.submitted_at) / 86400)::int8, coalesce(a.generation, {none})::int8
+FROM labeling_rating r
+JOIN labeling_assignment a ON a.id = r.assignment_id
+JOIN labeling_step st ON st.id = r.step_id
+WHERE a.project_id = %s AND a.state = 'submitted' AND a.annotator_id IS NOT NULL
+      AND st.alternative = 0 AND r.value IS NOT NULL {filters}
+"""
+
+
+# Loading -------------------------------------------------------------------------------------
+
+
+def load_columns(project, *, generation=None, since=None, until=None):
+    """The ratings the statistics use as int64 arrays, ``{name: array}`` for ``COLUMNS``.
+
+    ``day`` counts UTC days since 1970-01-01 of the pass's ``submitted_at``; ``generation``
+    is the pass's generation number or ``NO_GENERATION``. Filters as in
+    ``agreement_data.submitted_ratings``.
+    """
+    if connection.vendor != "postgresql":
+        return _load_portable(project, generation=generation, since=since, until=until)
+    filters, params = [], [getattr(project, "pk", project)]
+    for clause, value in (("a.generation = %s", generation), ("a.submitted_at >= %s", since),
+                          ("a.submitted_at < %s", until)):
+        if value is not None:
+            filters.append(f"AND {clause}")
+            params.append(value)
+    sql = _RATINGS_SQL.format(none=NO_GENERATION, filters=" ".join(filters))
+    chunks = []
+    with connection.cursor() as cursor:
+        with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params) as copy:
+            chunks.extend(bytes(chunk) for chunk in copy)
+    return _parse_binary_copy(b"".join(chunks))
+
+
+def _parse_binary_copy(data):
+    # PostgreSQL's binary COPY: an 11-byte signature, flags and extension length (4 bytes
+    # each), then per row a 2-byte field count and per field a 4-byte length and the value,
+    # and a 2-byte -1 trailer. Every field is a non-null int8, so rows have a fixed layout.
+    header = 19 + int.from_bytes(data[15:19], "big")
+    fields = [("count", ">i2")]
+    for name in COLUMNS:
+        fields += [(name + "_length", ">i4"), (name, ">i8")]
+    rows = np.frombuffer(data, dtype=np.dtype(fields), count=(len(data) - header - 2) // 74, offset=header)
+    return {name: rows[name].astype(np.int64) for name in COLUMNS}
+
+
+def _load_portable(project, *, generation, since, until):
+    passes = {"assignment__project": project, "assignment__state": Assignment.SUBMITTED,
+              "assignment__annotator__isnull": False}
+    for key, value in (("generation", generation), ("submitted_at__gte", since), ("submitted_at__lt", until)):
+        if value is not None:
+            passes[f"assignment__{key}"] = value
+    rows = Rating.objects.filter(step__alternative=0, value__isnull=False, **passes).values_list(
+        "assignment__annotator_id", "step__solution_id", "step__position", "value",
+        "assignment__submitted_at", "assignment__generation",
+    )
+    rows = [(a, s, p, v, (t.date() - _EPOCH).days, NO_GENERATION if g is None else g) for a, s, p, v, t, g in rows]
+    flat = np.array(rows, dtype=np.int64).reshape(-1, len(COLUMNS))
+    return {name: flat[:, k] for k, name in enumerate(COLUMNS)}
+
+
+def table_of(columns, keep=slice(None)):
+    """A ``RatingTable`` of the rows ``keep`` of ``columns``."""
+    return agreement.rating_table(*(columns[name][keep] for name in COLUMNS[:4]), domain=DOMAIN)
+
+
+# Agreement -----------------------------------------------------------------------------------
+
+
+def _interval(table, replicates):
+    """Alpha with its bootstrap interval, or ``{"estimate": None, "reason": why}``."""
+    try:
+        ci = agreement.bootstrap_alpha(table, replicates=replicates) if replicates else None
+        estimate = ci.estimate if ci else agreement.krippendorff_alpha(table)
+    except agreement.AgreementUndefined as exc:
+        return {"estimate": None, "low": None, "high": None, "reason": str(exc)}
+    return {"estimate": _r(estimate), "low": _r(ci.low) if ci else None, "high": _r(ci.high) if ci else None}
+
+
+def _grouped_alpha(columns, group_of_rating, replicates):
+    """``[(group, alpha interval, ratings)]`` for each group of items."""
+    order = np.argsort(group_of_rating, kind="stable")
+    groups, starts = np.unique(group_of_rating[order], return_index=True)
+    ends = np.r_[starts[1:], len(order)]
+    result = []
+    for group, start, end in zip(groups.tolist(), starts.tolist(), ends.tolist()):
+        keep = order[start:end]
+        result.append((group, _interval(table_of(columns, keep), replicates), end - start))
+    return result
+
+
+def _latest_per_solution(columns, name):
+    """For each rating, the largest ``name`` among the ratings of its solution."""
+    _, solution = np.unique(columns["solution"], return_inverse=True)
+    latest = np.full(solution.max() + 1 if len(solution) else 0, np.iinfo(np.int64).min)
+    np.maximum.at(latest, solution, columns[name])
+    return latest[solution]
+
+
+def period_start(days, bucket):
+    """Epoch day of the period (``"day"``, or ``"week"`` starting on Monday) of each epoch day."""
+    return days if bucket == "day" else days - (days + 3) % 7  # 1970-01-01 was a Thursday
+
+
+def _day_text(epoch_day):
+    return (_EPOCH + datetime.timedelta(days=int(epoch_day))).isoformat()
+
+
+def agreement_figures(columns, table, *, bucket, replicates):
+    """Overall alpha, alpha per period and per generation, first-error agreement."""
+    over_time = []
+    if len(columns["day"]):
+        periods = period_start(_latest_per_solution(columns, "day"), bucket)
+        over_time = [{"period": _day_text(p), "alpha": a, "ratings": n}
+                     for p, a, n in _grouped_alpha(columns, periods, replicates)]
+    by_generation = []
+    if len(columns["generation"]):
+        generations = _latest_per_solution(columns, "generation")
+        by_generation = [{"generation": None if g == NO_GENERATION else g, "alpha": a, "ratings": n}
+                         for g, a, n in _grouped_alpha(columns, generations, replicates)]
+    try:
+        fe = agreement.first_error_agreement(table)
+        first_error = {"share": _r(fe.share), "agreeing_pairs": fe.agreeing_pairs, "pairs": fe.pairs,
+                       "solutions": fe.solutions}
+    except agreement.AgreementUndefined as exc:
+        first_error = {"share": None, "reason": str(exc)}
+    return {"alpha": _interval(table, replicates), "bucket": bucket, "over_time": over_time,
+            "by_generation": by_generation, "first_error": first_error}
+
+
+def kappa_matrix(table):
+    """``{"annotators": [ids], "kappa": rows of kappas (None: undefined or nothing shared), "shared"}``."""
+    pairs = agreement.cohen_kappa_matrix(table)
+    ids = table.annotators.tolist()
+    kappa = [[None] * len(ids) for _ in ids]
+    shared = [[0] * len(ids) for _ in ids]
+    for i, a in enumerate(ids):
+        for j, b in enumerate(ids):
+            pair = pairs.get(a, {}).get(b)
+            if pair is not None:
+                kappa[i][j], shared[i][j] = _r(pair.kappa), pair.shared
+    return {"annotators": ids, "kappa": kappa, "shared": shared}
+
+
+# Annotators ----------------------------------------------------------------------------------
+
+
+def rating_distribution(table):
+    """``{annotator: {"-1": share, "0": share, "1": share, "ratings": n}}`` from the table."""
+    counts = np.bincount(table.rater * 3 + table.value, minlength=len(table.annotators) * 3).reshape(-1, 3)
+    result = {}
+    for annotator, row in zip(table.annotators.tolist(), counts.tolist()):
+        n = sum(row)
+        result[annotator] = {"-1": _r(row[0] / n), "0": _r(row[1] / n), "1": _r(row[2] / n), "ratings": n}
+    return result
+
+
+def gold_scores(project, annotator_ids):
+    """``{annotator: {"score": share or None, "items": n}}``: agreement with gold ratings.
+
+    Uses the rolling gold score of labeling/gold.py when that module provides one; until then
+    the share of an annotator's submitted ratings of gold steps that equal the gold rating.
+    """
+    try:
+        from . import gold
+    except ImportError:
+        gold = None
+    rolling = getattr(gold, "rolling_gold_scores", None)
+    if rolling is not None:
+        return rolling(project, annotator_ids)
+    from django.db.models import Count, F, Q
+
+    rows = (
+        Rating.objects.filter(
+            assignment__project=project, assignment__state=Assignment.SUBMITTED,
+            assignment__annotator__in=annotator_ids, step__gold__isnull=False, value__isnull=False,
+        )
+        .values("assignment__annotator")
+        .annotate(n=Count("pk"), agree=Count("pk", filter=Q(value=F("step__gold__value"))))
+    )
+    return {r["assignment__annotator"]: {"score": _r(r["agree"] / r["n"]), "items": r["n"]} for r in rows}
+
+
+def annotator_rows(project, table, work, gold):
+    """One dict per annotator who rated or submitted anything in the filtered data."""
+    ids = sorted(set(table.annotators.tolist()) | set(work))
+    people = {a.pk: a for a in Annotator.objects.filter(pk__in=ids).select_related("user")}
+    agreeing = agreement.per_annotator(table) if len(table.rater) else {}
+    distribution = rating_distribution(table)
+    rows = []
+    for pk in ids:
+        person, ag, done = people.get(pk), agreeing.get(pk), work.get(pk, {})
+        rows.append({
+            "id": pk,
+            "label": str(person) if person else str(pk),
+            "status": person.status if person else None,
+            "status_reason": person.status_reason if person else "",
+            "gold_score": gold.get(pk, {}).get("score"),
+            "gold_items": gold.get(pk, {}).get("items", 0),
+            "alpha": _r(ag.alpha) if ag else None,
+            "kappa": _r(ag.mean_kappa) if ag else None,
+            "kappa_partners": ag.partners if ag else 0,
+            "shared_items": ag.items if ag else 0,
+            "distribution": distribution.get(pk, {"-1": None, "0": None, "1": None, "ratings": 0}),
+            **{k: done.get(k) for k in ("passes", "steps", "median_step_seconds", "median_pass_seconds",
+                                        "active_hours")},
+        })
+    return rows
+
+
+# The whole dashboard -------------------------------------------------------------------------
+
+
+def build_dashboard(project, *, generation=None, since=None, until=None, bucket=None, replicates=200, now=None):
+    """Every figure of the dashboard as a JSON-ready dict (see the module docstring).
+
+    ``bucket`` is ``"day"`` or ``"week"`` for agreement over time; by default days when the
+    ratings span at most 60 days, else weeks. ``replicates`` bootstrap draws give the
+    intervals (0: none).
+    """
+    if not isinstance(project, Project):
+        project = Project.objects.get(pk=project)
+    now = now or timezone.now()
+    columns = load_columns(project, generation=generation, since=since, until=until)
+    table = table_of(columns)
+    if bucket is None:
+        span = int(np.ptp(columns["day"])) if len(columns["day"]) else 0
+        bucket = "day" if span <= 60 else "week"
+    work = throughput.annotator_throughput(project, since=since, until=until)
+    annotators = annotator_rows(project, table, work, gold_scores(project, sorted(work)))
+    return {
+        "project": {"id": project.pk, "name": project.name, "overlap": project.overlap},
+        "filters": {"generation": generation, "since": _iso(since), "until": _iso(until)},
+        "computed_at": now.isoformat(),
+        "ratings": int(len(table.rater)),
+        "agreement": agreement_figures(columns, table, bucket=bucket, replicates=replicates),
+        "kappa_matrix": kappa_matrix(table),
+        "annotators": annotators,
+        "throughput": {"daily": throughput.daily_totals(work), **throughput.project_throughput(project, now=now)},
+    }
+
+
+def _iso(value):
+    return value.isoformat() if value is not None else None
+
+
+def _r(x, digits=4):
+    return None if x is None or x != x else round(float(x), digits)
