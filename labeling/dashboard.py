@@ -24,7 +24,7 @@ from django.db import connection
 from django.utils import timezone
 
 from . import agreement, throughput
-from .models import Annotator, Assignment, Project, Rating
+from .models import Annotator, AnnotatorProjectStatus, Assignment, GoldRating, Project, Rating
 
 DOMAIN = (-1, 0, 1)
 NO_GENERATION = -2  # stands for a pass without a generation in the int64 columns
@@ -191,34 +191,52 @@ def rating_distribution(table):
     return result
 
 
-def gold_scores(project, annotator_ids):
-    """``{annotator: {"score": share or None, "items": n}}``: agreement with gold ratings.
+_ROLLING_GOLD_SQL = """
+SELECT annotator_id, avg(exact_share), count(*) FROM (
+    SELECT annotator_id, exact_share,
+           row_number() OVER (PARTITION BY annotator_id ORDER BY submitted_at DESC, id DESC) AS n
+    FROM labeling_goldscore WHERE project_id = %s AND NOT is_screening
+) x WHERE n <= %s GROUP BY annotator_id
+"""
 
-    Uses the rolling gold score of labeling/gold.py when that module provides one; until then
-    the share of an annotator's submitted ratings of gold steps that equal the gold rating.
+
+def gold_scores(project):
+    """``{annotator: {"score", "passes"}}``: the rolling gold score of every annotator at once.
+
+    The same figure as ``labeling.gold.rolling_gold_score`` (the mean ``exact_share`` of the
+    latest ``project.gold_window`` scored gold passes, screening apart), in one query.
     """
-    try:
-        from . import gold
-    except ImportError:
-        gold = None
-    rolling = getattr(gold, "rolling_gold_scores", None)
-    if rolling is not None:
-        return rolling(project, annotator_ids)
-    from django.db.models import Count, F, Q
+    with connection.cursor() as cursor:
+        cursor.execute(_ROLLING_GOLD_SQL, [project.pk, project.gold_window])
+        return {pk: {"score": _r(score), "passes": n} for pk, score, n in cursor.fetchall()}
 
-    rows = (
-        Rating.objects.filter(
-            assignment__project=project, assignment__state=Assignment.SUBMITTED,
-            assignment__annotator__in=annotator_ids, step__gold__isnull=False, value__isnull=False,
-        )
-        .values("assignment__annotator")
-        .annotate(n=Count("pk"), agree=Count("pk", filter=Q(value=F("step__gold__value"))))
-    )
-    return {r["assignment__annotator"]: {"score": _r(r["agree"] / r["n"]), "items": r["n"]} for r in rows}
+
+def statuses(project, annotator_ids=None):
+    """``{annotator: {"status", "status_reason"}}``: standing in the project, read now.
+
+    The project's AnnotatorProjectStatus row (labeling/screening.py) when there is one; else
+    paused when the account is paused everywhere (``Annotator.status``), else active.
+    Without ``annotator_ids``: only the annotators with a row or a pause (others are active).
+    """
+    people = Annotator.objects.all()
+    rows = AnnotatorProjectStatus.objects.filter(project=project)
+    if annotator_ids is None:
+        people = people.filter(status=Annotator.PAUSED)
+    else:
+        people, rows = people.filter(pk__in=annotator_ids), rows.filter(annotator__in=annotator_ids)
+    result = {pk: {"status": status, "status_reason": reason}
+              for pk, status, reason in people.values_list("pk", "status", "status_reason")}
+    for pk, state, reason in rows.values_list("annotator_id", "state", "reason"):
+        result[pk] = {"status": state, "status_reason": reason}
+    return result
 
 
 def annotator_rows(project, table, work, gold):
-    """One dict per annotator who rated or submitted anything in the filtered data."""
+    """One dict per annotator who rated or submitted anything in the filtered data.
+
+    ``work`` is ``throughput.annotator_throughput``'s answer, ``gold`` ``gold_scores``'.
+    Status is left out: it changes without a submit, so readers add it live (``statuses``).
+    """
     ids = sorted(set(table.annotators.tolist()) | set(work))
     people = {a.pk: a for a in Annotator.objects.filter(pk__in=ids).select_related("user")}
     agreeing = agreement.per_annotator(table) if len(table.rater) else {}
@@ -229,10 +247,8 @@ def annotator_rows(project, table, work, gold):
         rows.append({
             "id": pk,
             "label": str(person) if person else str(pk),
-            "status": person.status if person else None,
-            "status_reason": person.status_reason if person else "",
             "gold_score": gold.get(pk, {}).get("score"),
-            "gold_items": gold.get(pk, {}).get("items", 0),
+            "gold_passes": gold.get(pk, {}).get("passes", 0),
             "alpha": _r(ag.alpha) if ag else None,
             "kappa": _r(ag.mean_kappa) if ag else None,
             "kappa_partners": ag.partners if ag else 0,
@@ -263,7 +279,7 @@ def build_dashboard(project, *, generation=None, since=None, until=None, bucket=
         span = int(np.ptp(columns["day"])) if len(columns["day"]) else 0
         bucket = "day" if span <= 60 else "week"
     work = throughput.annotator_throughput(project, since=since, until=until)
-    annotators = annotator_rows(project, table, work, gold_scores(project, sorted(work)))
+    annotators = annotator_rows(project, table, work, gold_scores(project))
     return {
         "project": {"id": project.pk, "name": project.name, "overlap": project.overlap},
         "filters": {"generation": generation, "since": _iso(since), "until": _iso(until)},
@@ -282,3 +298,62 @@ def _iso(value):
 
 def _r(x, digits=4):
     return None if x is None or x != x else round(float(x), digits)
+
+
+# Drill-down ----------------------------------------------------------------------------------
+
+
+def annotator_passes(project, annotator, *, limit=20, offset=0):
+    """One annotator's submitted passes, newest first, each step's rating beside the others'.
+
+    Returns ``{"count", "passes": [{"id", "solution", "problem", "submitted_at", "finish_reason",
+    "finish_note", "total_time", "generation", "is_quality_control", "steps": [{"position",
+    "alternative", "text", "source", "value", "flagged", "gold" (the gold rating or None),
+    "others": [{"annotator", "label", "value"}]}]}]}``. For leads only: it shows gold.
+    """
+    passes = Assignment.objects.filter(project=project, annotator=annotator, state=Assignment.SUBMITTED)
+    count = passes.count()
+    page = list(passes.select_related("solution__problem").order_by("-submitted_at", "-pk")[offset:offset + limit])
+    ratings = (
+        Rating.objects.filter(assignment__in=page).select_related("step")
+        .order_by("assignment", "step__position", "step__alternative")
+    )
+    by_pass, step_ids = {}, []
+    for rating in ratings:
+        by_pass.setdefault(rating.assignment_id, []).append(rating)
+        step_ids.append(rating.step_id)
+    gold = dict(GoldRating.objects.filter(step__in=step_ids).values_list("step_id", "value"))
+    others = {}
+    rows = Rating.objects.filter(step__in=step_ids, assignment__state=Assignment.SUBMITTED, value__isnull=False)
+    rows = rows.exclude(assignment__annotator=annotator).values_list("step_id", "assignment__annotator_id", "value")
+    for step_id, other, value in rows.order_by("assignment__annotator_id"):
+        others.setdefault(step_id, []).append((other, value))
+    labels = {a.pk: str(a) for a in Annotator.objects.filter(
+        pk__in={o for pairs in others.values() for o, _ in pairs}).select_related("user")}
+    return {
+        "count": count,
+        "passes": [
+            {
+                "id": a.pk,
+                "solution": a.solution_id,
+                "problem": a.solution.problem.problem,
+                "submitted_at": _iso(a.submitted_at),
+                "finish_reason": a.finish_reason,
+                "finish_note": a.finish_note,
+                "total_time": a.total_time,
+                "generation": a.generation,
+                "is_quality_control": a.is_quality_control or a.solution.is_gold,
+                "steps": [
+                    {
+                        "position": r.step.position, "alternative": r.step.alternative, "text": r.step.text,
+                        "source": r.step.source, "value": r.value, "flagged": r.flagged,
+                        "gold": gold.get(r.step_id),
+                        "others": [{"annotator": o, "label": labels.get(o, str(o)), "value": v}
+                                   for o, v in others.get(r.step_id, [])],
+                    }
+                    for r in by_pass.get(a.pk, [])
+                ],
+            }
+            for a in page
+        ],
+    }

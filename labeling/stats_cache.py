@@ -26,8 +26,8 @@ load must take well under 200 ms. So the rendered JSON is kept in Django's ``sta
 - Work that arrives without a model save (bulk imports) does not bump; entries expire after
   ``ENTRY_TIMEOUT`` and ``refresh=True`` recomputes at once.
 
-Annotator status (paused, resumed) changes without a submit; it is never cached: the API
-reads it live (``live_statuses``).
+Annotator standing (paused, resumed) changes without a submit; it is never cached: the API
+reads it live (``dashboard.statuses``).
 """
 import hashlib
 import json
@@ -38,7 +38,7 @@ from django.core.cache import caches
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 
-from .models import Annotator, Project
+from .models import Project
 
 FAST_COMPUTE = 0.2  # seconds: a compute this quick is simply redone on every stale read
 STALE_FACTOR = 20  # a slow dashboard may be served stale for this many times its compute time
@@ -138,9 +138,3 @@ def _meta(entry, current, *, from_cache):
     behind = max(0, current - entry["version"])
     return {"version": entry["version"], "behind": behind, "stale": behind > 0,
             "computed_seconds": round(entry["seconds"], 3), "from_cache": from_cache}
-
-
-def live_statuses(annotator_ids):
-    """``{id: {"status", "status_reason"}}`` read now (pausing bumps no version)."""
-    rows = Annotator.objects.filter(pk__in=annotator_ids).values_list("pk", "status", "status_reason")
-    return {pk: {"status": status, "status_reason": reason} for pk, status, reason in rows}

@@ -6,7 +6,7 @@ walks these routes and checks that anonymous and role-less users are refused.
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import auth, content, import_export, labelling, projects
+from . import auth, content, dashboard, import_export, labelling, projects, quality
 
 app_name = "api"
 
@@ -27,5 +27,25 @@ urlpatterns: list = [
     path("assignments/<int:pk>/submit/", labelling.SubmitView.as_view(), name="assignment-submit"),
     path("me/assignments/", labelling.HistoryView.as_view(), name="me-assignments"),
     path("me/counts/", labelling.CountsView.as_view(), name="me-counts"),
+    # Quality control (labeling/api/quality.py): leads, but my-status (the annotator's own).
+    path("solutions/<int:pk>/gold/", quality.SolutionGoldView.as_view(), name="solution-gold"),
+    path("solutions/<int:pk>/gold/from-assignment/", quality.GoldFromAssignmentView.as_view(),
+         name="solution-gold-from-assignment"),
+    path("solutions/<int:pk>/gold/propose/", quality.GoldProposeView.as_view(), name="solution-gold-propose"),
+    path("solutions/<int:pk>/consensus/", quality.ConsensusView.as_view(), name="solution-consensus"),
+    path("projects/<int:pk>/gold-proposals/", quality.ProposalListView.as_view(), name="project-gold-proposals"),
+    path("gold-proposals/<int:pk>/approve/", quality.ProposalApproveView.as_view(), name="gold-proposal-approve"),
+    path("gold-proposals/<int:pk>/reject/", quality.ProposalRejectView.as_view(), name="gold-proposal-reject"),
+    path("projects/<int:pk>/quality-settings/", quality.QualitySettingsView.as_view(),
+         name="project-quality-settings"),
+    path("projects/<int:pk>/annotators/<int:annotator_id>/pause/", quality.PauseView.as_view(),
+         name="project-annotator-pause"),
+    path("projects/<int:pk>/annotators/<int:annotator_id>/resume/", quality.ResumeView.as_view(),
+         name="project-annotator-resume"),
+    path("projects/<int:pk>/my-status/", quality.MyStatusView.as_view(), name="project-my-status"),
+    path("projects/<int:pk>/dashboard/", dashboard.DashboardView.as_view(), name="project-dashboard"),
+    path("projects/<int:pk>/annotators/", dashboard.AnnotatorTableView.as_view(), name="project-annotators"),
+    path("projects/<int:pk>/annotators/<int:annotator_id>/passes/", dashboard.AnnotatorPassesView.as_view(),
+         name="project-annotator-passes"),
     *router.urls,
 ]

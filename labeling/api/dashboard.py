@@ -1,0 +1,168 @@
+"""The lead dashboard over the API: figures, the annotator table (JSON or CSV), the drill-down.
+
+Lead role only (``IsLead``; staff pass too): the figures and the drill-down show gold
+ratings and everyone's work. The figures come from labeling/stats_cache.py, already rendered
+as JSON; the views add the live part (each annotator's standing) and the cache's freshness
+without decoding the cached body again.
+"""
+import csv
+import io
+import json
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.views import APIView
+
+from labeling import dashboard, stats_cache
+from labeling.models import Annotator, Project
+from labeling.permissions import IsLead
+
+from .import_export import IgnoreFormatParameter
+
+TABLE_COLUMNS = [
+    "id", "label", "status", "status_reason", "gold_score", "gold_passes", "alpha", "kappa", "kappa_partners",
+    "shared_items", "share_plus", "share_zero", "share_minus", "ratings", "passes", "steps",
+    "median_step_seconds", "median_pass_seconds", "active_hours",
+]
+
+
+class DashboardQuerySerializer(serializers.Serializer):
+    generation = serializers.IntegerField(min_value=-1, required=False)
+    since = serializers.DateTimeField(required=False, help_text="Passes submitted at or after (ISO 8601).")
+    until = serializers.DateTimeField(required=False, help_text="Passes submitted before (ISO 8601).")
+    bucket = serializers.ChoiceField(["day", "week"], required=False, help_text="Agreement over time per day or week.")
+    refresh = serializers.BooleanField(default=False, help_text="Recompute now instead of serving the cache.")
+
+    def validate(self, data):
+        if "since" in data and "until" in data and data["since"] >= data["until"]:
+            raise serializers.ValidationError({"until": "must be later than since."})
+        return data
+
+
+FILTER_PARAMETERS = [
+    OpenApiParameter("generation", int, description="Only passes of this generation."),
+    OpenApiParameter("since", OpenApiTypes.DATETIME, description="Passes submitted at or after."),
+    OpenApiParameter("until", OpenApiTypes.DATETIME, description="Passes submitted before."),
+    OpenApiParameter("bucket", str, enum=["day", "week"], description="Agreement over time per day or week."),
+    OpenApiParameter("refresh", bool, default=False, description="Recompute instead of serving the cache."),
+]
+
+
+def cached_dashboard(request, project):
+    """``(body bytes, cache meta)`` for the request's filters; raises ValidationError on bad ones."""
+    query = DashboardQuerySerializer(data={k: v for k, v in request.query_params.items() if k != "format"})
+    query.is_valid(raise_exception=True)
+    options = dict(query.validated_data)
+    refresh = options.pop("refresh")
+    return stats_cache.get_dashboard(
+        project, options, lambda: dashboard.build_dashboard(project, **options), refresh=refresh
+    )
+
+
+def _json(raw):
+    return json.dumps(raw, separators=(",", ":")).encode()
+
+
+class DashboardView(APIView):
+    """Every figure of the lead dashboard for the project (and generation, time window)."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(
+        operation_id="projects_dashboard_retrieve",
+        parameters=FILTER_PARAMETERS,
+        responses={200: OpenApiTypes.OBJECT},
+        description="Agreement (alpha with bootstrap intervals overall, over time and per generation; "
+        "first-error agreement), the kappa matrix, per-annotator figures and throughput. `cache` says how "
+        "fresh the figures are; `statuses` holds the standing, read live, of each annotator who is not simply active.",
+    )
+    def get(self, request, pk):
+        project = get_object_or_404(Project, pk=pk)
+        body, meta = cached_dashboard(request, project)
+        live = {str(k): v for k, v in dashboard.statuses(project).items()}
+        # Splice the live parts in front of the cached object: no decode and re-encode of it.
+        head = b'{"cache":' + _json(meta) + b',"statuses":' + _json(live) + b","
+        return HttpResponse(head + body[1:], content_type="application/json")
+
+
+def _annotators(body):
+    return json.loads(body)["annotators"]
+
+
+def table_rows(project, body):
+    """The annotator table: the cached rows with distribution shares flattened, status added."""
+    rows = _annotators(body)
+    live = dashboard.statuses(project, [row["id"] for row in rows])
+    table = []
+    for row in rows:
+        shares = row.pop("distribution")
+        row.update(live.get(row["id"], {"status": None, "status_reason": ""}))
+        row.update(share_plus=shares["1"], share_zero=shares["0"], share_minus=shares["-1"], ratings=shares["ratings"])
+        table.append({key: row.get(key) for key in TABLE_COLUMNS})
+    return table
+
+
+class AnnotatorTableView(APIView):
+    """One row per annotator with every figure the dashboard has on them; ``?format=csv`` for a file."""
+
+    permission_classes = [IsLead]
+    content_negotiation_class = IgnoreFormatParameter  # ?format= picks JSON or CSV here
+
+    @extend_schema(
+        operation_id="projects_annotators_list",
+        parameters=[OpenApiParameter("format", str, enum=["json", "csv"], default="json"), *FILTER_PARAMETERS],
+        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
+    )
+    def get(self, request, pk):
+        project = get_object_or_404(Project, pk=pk)
+        wanted = request.query_params.get("format", "json")
+        if wanted not in ("json", "csv"):
+            return HttpResponse(_json({"format": ["Use json or csv."]}), status=400, content_type="application/json")
+        body, meta = cached_dashboard(request, project)
+        rows = table_rows(project, body)
+        if wanted == "json":
+            return HttpResponse(_json({"cache": meta, "columns": TABLE_COLUMNS, "annotators": rows}),
+                                content_type="application/json")
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=TABLE_COLUMNS)
+        writer.writeheader()
+        writer.writerows({k: _csv_safe(v) for k, v in row.items()} for row in rows)
+        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="annotators-project-{project.pk}.csv"'
+        return response
+
+
+def _csv_safe(value):
+    # A cell starting with = + - @ is a formula to a spreadsheet; labels come from people.
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value
+
+
+class PagingSerializer(serializers.Serializer):
+    limit = serializers.IntegerField(min_value=1, max_value=200, default=20)
+    offset = serializers.IntegerField(min_value=0, default=0)
+
+
+class AnnotatorPassesView(APIView):
+    """The drill-down: an annotator's passes, each step's rating beside the gold and the others'."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(
+        operation_id="projects_annotators_passes_list",
+        parameters=[OpenApiParameter("limit", int, default=20), OpenApiParameter("offset", int, default=0)],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, pk, annotator_id):
+        project = get_object_or_404(Project, pk=pk)
+        annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
+        paging = PagingSerializer(data=request.query_params)
+        paging.is_valid(raise_exception=True)
+        answer = dashboard.annotator_passes(project, annotator, **paging.validated_data)
+        standing = dashboard.statuses(project, [annotator.pk]).get(annotator.pk, {})
+        answer["annotator"] = {"id": annotator.pk, "label": str(annotator), **standing}
+        return HttpResponse(_json(answer), content_type="application/json")
