@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from . import queue
+from . import queue, screening
 from .models import Assignment, FinishReason, Rating, Step
 
 
@@ -100,6 +100,8 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
             assignment.submitted_at = assignment.last_activity_at = now
             assignment.total_time = elapsed
             assignment.save()
+            # Gold and screening passes are scored (and may pause the annotator) with the submit.
+            screening.after_submit(assignment, solution, now)
     if failure is not None:
         raise failure
     return assignment

@@ -13,8 +13,10 @@ UPDATE``), and ``Solution.live_assignments`` (active + submitted) is recounted u
 lock. Claimers lock candidate rows with ``skip_locked`` so they pass each other instead of
 queueing. Blocking locks are taken only in this order, before any skip-locked one: the
 annotator's own row (one person's tabs take turns), the solution of their own assignment,
-a gold solution; and whoever holds a solution lock never waits for another solution's lock
-while holding it. That rules out deadlocks. On SQLite (the demo) row locks do not exist,
+a gold or screening solution; and whoever holds a solution lock never waits for another
+solution's lock while holding it (a submit's quality-control follow-up writes only score and
+standing rows, which nobody holding the annotator's lock waits for unless inserting the
+annotator's first standing). That rules out deadlocks. On SQLite (the demo) row locks do not exist,
 but settings open every transaction with ``BEGIN IMMEDIATE``, which serialises writers.
 
 The counter is a hint for the index, the recount under the lock is the truth: work added
@@ -24,7 +26,10 @@ After deleting assignments by hand, run ``recount_live_assignments(project)``.
 Order: solutions chosen by the PRM (newest generation first, then ``selection_rank``), then
 the rest by id. Gold items come through ``pick_quality_control`` at the project's rate and
 bypass overlap. Screening items (``Solution.is_screening``) are never served from the main
-queue; a screening policy plugs into ``pick_quality_control``.
+queue: ``screening.work_gate`` (read under the annotator's lock) says whether the annotator
+may work in the project at all and whether they are in screening, in which case
+``pick_quality_control`` serves the screening items in order and nothing else follows
+(see labeling/screening.py).
 """
 import hashlib
 import math
@@ -35,6 +40,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from . import screening
 from .models import Annotator, Assignment, Generation, Solution
 
 LIVE_STATES = (Assignment.ACTIVE, Assignment.SUBMITTED)
@@ -49,7 +55,9 @@ def next_assignment(annotator, project, now=None):
     The annotator's own unfinished assignment comes back first (lease renewed; an expired one
     only when its slot is still free). Otherwise a gold item when ``pick_quality_control``
     says so, else the first open solution in queue order that the annotator has never had.
-    None when the project is inactive, the annotator is paused, or nothing is left for them.
+    None when the project is inactive, the annotator is paused (everywhere, or in this project
+    by ``screening.work_gate``: failed screening, paused by a lead or by their gold score), or
+    nothing is left for them. An annotator in screening gets screening items only.
     """
     now = now or timezone.now()
     if not project.is_active:
@@ -57,14 +65,22 @@ def next_assignment(annotator, project, now=None):
     for _ in range(MAX_ROUNDS):
         with transaction.atomic():
             # One person's tabs take turns, so nobody ends up holding two fresh assignments.
-            person = Annotator.objects.select_for_update().get(pk=annotator.pk)
+            person = (
+                Annotator.objects.select_for_update(of=("self",))
+                .annotate(project_state=screening.state_subquery(project))
+                .get(pk=annotator.pk)
+            )
             if person.status != Annotator.ACTIVE:
+                return None
+            gate = screening.work_gate(person, project, now, state=person.project_state)
+            if gate is None:
                 return None
             own = _resume_own(person, project, now)
             if own is not None:
                 return own
-            gold = _claim_quality_control(person, project, now)
-            if gold is not None:
+            in_screening = gate == screening.SCREENING
+            gold = _claim_quality_control(person, project, now, in_screening)
+            if gold is not None or in_screening:
                 return gold
             _reap_lapsed(project, now)
             found = _claim_open(person, project, now)
@@ -77,15 +93,18 @@ def next_assignment(annotator, project, now=None):
     return None
 
 
-def pick_quality_control(annotator, project):
+def pick_quality_control(annotator, project, in_screening=False):
     """Return a gold Solution to serve now, or None: the quality-control hook.
 
-    Gold is due on about ``project.quality_control_rate`` of an annotator's hand-outs,
-    deterministically from their uuid and how many assignments they have in the project (so
-    tests and leads can predict it, and annotators are not all served gold at the same
-    moment). The item is the lowest-id gold solution the annotator has not seen; screening
-    items are left out (a screening policy would go here).
+    In screening (``in_screening``), the next screening item the annotator has not had.
+    Otherwise gold is due on about ``project.quality_control_rate`` of an annotator's
+    hand-outs, deterministically from their uuid and how many assignments they have in the
+    project (so tests and leads can predict it, and annotators are not all served gold at the
+    same moment). The item is the lowest-id gold solution the annotator has not seen;
+    screening items are left out.
     """
+    if in_screening:
+        return screening.next_screening_item(annotator, project)
     rate = project.quality_control_rate
     if rate <= 0:
         return None
@@ -304,8 +323,8 @@ def _claim_open(annotator, project, now):
     return None
 
 
-def _claim_quality_control(annotator, project, now):
-    gold = pick_quality_control(annotator, project)
+def _claim_quality_control(annotator, project, now, in_screening=False):
+    gold = pick_quality_control(annotator, project, in_screening)
     if gold is None:
         return None
     # Blocking is safe here: this transaction holds no other solution's lock yet, and whoever

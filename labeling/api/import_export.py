@@ -20,11 +20,12 @@ from rest_framework.views import APIView
 from labeling.exports import ExportFilters, get_exporter, stream_export
 from labeling.imports import ImportFailed, get_importer, run_import
 from labeling.models import Project
+from labeling.screening import paused_annotator_ids
 from labeling.permissions import IsResearcher, LeadOrResearcher
 
 # The formats the registries are meant to hold, for the docs; the registries decide.
 IMPORT_FORMATS = ["prm800k", "candidates", "gsm8k-examples", "problems"]
-EXPORT_FORMATS = ["prm800k", "trl"]
+EXPORT_FORMATS = ["prm800k", "trl", "prm800k-consensus"]
 
 
 class ImportRequestSerializer(serializers.Serializer):
@@ -85,6 +86,9 @@ class ExportQuerySerializer(serializers.Serializer):
     since = serializers.DateTimeField(required=False, help_text="Submitted at or after (ISO 8601).")
     until = serializers.DateTimeField(required=False, help_text="Submitted before (ISO 8601).")
     quality_control = serializers.BooleanField(default=True, help_text="0 leaves gold items out.")
+    exclude_paused = serializers.BooleanField(
+        default=False, help_text="1 leaves out the labels of annotators paused or failed in the project."
+    )
 
     def validate_format(self, value):
         try:
@@ -101,8 +105,8 @@ class ExportQuerySerializer(serializers.Serializer):
 
 def export_query(query_params):
     """The export's query string as serializer input; ``generation`` may repeat or use commas."""
-    data = {key: query_params.get(key) for key in ("format", "gzip", "since", "until", "quality_control")
-            if key in query_params}
+    data = {key: query_params.get(key) for key in ("format", "gzip", "since", "until", "quality_control",
+                                                   "exclude_paused") if key in query_params}
     generations = [g.strip() for value in query_params.getlist("generation") for g in value.split(",")]
     if generations:
         data["generation"] = [g for g in generations if g]
@@ -138,6 +142,8 @@ class ExportView(APIView):
             OpenApiParameter("since", OpenApiTypes.DATETIME, description="Submitted at or after."),
             OpenApiParameter("until", OpenApiTypes.DATETIME, description="Submitted before."),
             OpenApiParameter("quality_control", bool, default=True, description="false leaves gold items out."),
+            OpenApiParameter("exclude_paused", bool, default=False,
+                             description="true leaves out the labels of annotators paused in the project."),
         ],
         responses={
             (200, "application/x-ndjson"): OpenApiTypes.BINARY,
@@ -156,6 +162,7 @@ class ExportView(APIView):
             since=options.get("since"),
             until=options.get("until"),
             include_quality_control=options["quality_control"],
+            exclude_annotator_ids=paused_annotator_ids(project) if options["exclude_paused"] else (),
         )
         exporter = get_exporter(options["format"])
         compress = options["gzip"]

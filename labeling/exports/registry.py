@@ -33,7 +33,7 @@ def register(name, *, content_type="application/x-ndjson", extension=".jsonl"):
 def get_exporter(name):
     from importlib import import_module
 
-    for module in ("prm800k", "trl"):
+    for module in ("prm800k", "trl", "consensus"):
         try:
             import_module(f"{__package__}.{module}")
         except ModuleNotFoundError as exc:

@@ -2,7 +2,8 @@
 
 Writes the project's submitted assignments as PRM800K JSONL, atomically (a reader never sees a
 half-written file). Filters: ``--generation N`` (repeatable), ``--since``/``--until`` (ISO 8601
-on the submission time; a time without zone is UTC), ``--no-quality-control``.
+on the submission time; a time without zone is UTC), ``--no-quality-control``,
+``--exclude-paused`` (leave out annotators paused or failed in the project).
 """
 import argparse
 import datetime
@@ -13,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from labeling.exports import ExportFilters, write_export
 from labeling.imports import Progress
 from labeling.models import Project
+from labeling.screening import paused_annotator_ids
 
 
 class Command(BaseCommand):
@@ -28,6 +30,8 @@ class Command(BaseCommand):
         parser.add_argument("--since", type=_when, help="submitted at or after (ISO 8601)")
         parser.add_argument("--until", type=_when, help="submitted before (ISO 8601)")
         parser.add_argument("--no-quality-control", action="store_true", help="leave out gold items")
+        parser.add_argument("--exclude-paused", action="store_true",
+                            help="leave out the labels of annotators paused or failed in the project")
         parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
     def format(self, options):
@@ -44,6 +48,7 @@ class Command(BaseCommand):
             since=since,
             until=until,
             include_quality_control=not options["no_quality_control"],
+            exclude_annotator_ids=paused_annotator_ids(project) if options["exclude_paused"] else (),
         )
         name = self.format(options)
         start = time.monotonic()

@@ -1,0 +1,378 @@
+"""Quality control over the API: gold items, proposals, consensus, annotators' standing.
+
+Thin views over ``labeling.gold``, ``labeling.screening`` and ``labeling.consensus``. (The
+leads' table of annotators with their standing and gold score is the dashboard's,
+labeling/api/dashboard.py.) Every endpoint but ``my-status`` is for leads (``IsLead``; staff pass too); ``my-status`` tells an
+annotator their own standing and never carries a score, a threshold, a reason or a gold
+value.
+"""
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling import consensus, gold, screening
+from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, GoldProposal, GoldRating, Project, Solution
+from labeling.permissions import IsAnnotator, IsLead
+
+from .labelling import annotator_of
+
+# Serializers ----------------------------------------------------------------------------
+
+
+class GoldItemSerializer(serializers.Serializer):
+    position = serializers.IntegerField(min_value=0)
+    alternative = serializers.IntegerField(min_value=0, default=0)
+    value = serializers.ChoiceField(choices=[-1, 0, 1])
+
+
+class RulingItemSerializer(GoldItemSerializer):
+    value = serializers.ChoiceField(choices=[-1, 0, 1], allow_null=True, help_text="null removes the ruling.")
+
+
+class GoldSerializer(serializers.Serializer):
+    solution = serializers.IntegerField()
+    is_gold = serializers.BooleanField()
+    is_screening = serializers.BooleanField()
+    ratings = GoldItemSerializer(many=True)
+    approved_by = serializers.CharField(allow_null=True)
+    approved_at = serializers.DateTimeField(allow_null=True)
+
+
+class GoldRequestSerializer(serializers.Serializer):
+    ratings = GoldItemSerializer(many=True)
+    is_screening = serializers.BooleanField(required=False, help_text="Also make it a screening item (or not).")
+
+
+class FromAssignmentSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField(help_text="A submitted assignment of this solution.")
+    is_screening = serializers.BooleanField(required=False)
+
+
+class ProposalSerializer(serializers.ModelSerializer):
+    ratings = serializers.SerializerMethodField()
+    decided_by = serializers.CharField(source="decided_by.username", allow_null=True, default=None)
+
+    class Meta:
+        model = GoldProposal
+        fields = ["id", "solution", "ratings", "votes", "state", "created_at", "decided_by", "decided_at"]
+
+    def get_ratings(self, proposal) -> list[dict]:
+        return [{"position": p, "alternative": a, "value": v} for p, a, v in proposal.ratings]
+
+
+class ConsensusItemSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    alternative = serializers.IntegerField()
+    value = serializers.IntegerField()
+    votes = serializers.DictField(child=serializers.IntegerField(), help_text="{value: passes that gave it}")
+    adjudicated = serializers.BooleanField()
+
+
+class AdjudicationRequestSerializer(serializers.Serializer):
+    ratings = RulingItemSerializer(many=True)
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class StandingSerializer(serializers.Serializer):
+    annotator = serializers.IntegerField()
+    uuid = serializers.UUIDField()
+    username = serializers.CharField(allow_null=True)
+    state = serializers.CharField()
+    reason = serializers.CharField()
+    decided_by = serializers.CharField(allow_null=True)
+    decided_at = serializers.DateTimeField(allow_null=True)
+    rolling_gold_score = serializers.FloatField(allow_null=True)
+    gold_passes = serializers.IntegerField(help_text="Gold passes the rolling score is over.")
+    screening_score = serializers.FloatField(allow_null=True)
+
+
+class StandingRequestSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class MyStatusSerializer(serializers.Serializer):
+    project = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=[c for c, _ in AnnotatorProjectStatus.STATE_CHOICES])
+    done = serializers.IntegerField(help_text="Screening items done.")
+    total = serializers.IntegerField(help_text="Screening items to do.")
+    message = serializers.CharField()
+
+
+class QualitySettingsSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Project
+        fields = ["quality_control_rate", "requires_screening", "screening_size", "screening_threshold",
+                  "gold_threshold", "gold_window", "gold_min_passes"]
+        extra_kwargs = {
+            "quality_control_rate": {"min_value": 0, "max_value": 1},
+            "screening_threshold": {"min_value": 0, "max_value": 1},
+            "gold_threshold": {"min_value": 0, "max_value": 1},
+            "gold_window": {"min_value": 1},
+        }
+
+
+def refusal(error):
+    return Response({"detail": error.message, "field": error.field}, status=status.HTTP_400_BAD_REQUEST)
+
+
+def slots(items):
+    return {(item["position"], item["alternative"]): item["value"] for item in items}
+
+
+# Gold items -----------------------------------------------------------------------------
+
+
+def gold_body(solution):
+    rows = list(
+        GoldRating.objects.filter(step__solution=solution)
+        .select_related("step", "approved_by")
+        .order_by("step__position", "step__alternative")
+    )
+    latest = max(rows, key=lambda r: r.approved_at, default=None)
+    return GoldSerializer({
+        "solution": solution.pk,
+        "is_gold": solution.is_gold,
+        "is_screening": solution.is_screening,
+        "ratings": [{"position": r.step.position, "alternative": r.step.alternative, "value": r.value} for r in rows],
+        "approved_by": latest.approved_by.get_username() if latest and latest.approved_by else None,
+        "approved_at": latest.approved_at if latest else None,
+    }).data
+
+
+class SolutionGoldView(APIView):
+    """A solution's gold ratings: read, set (replacing them all), or remove (ordinary work again)."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(operation_id="solutions_gold_retrieve", responses=GoldSerializer)
+    def get(self, request, pk):
+        return Response(gold_body(get_object_or_404(Solution, pk=pk)))
+
+    @extend_schema(operation_id="solutions_gold_update", request=GoldRequestSerializer,
+                   responses={200: GoldSerializer, 400: OpenApiResponse(description="{detail, field}")})
+    def put(self, request, pk):
+        solution = get_object_or_404(Solution, pk=pk)
+        form = GoldRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            gold.set_gold(solution, slots(form.validated_data["ratings"]), request.user,
+                          screening=form.validated_data.get("is_screening"))
+        except gold.GoldError as error:
+            return refusal(error)
+        solution.refresh_from_db()
+        return Response(gold_body(solution))
+
+    @extend_schema(operation_id="solutions_gold_destroy", responses={204: None})
+    def delete(self, request, pk):
+        gold.unset_gold(get_object_or_404(Solution, pk=pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class GoldFromAssignmentView(APIView):
+    """Make a submitted pass's ratings the solution's gold."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(operation_id="solutions_gold_from_assignment_create", request=FromAssignmentSerializer,
+                   responses={200: GoldSerializer, 400: OpenApiResponse(description="{detail, field}")})
+    def post(self, request, pk):
+        solution = get_object_or_404(Solution, pk=pk)
+        form = FromAssignmentSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        assignment = Assignment.objects.filter(pk=form.validated_data["assignment"], solution=solution).first()
+        if assignment is None:
+            return refusal(gold.GoldError("No such assignment of this solution.", field="assignment"))
+        try:
+            gold.gold_from_assignment(assignment, request.user, screening=form.validated_data.get("is_screening"))
+        except gold.GoldError as error:
+            return refusal(error)
+        solution.refresh_from_db()
+        return Response(gold_body(solution))
+
+
+class GoldProposeView(APIView):
+    """Propose gold from the consensus of the solution's trusted passes (pending a lead)."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(operation_id="solutions_gold_propose_create", request=None,
+                   responses={201: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
+    def post(self, request, pk):
+        solution = get_object_or_404(Solution.objects.select_related("project"), pk=pk)
+        try:
+            proposal = gold.propose_gold_from_consensus(solution)
+        except gold.GoldError as error:
+            return refusal(error)
+        return Response(ProposalSerializer(proposal).data, status=status.HTTP_201_CREATED)
+
+
+class ProposalListView(APIView):
+    """The project's gold proposals, newest first."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(
+        operation_id="projects_gold_proposals_list",
+        parameters=[OpenApiParameter("state", str, enum=["pending", "approved", "rejected"],
+                                     description="Only proposals in this state.")],
+        responses=ProposalSerializer(many=True),
+    )
+    def get(self, request, pk):
+        project = get_object_or_404(Project, pk=pk)
+        rows = GoldProposal.objects.filter(solution__project=project).select_related("decided_by")
+        state = request.query_params.get("state")
+        if state:
+            if state not in dict(GoldProposal.STATE_CHOICES):
+                return refusal(gold.GoldError("state must be pending, approved or rejected.", field="state"))
+            rows = rows.filter(state=state)
+        return Response(ProposalSerializer(rows.order_by("-created_at", "-pk"), many=True).data)
+
+
+def decide_proposal(request, pk, decide):
+    proposal = get_object_or_404(GoldProposal, pk=pk)
+    try:
+        proposal = decide(proposal, request.user)
+    except gold.GoldError as error:
+        return refusal(error)
+    return Response(ProposalSerializer(proposal).data)
+
+
+class ProposalApproveView(APIView):
+    """Approve: the proposal's ratings become the solution's gold."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(operation_id="gold_proposals_approve_create", request=None,
+                   responses={200: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
+    def post(self, request, pk):
+        return decide_proposal(request, pk, gold.approve_proposal)
+
+
+class ProposalRejectView(APIView):
+    """Reject: nothing changes but the proposal's state."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(operation_id="gold_proposals_reject_create", request=None,
+                   responses={200: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
+    def post(self, request, pk):
+        return decide_proposal(request, pk, gold.reject_proposal)
+
+
+# Consensus ------------------------------------------------------------------------------
+
+
+def consensus_body(solution):
+    table = consensus.consensus_ratings(solution)
+    return ConsensusItemSerializer([
+        {"position": p, "alternative": a, "value": c.value, "votes": {str(v): n for v, n in sorted(c.votes.items())},
+         "adjudicated": c.adjudicated}
+        for (p, a), c in table.items()
+    ], many=True).data
+
+
+class ConsensusView(APIView):
+    """A solution's consensus per step (votes, majority, rulings); PUT records a lead's rulings."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(operation_id="solutions_consensus_retrieve", responses=ConsensusItemSerializer(many=True))
+    def get(self, request, pk):
+        return Response(consensus_body(get_object_or_404(Solution, pk=pk)))
+
+    @extend_schema(operation_id="solutions_consensus_update", request=AdjudicationRequestSerializer,
+                   responses={200: ConsensusItemSerializer(many=True),
+                              400: OpenApiResponse(description="{detail, field}")})
+    def put(self, request, pk):
+        solution = get_object_or_404(Solution, pk=pk)
+        form = AdjudicationRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            consensus.adjudicate(solution, slots(form.validated_data["ratings"]), request.user,
+                                 form.validated_data["note"])
+        except consensus.ConsensusError as error:
+            return refusal(error)
+        return Response(consensus_body(solution))
+
+
+# Annotators' standing -------------------------------------------------------------------
+
+
+def standing(annotator, project, row=None):
+    row = row if row is not None else screening.status_of(annotator, project)
+    # The plain rolling score; automatic pausing counts only passes after the latest resume.
+    rolling = gold.gold_record(annotator, project)
+    return {
+        "annotator": annotator.pk,
+        "uuid": annotator.uuid,
+        "username": annotator.user.get_username() if annotator.user_id else None,
+        "state": row.state if row else screening.ACTIVE,
+        "reason": row.reason if row else "",
+        "decided_by": row.decided_by.get_username() if row and row.decided_by_id else None,
+        "decided_at": row.decided_at if row else None,
+        "rolling_gold_score": rolling.score,
+        "gold_passes": rolling.passes,
+        "screening_score": row.screening_score if row else None,
+    }
+
+
+def change_standing(request, pk, annotator_id, change):
+    project = get_object_or_404(Project, pk=pk)
+    annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
+    form = StandingRequestSerializer(data=request.data)
+    form.is_valid(raise_exception=True)
+    row = change(annotator, project, request.user, form.validated_data["reason"])
+    return Response(StandingSerializer(standing(annotator, project, row)).data)
+
+
+class PauseView(APIView):
+    """Pause the annotator in this project: no new work until a lead resumes them."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(operation_id="projects_annotators_pause_create", request=StandingRequestSerializer,
+                   responses=StandingSerializer)
+    def post(self, request, pk, annotator_id):
+        return change_standing(request, pk, annotator_id, screening.pause)
+
+
+class ResumeView(APIView):
+    """Let the annotator work again (after a pause or a failed screening)."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(operation_id="projects_annotators_resume_create", request=StandingRequestSerializer,
+                   responses=StandingSerializer)
+    def post(self, request, pk, annotator_id):
+        return change_standing(request, pk, annotator_id, screening.resume)
+
+
+class QualitySettingsView(APIView):
+    """The project's quality-control settings: gold rate, screening and automatic pausing."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(operation_id="projects_quality_settings_retrieve", responses=QualitySettingsSerializer)
+    def get(self, request, pk):
+        return Response(QualitySettingsSerializer(get_object_or_404(Project, pk=pk)).data)
+
+    @extend_schema(operation_id="projects_quality_settings_partial_update", request=QualitySettingsSerializer,
+                   responses=QualitySettingsSerializer)
+    def patch(self, request, pk):
+        form = QualitySettingsSerializer(get_object_or_404(Project, pk=pk), data=request.data, partial=True)
+        form.is_valid(raise_exception=True)
+        form.save()
+        return Response(form.data)
+
+
+class MyStatusView(APIView):
+    """The caller's standing in the project: screening progress, passed, failed or paused."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(operation_id="projects_my_status_retrieve", responses=MyStatusSerializer)
+    def get(self, request, pk):
+        project = get_object_or_404(Project, pk=pk, is_active=True)
+        return Response(MyStatusSerializer(screening.my_status(annotator_of(request.user), project)).data)
