@@ -6,7 +6,7 @@ walks these routes and checks that anonymous and role-less users are refused.
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import auth, content, import_export, labelling, projects, quality
+from . import auth, content, dashboard, import_export, labelling, projects, quality
 
 app_name = "api"
 
@@ -43,5 +43,9 @@ urlpatterns: list = [
     path("projects/<int:pk>/annotators/<int:annotator_id>/resume/", quality.ResumeView.as_view(),
          name="project-annotator-resume"),
     path("projects/<int:pk>/my-status/", quality.MyStatusView.as_view(), name="project-my-status"),
+    path("projects/<int:pk>/dashboard/", dashboard.DashboardView.as_view(), name="project-dashboard"),
+    path("projects/<int:pk>/annotators/", dashboard.AnnotatorTableView.as_view(), name="project-annotators"),
+    path("projects/<int:pk>/annotators/<int:annotator_id>/passes/", dashboard.AnnotatorPassesView.as_view(),
+         name="project-annotator-passes"),
     *router.urls,
 ]
