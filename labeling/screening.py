@@ -239,13 +239,20 @@ def my_status(annotator, project):
     Never a score, a threshold or a reason (those derive from gold ratings).
     """
     row = status_of(annotator, project) if annotator is not None else None
-    state = row.state if row is not None else (SCREENING if project.requires_screening else ACTIVE)
-    done, total = (0, 0)
-    if state == SCREENING or (row is not None and row.screening_score is not None):
-        done, total = screening_progress(annotator, project) if annotator is not None else (0, len(screening_items(project)))
+    if row is None:
+        state = SCREENING if project.requires_screening else ACTIVE
+    else:
+        state = row.state
+    screened = row is not None and row.screening_score is not None
+    done = total = 0
+    if state == SCREENING or screened:
+        if annotator is None:
+            total = screening_items(project).count()
+        else:
+            done, total = screening_progress(annotator, project)
     if state == SCREENING:
         message = f"screening: {done} of {total} done"
-    elif state == ACTIVE and row.screening_score is not None and not _below(row.screening_score, project.screening_threshold):
+    elif state == ACTIVE and screened and not _below(row.screening_score, project.screening_threshold):
         message = "passed"
     else:
         message = MESSAGES[state]
