@@ -1,7 +1,10 @@
 """Django admin for every labelling model: the lead's and researcher's back office."""
 from django.contrib import admin
 
-from .models import Annotator, Assignment, Generation, GoldRating, Problem, Project, Rating, Solution, Step
+from .models import (
+    Adjudication, Annotator, AnnotatorProjectStatus, Assignment, Generation, GoldProposal, GoldRating, GoldScore,
+    Problem, Project, Rating, Solution, Step,
+)
 
 
 @admin.register(Project)
@@ -92,3 +95,31 @@ class RatingAdmin(admin.ModelAdmin):
 class GoldRatingAdmin(admin.ModelAdmin):
     list_display = ["step", "value", "approved_by", "approved_at"]
     raw_id_fields = ["step", "approved_by"]
+
+
+@admin.register(GoldScore)
+class GoldScoreAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "annotator", "project", "is_screening", "exact_share", "within_one_share",
+                    "first_error_same", "steps_compared", "submitted_at"]
+    list_filter = ["is_screening", "project"]
+    raw_id_fields = ["assignment", "annotator"]
+
+
+@admin.register(AnnotatorProjectStatus)
+class AnnotatorProjectStatusAdmin(admin.ModelAdmin):
+    list_display = ["annotator", "project", "state", "reason", "decided_by", "decided_at"]
+    list_filter = ["state", "project"]
+    raw_id_fields = ["annotator", "decided_by"]
+
+
+@admin.register(GoldProposal)
+class GoldProposalAdmin(admin.ModelAdmin):
+    list_display = ["id", "solution", "votes", "state", "created_at", "decided_by"]
+    list_filter = ["state"]
+    raw_id_fields = ["solution", "decided_by"]
+
+
+@admin.register(Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    list_display = ["step", "value", "decided_by", "decided_at"]
+    raw_id_fields = ["step", "decided_by"]
