@@ -12,7 +12,7 @@ export default defineConfig({
     manifest: true,
     rollupOptions: {
       // One entry per page family; templates name the entry they need.
-      input: { main: "src/main.js", workspace: "src/workspace.js" },
+      input: { main: "src/main.js", workspace: "src/workspace.js", dashboard: "src/dashboard.js" },
     },
   },
 });

@@ -18,6 +18,7 @@ Computing this on a million ratings takes seconds; pages read it through
 labeling/stats_cache.py, which keeps it up to date as ratings arrive.
 """
 import datetime
+import threading
 
 import numpy as np
 from django.db import connection
@@ -62,7 +63,7 @@ def load_columns(project, *, generation=None, since=None, until=None):
             params.append(value)
     sql = _RATINGS_SQL.format(none=NO_GENERATION, filters=" ".join(filters))
     chunks = []
-    with connection.cursor() as cursor:
+    with throughput.analytic_cursor() as cursor:
         with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params) as copy:
             chunks.extend(bytes(chunk) for chunk in copy)
     return _parse_binary_copy(b"".join(chunks))
@@ -113,24 +114,33 @@ def _interval(table, replicates):
     return {"estimate": _r(estimate), "low": _r(ci.low) if ci else None, "high": _r(ci.high) if ci else None}
 
 
-def _grouped_alpha(columns, group_of_rating, replicates):
-    """``[(group, alpha interval, ratings)]`` for each group of items."""
-    order = np.argsort(group_of_rating, kind="stable")
-    groups, starts = np.unique(group_of_rating[order], return_index=True)
+def _grouped_alpha(table, group_of_item, replicates):
+    """``[(group, alpha interval, ratings)]`` for each group of items.
+
+    The table is sorted by item, so a stable sort by group keeps each group's rows in item
+    order and its sub-table needs no new sort: only its item codes renumbered.
+    """
+    group = group_of_item[table.item]
+    order = np.argsort(group, kind="stable")
+    groups, starts = np.unique(group[order], return_index=True)
     ends = np.r_[starts[1:], len(order)]
     result = []
-    for group, start, end in zip(groups.tolist(), starts.tolist(), ends.tolist()):
-        keep = order[start:end]
-        result.append((group, _interval(table_of(columns, keep), replicates), end - start))
+    for g, start, end in zip(groups.tolist(), starts.tolist(), ends.tolist()):
+        rows = order[start:end]
+        item = table.item[rows]
+        first = np.r_[True, item[1:] != item[:-1]]
+        sub = agreement.RatingTable(table.rater[rows], np.cumsum(first) - 1, table.value[rows],
+                                    table.annotators, table.items[item[first]], table.domain)
+        result.append((g, _interval(sub, replicates), end - start))
     return result
 
 
-def _latest_per_solution(columns, name):
-    """For each rating, the largest ``name`` among the ratings of its solution."""
-    _, solution = np.unique(columns["solution"], return_inverse=True)
-    latest = np.full(solution.max() + 1 if len(solution) else 0, np.iinfo(np.int64).min)
+def _latest_per_item(columns, table, name):
+    """For each item of ``table``, the largest ``name`` among the ratings of its solution."""
+    solutions, solution = np.unique(columns["solution"], return_inverse=True)
+    latest = np.full(len(solutions), np.iinfo(np.int64).min)
     np.maximum.at(latest, solution, columns[name])
-    return latest[solution]
+    return latest[np.searchsorted(solutions, table.items[:, 0])]
 
 
 def period_start(days, bucket):
@@ -144,16 +154,14 @@ def _day_text(epoch_day):
 
 def agreement_figures(columns, table, *, bucket, replicates):
     """Overall alpha, alpha per period and per generation, first-error agreement."""
-    over_time = []
-    if len(columns["day"]):
-        periods = period_start(_latest_per_solution(columns, "day"), bucket)
+    over_time, by_generation = [], []
+    if len(table.rater):
+        periods = period_start(_latest_per_item(columns, table, "day"), bucket)
         over_time = [{"period": _day_text(p), "alpha": a, "ratings": n}
-                     for p, a, n in _grouped_alpha(columns, periods, replicates)]
-    by_generation = []
-    if len(columns["generation"]):
-        generations = _latest_per_solution(columns, "generation")
+                     for p, a, n in _grouped_alpha(table, periods, replicates)]
+        generations = _latest_per_item(columns, table, "generation")
         by_generation = [{"generation": None if g == NO_GENERATION else g, "alpha": a, "ratings": n}
-                         for g, a, n in _grouped_alpha(columns, generations, replicates)]
+                         for g, a, n in _grouped_alpha(table, generations, replicates)]
     try:
         fe = agreement.first_error_agreement(table)
         first_error = {"share": _r(fe.share), "agreeing_pairs": fe.agreeing_pairs, "pairs": fe.pairs,
@@ -231,15 +239,17 @@ def statuses(project, annotator_ids=None):
     return result
 
 
-def annotator_rows(project, table, work, gold):
+def annotator_rows(project, table, work, gold, agreeing=None):
     """One dict per annotator who rated or submitted anything in the filtered data.
 
-    ``work`` is ``throughput.annotator_throughput``'s answer, ``gold`` ``gold_scores``'.
+    ``work`` is ``throughput.annotator_throughput``'s answer, ``gold`` ``gold_scores``',
+    ``agreeing`` ``agreement.per_annotator``'s (computed when not given).
     Status is left out: it changes without a submit, so readers add it live (``statuses``).
     """
     ids = sorted(set(table.annotators.tolist()) | set(work))
     people = {a.pk: a for a in Annotator.objects.filter(pk__in=ids).select_related("user")}
-    agreeing = agreement.per_annotator(table) if len(table.rater) else {}
+    if agreeing is None:
+        agreeing = agreement.per_annotator(table) if len(table.rater) else {}
     distribution = rating_distribution(table)
     rows = []
     for pk in ids:
@@ -273,23 +283,61 @@ def build_dashboard(project, *, generation=None, since=None, until=None, bucket=
     if not isinstance(project, Project):
         project = Project.objects.get(pk=project)
     now = now or timezone.now()
+
+    def database_side():
+        return (throughput.annotator_throughput(project, since=since, until=until),
+                throughput.project_throughput(project, now=now), gold_scores(project))
+
+    # The aggregates run in PostgreSQL while this thread loads the ratings and does the numpy
+    # work: two cores busy instead of one.
+    aside = _beside(database_side)
     columns = load_columns(project, generation=generation, since=since, until=until)
     table = table_of(columns)
     if bucket is None:
         span = int(np.ptp(columns["day"])) if len(columns["day"]) else 0
         bucket = "day" if span <= 60 else "week"
-    work = throughput.annotator_throughput(project, since=since, until=until)
-    annotators = annotator_rows(project, table, work, gold_scores(project))
+    agreeing = agreement.per_annotator(table) if len(table.rater) else {}
+    figures = agreement_figures(columns, table, bucket=bucket, replicates=replicates)
+    matrix = kappa_matrix(table)
+    work, project_figures, gold = aside()
     return {
         "project": {"id": project.pk, "name": project.name, "overlap": project.overlap},
         "filters": {"generation": generation, "since": _iso(since), "until": _iso(until)},
         "computed_at": now.isoformat(),
         "ratings": int(len(table.rater)),
-        "agreement": agreement_figures(columns, table, bucket=bucket, replicates=replicates),
-        "kappa_matrix": kappa_matrix(table),
-        "annotators": annotators,
-        "throughput": {"daily": throughput.daily_totals(work), **throughput.project_throughput(project, now=now)},
+        "agreement": figures,
+        "kappa_matrix": matrix,
+        "annotators": annotator_rows(project, table, work, gold, agreeing),
+        "throughput": {"daily": throughput.daily_totals(work), **project_figures},
     }
+
+
+def _beside(function):
+    """Start ``function`` in a thread with its own database connection; returns a function
+    that waits for its result. Inside a transaction (tests, a caller's atomic block) another
+    connection would not see uncommitted rows, so it runs then, in this thread, instead."""
+    if connection.in_atomic_block or connection.vendor != "postgresql":
+        return function
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = function()
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=run, name="dashboard-sql", daemon=True)
+    thread.start()
+
+    def result():
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    return result
 
 
 def _iso(value):

@@ -26,9 +26,10 @@ median seconds per pass over the last ``PACE_WINDOW`` days, divided by the annot
 submitted in the last 24 hours. That is working time if everyone active keeps working at the
 median pace, not calendar time.
 """
+from contextlib import contextmanager
 from datetime import timedelta
 
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from .models import Assignment, Rating
@@ -128,8 +129,19 @@ def _window_sql(since, until):
     return " ".join(clauses), params
 
 
+@contextmanager
+def analytic_cursor():
+    """A cursor for one large aggregate: on PostgreSQL with room to sort and hash in memory,
+    and without JIT compilation (which costs more than it saves on these queries)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL work_mem = '64MB'")
+            cursor.execute("SET LOCAL jit = off")
+        yield cursor
+
+
 def _fetch(sql, params):
-    with connection.cursor() as cursor:
+    with analytic_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 

@@ -6,4 +6,7 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("projects/<int:pk>/work/", views.workspace, name="workspace"),
+    path("projects/<int:pk>/dashboard/", views.dashboard, name="dashboard"),
+    path("projects/<int:pk>/dashboard/annotators/<int:annotator_id>/", views.dashboard_annotator,
+         name="dashboard-annotator"),
 ]

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from . import roles
-from .models import Assignment, Problem, Project, Solution
+from .models import Annotator, Assignment, Problem, Project, Solution
 
 
 def visible_projects(user):
@@ -76,3 +76,25 @@ def workspace(request, pk):
         raise PermissionDenied("The workspace needs the annotator role.")
     project = get_object_or_404(visible_projects(request.user), pk=pk)
     return render(request, "labeling/workspace.html", {"project": project})
+
+
+def _lead_project(request, pk):
+    if not roles.has_role(request.user, roles.LEAD):
+        raise PermissionDenied("The dashboard needs the lead role.")
+    return get_object_or_404(Project, pk=pk)
+
+
+@login_required
+@ensure_csrf_cookie  # the Resume button posts to the API
+def dashboard(request, pk):
+    """The lead dashboard of one project; the page's script draws it from the API."""
+    return render(request, "labeling/dashboard.html", {"project": _lead_project(request, pk)})
+
+
+@login_required
+@ensure_csrf_cookie
+def dashboard_annotator(request, pk, annotator_id):
+    """One annotator's passes beside the gold and the others' ratings, with Pause/Resume."""
+    project = _lead_project(request, pk)
+    annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
+    return render(request, "labeling/dashboard_annotator.html", {"project": project, "annotator": annotator})

@@ -1,0 +1,33 @@
+// The lead API as the dashboard pages call it: JSON in, JSON out, session auth with CSRF.
+
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+/** GET or POST ``url``; resolves to the parsed body, throws an Error with the server's detail. */
+export async function call(url, { method = "GET", body } = {}) {
+  const headers = { Accept: "application/json" };
+  if (method !== "GET") {
+    headers["X-CSRFToken"] = csrfToken();
+    headers["Content-Type"] = "application/json";
+  }
+  const response = await fetch(url, {
+    method,
+    headers,
+    credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = { detail: text.slice(0, 200) };
+  }
+  if (!response.ok) {
+    const detail = data && (data.detail || JSON.stringify(data));
+    throw new Error(`${response.status}: ${detail || response.statusText}`);
+  }
+  return data;
+}

@@ -1,0 +1,40 @@
+// Small DOM helpers: every text goes in as a text node, never as HTML.
+
+export function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+export function svg(tag, attributes = {}, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  if (text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+/** A number for people: ``digits`` decimals, "—" for missing. */
+export function fmt(value, digits = 2) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "—";
+  return Number(value).toFixed(digits);
+}
+
+export function pct(value) {
+  return value === null || value === undefined ? "—" : `${Math.round(value * 100)}%`;
+}
+
+export function section(title, testid) {
+  const box = el("section", "card dash-card");
+  if (testid) box.dataset.testid = testid;
+  box.append(el("h2", null, title));
+  return box;
+}
+
+/** The status tag of an annotator's standing; paused and failed ones stand out. */
+export function statusTag(status) {
+  const tag = el("span", `tag status-${status || "active"}`, (status || "active").replace("_", " "));
+  return tag;
+}

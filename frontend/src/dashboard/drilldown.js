@@ -1,0 +1,143 @@
+// One annotator's page: their figures, their standing with Pause / Resume, and their passes
+// with each step's rating beside the gold rating and the other annotators' ratings.
+import { renderMath } from "../math.js";
+import { call } from "./api.js";
+import { el, fmt, pct, section, statusTag } from "./dom.js";
+
+const LABEL = { 1: "+1", 0: "0", "-1": "−1" };
+const KIND = { 1: "good", 0: "neutral", "-1": "bad" };
+const PAGE = 20;
+
+export async function showAnnotator(root) {
+  root.querySelector(".dash-loading")?.remove();
+  const standing = section("Standing", "standing");
+  const figures = section("Figures", "figures");
+  figures.append(el("p", "muted", "Loading…"));
+  const passes = section("Passes, newest first", "passes");
+  root.append(standing, figures, passes);
+  const list = el("div", "pass-list");
+  const more = el("button", "more", "Load more passes");
+  more.hidden = true;
+  passes.append(list, more);
+
+  let offset = 0;
+  const load = async () => {
+    const page = await call(`${root.dataset.passesUrl}?limit=${PAGE}&offset=${offset}`);
+    if (offset === 0) showStanding(standing, root, page.annotator);
+    offset += page.passes.length;
+    list.append(...page.passes.map(passCard));
+    if (!page.count) list.append(el("p", "muted", "No submitted passes yet."));
+    more.hidden = offset >= page.count;
+    passes.querySelector("h2").textContent = `Passes, newest first (${offset} of ${page.count})`;
+  };
+  more.addEventListener("click", () => load().catch((e) => fail(passes, e)));
+  await load();
+  root.dataset.state = "ready";
+  call(root.dataset.tableUrl).then((table) => {
+    const row = table.annotators.find((r) => String(r.id) === root.dataset.annotatorId);
+    showFigures(figures, row);
+  }).catch((e) => fail(figures, e));
+}
+
+function fail(box, error) {
+  box.append(el("p", "errors", `Could not load: ${error.message}`));
+}
+
+function showStanding(box, root, annotator) {
+  const line = el("p", "standing-line");
+  const reason = el("span", "reason");
+  const button = el("button", "standing-action");
+  button.dataset.testid = "standing-action";
+  const message = el("p", "muted small");
+  const draw = (state, why) => {
+    line.replaceChildren(statusTag(state), " ", reason);
+    reason.textContent = why || "";
+    const blocked = state === "paused" || state === "failed_screening";
+    box.classList.toggle("blocked", blocked);
+    button.textContent = blocked ? "Resume" : "Pause";
+    button.dataset.action = blocked ? "resume" : "pause";
+    root.dataset.status = state;
+  };
+  draw(annotator.status || "active", annotator.status_reason);
+  button.addEventListener("click", async () => {
+    const action = button.dataset.action;
+    button.disabled = true;
+    message.textContent = "";
+    try {
+      const answer = await call(action === "resume" ? root.dataset.resumeUrl : root.dataset.pauseUrl, {
+        method: "POST", body: { reason: "" },
+      });
+      draw(answer.state, answer.reason);
+      message.textContent = action === "resume" ? "Resumed: they get work again." : "Paused: no new work until resumed.";
+    } catch (error) {
+      message.textContent = `Could not ${action}: ${error.message}`;
+    } finally {
+      button.disabled = false;
+    }
+  });
+  box.append(line, button, message);
+}
+
+function showFigures(box, row) {
+  box.replaceChildren(box.querySelector("h2"));
+  if (!row) {
+    box.append(el("p", "muted", "No figures in this project yet."));
+    return;
+  }
+  const list = el("dl", "figure-list");
+  const add = (term, value) => list.append(el("dt", null, term), el("dd", null, value));
+  add("Gold score (rolling)", `${fmt(row.gold_score)} over ${row.gold_passes} gold passes`);
+  add("α against the others", fmt(row.alpha));
+  add("mean κ against the others", `${fmt(row.kappa)} (${row.kappa_partners} partners)`);
+  add("ratings +1 / 0 / −1", `${pct(row.share_plus)} / ${pct(row.share_zero)} / ${pct(row.share_minus)} of ${row.ratings}`);
+  add("passes, steps", `${row.passes ?? 0}, ${row.steps ?? 0}`);
+  add("median seconds per step / pass", `${fmt(row.median_step_seconds, 1)} / ${fmt(row.median_pass_seconds, 0)}`);
+  add("active hours", fmt(row.active_hours, 1));
+  box.append(list);
+}
+
+function rating(value) {
+  if (value === null || value === undefined) return el("span", "rating none", "—");
+  return el("span", `rating ${KIND[value]}`, LABEL[value]);
+}
+
+function passCard(pass) {
+  const card = el("article", "pass");
+  card.dataset.pass = pass.id;
+  const head = el("div", "pass-head muted small");
+  head.textContent = `Solution ${pass.solution} · ${new Date(pass.submitted_at).toLocaleString()} · ` +
+    `${pass.finish_reason}${pass.is_quality_control ? " · gold item" : ""} · ${fmt((pass.total_time || 0) / 1000, 0)} s` +
+    (pass.generation !== null ? ` · generation ${pass.generation}` : "");
+  const problem = renderMath(el("div", "pass-problem"), pass.problem);
+  card.append(head, problem);
+  if (pass.finish_note) card.append(el("p", "muted small", `Note: ${pass.finish_note}`));
+  const table = el("table", "dash-table steps");
+  const header = el("tr");
+  header.append(el("th", null, "#"), el("th", null, "Step"), el("th", null, "Theirs"), el("th", null, "Gold"),
+    el("th", null, "Others"));
+  table.append(header);
+  for (const step of pass.steps) {
+    const row = el("tr");
+    if (step.gold !== null && step.value !== null && step.gold !== step.value) row.className = "off-gold";
+    const others = el("td", "others");
+    for (const other of step.others) {
+      const chip = rating(other.value);
+      chip.title = other.label;
+      others.append(chip, " ");
+    }
+    const theirs = el("td", "theirs");
+    theirs.append(rating(step.value));
+    const gold = el("td", "gold");
+    gold.append(step.gold === null ? el("span", "muted", "—") : rating(step.gold));
+    row.append(
+      el("td", null, step.alternative ? `${step.position + 1}.${step.alternative}` : step.position + 1),
+      renderMath(el("td", "step-text"), step.text),
+      theirs,
+      gold,
+      others,
+    );
+    table.append(row);
+  }
+  card.append(table);
+  return card;
+}
