@@ -1,7 +1,9 @@
 // Entry of the lead pages: the dashboard and an annotator's drill-down (see
 // labeling/templates/labeling/dashboard*.html); the root element says which.
-import "katex/dist/katex.min.css";
-import "./style.css";
+//
+// Like workspace.js it imports the main entry (which base.html loads anyway), so KaTeX and
+// the shared styles stay in main's file: one copy per page.
+import "./main.js";
 import "./dashboard/dashboard.css";
 import { el } from "./dashboard/dom.js";
 import { showAnnotator } from "./dashboard/drilldown.js";

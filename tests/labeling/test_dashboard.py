@@ -243,3 +243,44 @@ def test_a_slow_dashboard_is_served_stale_for_a_while_then_recomputed(rated, set
     assert body == b'{"n":2}' and not meta["stale"]
     body, meta = stats_cache.get_dashboard(project, {}, slow, refresh=True, now=now + 62)
     assert body == b'{"n":3}'
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_aggregates_on_a_second_connection_give_the_same_figures():
+    from django.db import connection, transaction
+
+    project = make_project(overlap=2)
+    ann, bob = make_annotator("ann"), make_annotator("bob")
+    for k in range(3):
+        solution = make_solution(project, steps=3, generation=0)
+        rated_pass(solution, ann, [1, 1, -1], at=T0 + k * day)
+        rated_pass(solution, bob, [1, 0, -1] if k else [1, 1, 1], at=T0 + k * day)
+    now = T0 + 5 * day
+    assert not connection.in_atomic_block  # so the aggregates run on a thread of their own
+    beside = dashboard.build_dashboard(project, replicates=0, now=now)
+    with transaction.atomic():
+        inline = dashboard.build_dashboard(project, replicates=0, now=now)
+    assert beside == inline and beside["annotators"][0]["passes"] == 3
+
+
+def test_the_lead_pages_need_the_lead_role(client, rated):
+    from django.contrib.auth import get_user_model
+
+    from labeling.roles import grant_role
+
+    project, (ann, *_) = rated
+    pages = [f"/projects/{project.pk}/dashboard/", f"/projects/{project.pk}/dashboard/annotators/{ann.pk}/"]
+    for url in pages:
+        assert client.get(url).status_code == 302  # to the login page
+    worker = get_user_model().objects.create_user("worker")
+    grant_role(worker, "annotator")
+    client.force_login(worker)
+    assert [client.get(url).status_code for url in pages] == [403, 403]
+    assert b"dashboard-link" not in client.get("/").content
+    lead = get_user_model().objects.create_user("boss")
+    grant_role(lead, "lead")
+    client.force_login(lead)
+    answers = [client.get(url) for url in pages]
+    assert [a.status_code for a in answers] == [200, 200]
+    assert f"/api/projects/{project.pk}/annotators/{ann.pk}/resume/".encode() in answers[1].content
+    assert f'href="/projects/{project.pk}/dashboard/"'.encode() in client.get("/").content
