@@ -48,6 +48,30 @@ class Project(models.Model):
     gold_min_passes = models.PositiveSmallIntegerField(
         default=3, help_text="Gold passes needed before the rolling score can pause anyone."
     )
+    # Active learning (scoring/jobs.py): how a generation is selected and when the PRM retrains.
+    generation_size = models.PositiveIntegerField(
+        default=100, help_text="Solutions a generation selects for the queue."
+    )
+    selection_wrong_share = models.FloatField(
+        default=0.8, help_text="Share of a generation taken from convincing wrong-answer solutions (0 to 1)."
+    )
+    selection_per_problem_cap = models.PositiveSmallIntegerField(
+        default=0, help_text="Most solutions of one problem in a generation (0: no cap)."
+    )
+    retrain_threshold = models.PositiveIntegerField(
+        default=100, help_text="New submitted passes since the last checkpoint that make a retrain due (0: never)."
+    )
+    retrain_metric = models.CharField(
+        max_length=40, default="step_auroc",
+        help_text="Held-out figure a new checkpoint must beat the champion on: step_auroc, step_f1 or log_loss.",
+    )
+    base_model_path = models.CharField(
+        max_length=500, blank=True,
+        help_text="Local Hugging Face directory the PRM is built on (empty: the bundled all-MiniLM-L6-v2).",
+    )
+    train_settings = models.JSONField(
+        default=dict, blank=True, help_text="Overrides of the PRM core's TrainConfig (lr, epochs, max_steps, ...)."
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -73,6 +97,10 @@ class Project(models.Model):
                 condition=Q(gold_threshold__gte=0) & Q(gold_threshold__lte=1), name="project_gold_threshold_range"
             ),
             models.CheckConstraint(condition=Q(gold_window__gte=1), name="project_gold_window_positive"),
+            models.CheckConstraint(
+                condition=Q(selection_wrong_share__gte=0) & Q(selection_wrong_share__lte=1),
+                name="project_wrong_share_range",
+            ),
         ]
 
     def __str__(self):

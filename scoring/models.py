@@ -1,0 +1,120 @@
+"""What the model side records in the database: checkpoints, generation runs, solution scores.
+
+The weights live on disk (``Checkpoint.path``, written atomically by ``scoring.checkpoint``);
+these rows hold their lineage, metrics and standing. Importing this module imports no torch.
+"""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Checkpoint(models.Model):
+    """One PRM of a project: the initial one built on the base model, or one retrain.
+
+    ``status`` tells the outcome: ``training`` while it is built, then ``champion`` when it was
+    promoted (``is_champion`` marks the current one, at most one per project), ``rejected`` when
+    it did not beat the champion (``reason`` says why), ``failed`` when training broke
+    (``reason`` holds the error). ``passes`` counts the submitted passes the project had when
+    its training data was exported, which is how the next retrain knows what is new.
+    """
+
+    TRAINING = "training"
+    CHAMPION = "champion"
+    REJECTED = "rejected"
+    FAILED = "failed"
+    STATUS_CHOICES = [(TRAINING, "training"), (CHAMPION, "champion"), (REJECTED, "rejected"), (FAILED, "failed")]
+
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="checkpoints")
+    path = models.CharField(max_length=1000, blank=True, help_text="The checkpoint directory.")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children",
+        help_text="The champion when this one was trained.",
+    )
+    generation = models.IntegerField(
+        null=True, blank=True, help_text="Newest generation whose ratings it was trained on (null: none)."
+    )
+    base_model = models.CharField(max_length=1000, blank=True)
+    data_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the PRM800K export trained on.")
+    passes = models.PositiveIntegerField(default=0, help_text="Submitted passes in the project at export time.")
+    metrics = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=STATUS_CHOICES, default=TRAINING)
+    reason = models.TextField(blank=True)
+    is_champion = models.BooleanField(default=False)
+    task_id = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["project"], condition=Q(is_champion=True), name="checkpoint_one_champion"),
+            models.CheckConstraint(condition=~Q(is_champion=True) | Q(status="champion"),
+                                   name="checkpoint_champion_status"),
+        ]
+
+    def __str__(self):
+        return f"Checkpoint {self.pk} of {self.project} ({self.status})"
+
+
+class GenerationRun(models.Model):
+    """One request to run a generation: score the pool, then select into a new Generation.
+
+    ``scored``/``total`` show progress while ``state`` is ``scoring``. ``generation`` is set in
+    the same transaction that selects, so a redelivered task sees the work is done.
+    """
+
+    QUEUED = "queued"
+    SCORING = "scoring"
+    SELECTING = "selecting"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    STATE_CHOICES = [(s, s) for s in (QUEUED, SCORING, SELECTING, DONE, CANCELLED, FAILED)]
+    OPEN_STATES = (QUEUED, SCORING, SELECTING)
+
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="generation_runs")
+    generation = models.OneToOneField(
+        "labeling.Generation", null=True, blank=True, on_delete=models.SET_NULL, related_name="run"
+    )
+    checkpoint = models.ForeignKey(
+        Checkpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="runs",
+        help_text="The PRM that scores and selects (the champion when the run started).",
+    )
+    state = models.CharField(max_length=20, choices=STATE_CHOICES, default=QUEUED)
+    size = models.PositiveIntegerField(help_text="Solutions to select.")
+    scored = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    selected = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    task_id = models.CharField(max_length=255, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "-pk"]
+        indexes = [models.Index(fields=["project", "state"], name="generation_run_state_idx")]
+
+    def __str__(self):
+        return f"Generation run {self.pk} of {self.project} ({self.state})"
+
+
+class SolutionScore(models.Model):
+    """The score one checkpoint gave one solution (written in bulk, once per pair)."""
+
+    solution = models.ForeignKey("labeling.Solution", on_delete=models.CASCADE, related_name="scores")
+    checkpoint = models.ForeignKey(Checkpoint, on_delete=models.CASCADE, related_name="scores")
+    score = models.FloatField(null=True, help_text="Aggregated over the scored steps; null when none fit.")
+    step_scores = models.JSONField(default=list, help_text="P(correct) per step; null past the context.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["checkpoint", "solution"], name="solution_score_once"),
+        ]
+
+    def __str__(self):
+        return f"{self.score} for solution {self.solution_id} by checkpoint {self.checkpoint_id}"
