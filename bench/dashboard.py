@@ -174,7 +174,7 @@ def main(argv=None):
         return result
 
     parts = []
-    columns = part("load ratings (COPY)", dashboard.load_columns, project)
+    columns = part("load ratings", dashboard.load_columns, project)
     table = part("rating table", dashboard.table_of, columns)
     part("alpha, over time, per generation, CIs", dashboard.agreement_figures, columns, table, bucket="day",
          replicates=200)
