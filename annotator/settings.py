@@ -170,6 +170,11 @@ if STEPMARK_BROKER == "filesystem":
         "control_folder": str(broker_dir / "control"),
         "store_processed": False,
     }
+if STEPMARK_BROKER == "redis" and os.environ.get("STEPMARK_VISIBILITY_TIMEOUT"):
+    # Seconds before Redis hands an unacknowledged task (its worker died) to another worker.
+    # Kombu's default is an hour; the fault-tolerance tests set a few seconds. It must exceed
+    # the longest task, or a live task is redelivered too (harmless: jobs are idempotent).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": float(os.environ["STEPMARK_VISIBILITY_TIMEOUT"])}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ACKS_LATE = True  # a task whose worker dies is redelivered, never lost
@@ -201,8 +206,17 @@ else:
 # Where scheduled exports and model checkpoints live.
 STEPMARK_EXPORT_DIR = Path(os.environ.get("STEPMARK_EXPORT_DIR", VAR_DIR / "exports"))
 STEPMARK_CHECKPOINT_DIR = Path(os.environ.get("STEPMARK_CHECKPOINT_DIR", VAR_DIR / "checkpoints"))
+# Solutions the PRM scores between two progress updates (and cancellation checks) of a generation.
+STEPMARK_SCORING_BATCH = int(os.environ.get("STEPMARK_SCORING_BATCH", "256"))
+# Retention of the scheduled snapshots (labeling/snapshots.py): keep the newest N of each
+# project and delete those older than D days (0 turns a rule off); the newest always stays.
+STEPMARK_EXPORT_KEEP = int(os.environ.get("STEPMARK_EXPORT_KEEP", "30"))
+STEPMARK_EXPORT_RETENTION_DAYS = float(os.environ.get("STEPMARK_EXPORT_RETENTION_DAYS", "0"))
 # Seconds an answer-equivalence check may take before it is judged "not equivalent".
 STEPMARK_GRADING_TIMEOUT = float(os.environ.get("STEPMARK_GRADING_TIMEOUT", "5"))
+# Seconds a slow lead dashboard may lag behind the submits before a read recomputes it
+# (labeling/stats_cache.py; a quick one is always exact).
+STEPMARK_DASHBOARD_MAX_STALE = float(os.environ.get("STEPMARK_DASHBOARD_MAX_STALE", "60"))
 
 LOGGING = {
     "version": 1,
