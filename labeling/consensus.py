@@ -131,7 +131,11 @@ def adjudicate(solution, rulings, by=None, note=""):
         cleared = [steps[k].pk for k, v in rulings.items() if v is None]
         Adjudication.objects.filter(step_id__in=cleared).delete()
         Adjudication.objects.bulk_create(
-            [Adjudication(step=steps[k], value=v, note=note, decided_by=by) for k, v in rulings.items() if v is not None],
+            [
+                Adjudication(step=steps[k], value=v, note=note, decided_by=by)
+                for k, v in rulings.items()
+                if v is not None
+            ],
             update_conflicts=True,
             unique_fields=["step"],
             update_fields=["value", "note", "decided_by", "decided_at"],

@@ -1,10 +1,10 @@
 """Quality control over the API: gold items, proposals, consensus, annotators' standing.
 
-Thin views over ``labeling.gold``, ``labeling.screening`` and ``labeling.consensus``. (The
-leads' table of annotators with their standing and gold score is the dashboard's,
-labeling/api/dashboard.py.) Every endpoint but ``my-status`` is for leads (``IsLead``; staff pass too); ``my-status`` tells an
+Thin views over ``labeling.gold``, ``labeling.screening`` and ``labeling.consensus``. Every
+endpoint but ``my-status`` is for leads (``IsLead``; staff pass too); ``my-status`` tells an
 annotator their own standing and never carries a score, a threshold, a reason or a gold
-value.
+value. The leads' table of annotators with their standing and gold score is the
+dashboard's (labeling/api/dashboard.py).
 """
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
