@@ -1,0 +1,44 @@
+"""Figures for the researcher page that the human side owns: each generation's hit rate.
+
+The model side (checkpoints, generation runs, retraining) has its own API in ``scoring/api.py``.
+"""
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling.generation_stats import generation_stats
+from labeling.models import Project
+from labeling.permissions import IsResearcher
+
+
+class GenerationFiguresSerializer(serializers.Serializer):
+    generation = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    selected = serializers.IntegerField(help_text="Solutions the generation chose (gold and screening left out).")
+    wrong_answer = serializers.IntegerField(help_text="Selected solutions whose final answer is graded wrong.")
+    mean_verifier_score = serializers.FloatField(allow_null=True)
+    rated = serializers.IntegerField(help_text="Selected solutions with a submitted pass.")
+    found_wrong = serializers.IntegerField(help_text="Rated solutions where a pass ended found_error.")
+    hit_rate = serializers.FloatField(allow_null=True, help_text="found_wrong / rated.")
+    passes = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True, help_text="Median time to rate one pass.")
+    person_hours = serializers.FloatField()
+    first_submitted_at = serializers.DateTimeField(allow_null=True)
+    last_submitted_at = serializers.DateTimeField(allow_null=True)
+
+
+class GenerationStatsSerializer(serializers.Serializer):
+    generations = GenerationFiguresSerializer(many=True)
+
+
+class GenerationStatsView(APIView):
+    """Per generation: what it selected, how much of it people found wrong, how long rating took."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(operation_id="projects_generation_stats_retrieve", responses={200: GenerationStatsSerializer})
+    def get(self, request, pk):
+        project = get_object_or_404(Project, pk=pk)
+        return Response(GenerationStatsSerializer({"generations": generation_stats(project)}).data)
