@@ -6,7 +6,7 @@ walks these routes and checks that anonymous and role-less users are refused.
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import auth, content, dashboard, import_export, labelling, projects, quality
+from . import auth, content, dashboard, exports, import_export, labelling, projects, quality, research
 
 app_name = "api"
 
@@ -47,5 +47,11 @@ urlpatterns: list = [
     path("projects/<int:pk>/annotators/", dashboard.AnnotatorTableView.as_view(), name="project-annotators"),
     path("projects/<int:pk>/annotators/<int:annotator_id>/passes/", dashboard.AnnotatorPassesView.as_view(),
          name="project-annotator-passes"),
+    # Snapshots and research figures (labeling/api/exports.py, research.py).
+    path("projects/<int:pk>/snapshots/", exports.SnapshotListView.as_view(), name="project-snapshots"),
+    path("projects/<int:pk>/snapshots/<str:name>/", exports.SnapshotDownloadView.as_view(),
+         name="project-snapshot-download"),
+    path("projects/<int:pk>/generation-stats/", research.GenerationStatsView.as_view(),
+         name="project-generation-stats"),
     *router.urls,
 ]
