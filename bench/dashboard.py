@@ -144,8 +144,10 @@ def main(argv=None):
     _use_bench_database()
     if args.reuse:
         import django
+        from django.core.management import call_command
 
         django.setup()
+        call_command("migrate", verbosity=0)  # others' new columns, keeping the data
     else:
         _prepare_database()
     from django.conf import settings
