@@ -14,19 +14,21 @@ screening items left out, as they are served for quality control, not chosen by 
   ``person_hours``: the time of all passes together; ``first_submitted_at`` /
   ``last_submitted_at``: when rating of the generation started and (so far) ended.
 
-Quality-control passes are left out. The median is taken in Python so the figures come out
+``picks`` lists the first few selected solutions in selection order (rank, the PRM's score,
+whether the final answer is right, whether people found an error), so a researcher sees what
+the PRM went for. Quality-control passes are left out. The median is taken in Python so the figures come out
 the same on PostgreSQL and on the demo's SQLite.
 """
 import statistics
 from collections import defaultdict
 
-from django.db.models import Avg, Count, Q
+from django.db.models import Avg, Count, F, Q
 
 from .models import Assignment, FinishReason, Generation, Solution
 
 
-def generation_stats(project):
-    """One dict per generation of ``project``, by generation number."""
+def generation_stats(project, picks=5):
+    """One dict per generation of ``project``, by generation number, with ``picks`` examples."""
     generations = list(Generation.objects.filter(project=project, number__gte=0).order_by("number"))
     selected = Solution.objects.filter(
         project=project, generation__in=[g.pk for g in generations], is_gold=False, is_screening=False
@@ -53,8 +55,23 @@ def generation_stats(project):
         if submitted_at is not None:
             first[generation_id] = min(first.get(generation_id, submitted_at), submitted_at)
             last[generation_id] = max(last.get(generation_id, submitted_at), submitted_at)
-    return [_figures(g, by_generation.get(g.pk, {}), rated[g.pk], found_wrong[g.pk], times[g.pk],
+    rows = [_figures(g, by_generation.get(g.pk, {}), rated[g.pk], found_wrong[g.pk], times[g.pk],
                      first.get(g.pk), last.get(g.pk)) for g in generations]
+    for row, g in zip(rows, generations):
+        row["picks"] = _picks(selected.filter(generation=g), picks, rated[g.pk], found_wrong[g.pk])
+    return rows
+
+
+def _picks(solutions, limit, rated, found_wrong):
+    if not limit:
+        return []
+    chosen = solutions.select_related("problem").order_by(F("selection_rank").asc(nulls_last=True), "pk")[:limit]
+    return [
+        {"solution": s.pk, "rank": s.selection_rank, "verifier_score": s.verifier_score, "is_correct": s.is_correct,
+         "final_answer": s.final_answer, "problem": s.problem.problem[:300], "rated": s.pk in rated,
+         "found_wrong": s.pk in found_wrong}
+        for s in chosen
+    ]
 
 
 def _figures(generation, chosen, rated, found_wrong, times, first, last):

@@ -13,6 +13,17 @@ from labeling.models import Project
 from labeling.permissions import IsResearcher
 
 
+class PickSerializer(serializers.Serializer):
+    solution = serializers.IntegerField()
+    rank = serializers.IntegerField(allow_null=True)
+    verifier_score = serializers.FloatField(allow_null=True, help_text="The PRM's score when it selected it.")
+    is_correct = serializers.BooleanField(allow_null=True, help_text="Final answer graded against the truth.")
+    final_answer = serializers.CharField(allow_null=True)
+    problem = serializers.CharField(help_text="The problem statement (its first 300 characters).")
+    rated = serializers.BooleanField()
+    found_wrong = serializers.BooleanField(help_text="A submitted pass ended found_error.")
+
+
 class GenerationFiguresSerializer(serializers.Serializer):
     generation = serializers.IntegerField()
     created_at = serializers.DateTimeField()
@@ -27,6 +38,7 @@ class GenerationFiguresSerializer(serializers.Serializer):
     person_hours = serializers.FloatField()
     first_submitted_at = serializers.DateTimeField(allow_null=True)
     last_submitted_at = serializers.DateTimeField(allow_null=True)
+    picks = PickSerializer(many=True, help_text="The first selected solutions, in selection order.")
 
 
 class GenerationStatsSerializer(serializers.Serializer):

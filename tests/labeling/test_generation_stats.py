@@ -16,9 +16,9 @@ def test_hit_rate_selection_and_rating_time_per_generation():
     ann, bob = make_annotator("ann"), make_annotator("bob")
     # Generation 0: three selected; one found wrong by one of its two passes, one rated clean,
     # one not rated yet.
-    wrong = make_solution(project, generation=0, is_correct=False, verifier_score=0.9)
-    clean = make_solution(project, generation=0, is_correct=True, verifier_score=0.7)
-    make_solution(project, generation=0, is_correct=False, verifier_score=0.8)
+    wrong = make_solution(project, generation=0, is_correct=False, verifier_score=0.9, selection_rank=2)
+    clean = make_solution(project, generation=0, is_correct=True, verifier_score=0.7, selection_rank=3)
+    waiting = make_solution(project, generation=0, is_correct=False, verifier_score=0.8, selection_rank=1)
     rated_pass(wrong, ann, [1, -1], seconds=30, at=T0)
     rated_pass(wrong, bob, [1, 1, 1, 1], seconds=90, at=T0 + datetime.timedelta(hours=2))
     rated_pass(clean, ann, [1, 1, 1, 1], seconds=60, at=T0 + datetime.timedelta(hours=1))
@@ -41,6 +41,12 @@ def test_hit_rate_selection_and_rating_time_per_generation():
     assert first["passes"] == 3 and first["median_seconds"] == 60.0
     assert first["person_hours"] == pytest.approx(180 / 3600)
     assert (first["first_submitted_at"], first["last_submitted_at"]) == (T0, T0 + datetime.timedelta(hours=2))
+
+    assert [p["solution"] for p in first["picks"]] == [waiting.pk, wrong.pk, clean.pk]
+    assert [(p["rated"], p["found_wrong"], p["is_correct"]) for p in first["picks"]] == [
+        (False, False, False), (True, True, False), (True, False, True)]
+    assert first["picks"][1]["verifier_score"] == 0.9 and first["picks"][1]["problem"] == "Find $x$."
+    assert len(generation_stats(project, picks=1)[0]["picks"]) == 1
 
     assert second["generation"] == 1
     assert (second["selected"], second["rated"], second["found_wrong"], second["hit_rate"]) == (3, 2, 2, 1.0)
