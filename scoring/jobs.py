@@ -1,0 +1,297 @@
+"""The loop's jobs on the database: the champion PRM, scoring the pool, selecting a generation.
+
+Plain functions; the Celery tasks in ``scoring.tasks`` only call them. Every job is safe to
+run twice, because Celery redelivers a task whose worker died:
+
+- scores are written once per (solution, checkpoint) and a rerun scores only what is missing;
+- selection happens in one transaction that also marks the run done, so a second run finds
+  it done and does nothing;
+- a worker holds a PostgreSQL advisory lock on what it works on, so a redelivered copy that
+  arrives while the first is still alive steps aside. The lock belongs to the database
+  session: it goes away with a worker that is killed.
+
+Retraining and promotion live in ``scoring.retrain`` (re-exported here). Torch is imported
+only inside the functions that need it, so the web process may import this module.
+"""
+import contextlib
+from pathlib import Path
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, Max, OuterRef
+from django.utils import timezone
+
+from labeling.models import Assignment, Generation, Project, Solution, Step
+from scoring import selection, worker
+from scoring.models import Checkpoint, GenerationRun, SolutionScore
+
+# Advisory lock namespaces (the first key of pg_try_advisory_lock(int, int)).
+GENERATION_LOCK, RETRAIN_LOCK, CHAMPION_LOCK = 0x5347, 0x5352, 0x5343
+
+
+class JobConflict(Exception):
+    """The request clashes with work already under way (``existing`` names it)."""
+
+    def __init__(self, message, existing=None):
+        super().__init__(message)
+        self.existing = existing
+
+
+@contextlib.contextmanager
+def advisory_lock(namespace, key, *, wait=False):
+    """Hold a session-level PostgreSQL advisory lock; yields whether it was acquired.
+
+    Elsewhere (SQLite in the demo, one worker) it always yields True.
+    """
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    with connection.cursor() as cursor:
+        if wait:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [namespace, key])
+            acquired = True
+        else:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [namespace, key])
+            acquired = cursor.fetchone()[0]
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [namespace, key])
+
+
+# The champion --------------------------------------------------------------------------
+
+
+def champion(project):
+    """The project's current champion Checkpoint, or None."""
+    return Checkpoint.objects.filter(project=project, is_champion=True).first()
+
+
+def base_model(project):
+    """The directory the project's PRMs are built on."""
+    if project.base_model_path:
+        return Path(project.base_model_path)
+    from scoring.model import default_base_model
+
+    return default_base_model()
+
+
+def checkpoint_root(project):
+    return Path(settings.STEPMARK_CHECKPOINT_DIR) / f"project-{project.pk}"
+
+
+def ensure_champion(project):
+    """The champion, building the initial one when the project has none.
+
+    The initial PRM is the project's base model: used as is when the base is already a
+    Stepmark checkpoint, else the backbone with a fresh (seeded) head, saved under the
+    checkpoint directory. The directory is written before the row, so no row ever points at
+    a missing checkpoint.
+    """
+    found = champion(project)
+    if found is not None:
+        return found
+    with advisory_lock(CHAMPION_LOCK, project.pk, wait=True):
+        found = champion(project)
+        if found is not None:
+            return found
+        from scoring.checkpoint import read_meta
+
+        base = base_model(project)
+        try:
+            read_meta(base)
+            path, how = base, "the project's base checkpoint, used as is"
+        except (FileNotFoundError, ValueError):
+            path, how = _build_initial(project, base), "the base model with an untrained head"
+        try:
+            with transaction.atomic():
+                return Checkpoint.objects.create(
+                    project=project, path=str(path), base_model=str(base), status=Checkpoint.CHAMPION,
+                    is_champion=True, reason=f"Initial PRM: {how}.", finished_at=timezone.now(),
+                )
+        except IntegrityError:  # another process (without advisory locks) was first
+            return champion(project)
+
+
+def _build_initial(project, base):
+    from scoring.checkpoint import save_checkpoint
+    from scoring.model import new_prm
+
+    worker._limit_threads()
+    prm = new_prm(base, device=worker.device(), seed=0)
+    meta = {"base_model": str(base), "initial": True, "neutral": "positive", "aggregation": "prod"}
+    return save_checkpoint(prm, checkpoint_root(project) / "initial", meta=meta)
+
+
+# Scoring the pool ---------------------------------------------------------------------
+
+
+def candidate_pool(project):
+    """Solutions a generation may select: ordinary, never selected, never handed out."""
+    handed_out = Assignment.objects.filter(solution=OuterRef("pk"))
+    return Solution.objects.filter(
+        project=project, generation__isnull=True, is_gold=False, is_screening=False
+    ).filter(~Exists(handed_out))
+
+
+def start_generation(project, *, size=None, user=None):
+    """A new queued GenerationRun; JobConflict when one is still open for the project."""
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        existing = GenerationRun.objects.filter(project=project, state__in=GenerationRun.OPEN_STATES).first()
+        if existing is not None:
+            raise JobConflict(f"Generation run {existing.pk} is still {existing.state}.", existing)
+        return GenerationRun.objects.create(
+            project=project, size=project.generation_size if size is None else size,
+            requested_by=user if user is not None and user.is_authenticated else None,
+        )
+
+
+def cancel_run(run):
+    """Cancel a queued or scoring run; False when it is past that (selecting or finished)."""
+    changed = GenerationRun.objects.filter(
+        pk=run.pk, state__in=(GenerationRun.QUEUED, GenerationRun.SCORING)
+    ).update(state=GenerationRun.CANCELLED, finished_at=timezone.now())
+    run.refresh_from_db()
+    return bool(changed)
+
+
+def mark_run_failed(run_id, error):
+    """Record why a run failed for good (the researcher's page shows it)."""
+    GenerationRun.objects.filter(pk=run_id, state__in=GenerationRun.OPEN_STATES).update(
+        state=GenerationRun.FAILED, error=str(error)[:10000], finished_at=timezone.now()
+    )
+
+
+def run_generation(run_id, *, batch_size=None, task_id=""):
+    """Score the pool with the run's checkpoint, then select the generation. Idempotent.
+
+    Returns the run as it stands (None when it does not exist).
+    """
+    run = GenerationRun.objects.filter(pk=run_id).first()
+    if run is None or run.state not in GenerationRun.OPEN_STATES:
+        return run
+    with advisory_lock(GENERATION_LOCK, run.pk) as acquired:
+        if not acquired:
+            return run  # a live worker has it; this copy is a redelivery
+        run.refresh_from_db()
+        if run.state not in GenerationRun.OPEN_STATES:
+            return run
+        if run.checkpoint_id is None:
+            checkpoint = ensure_champion(run.project)
+            GenerationRun.objects.filter(pk=run.pk, checkpoint__isnull=True).update(checkpoint=checkpoint)
+        GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.QUEUED).update(
+            state=GenerationRun.SCORING, started_at=timezone.now()
+        )
+        if task_id:
+            GenerationRun.objects.filter(pk=run.pk).update(task_id=task_id)
+        run.refresh_from_db()
+        if run.state == GenerationRun.SCORING:
+            prm = worker.get_prm(run.checkpoint)
+            if not score_pool(run, prm, batch_size=batch_size):
+                run.refresh_from_db()
+                return run  # cancelled
+            GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.SCORING).update(state=GenerationRun.SELECTING)
+        return select(run)
+
+
+def score_pool(run, prm, *, batch_size=None):
+    """Score every pool solution the run's checkpoint has not scored yet, batch by batch.
+
+    Progress (``scored``/``total``) is written after each batch; a cancelled run stops between
+    batches (returns False). Scores already written are kept and skipped.
+    """
+    from scoring.scorer import score_solutions
+
+    batch_size = batch_size or settings.STEPMARK_SCORING_BATCH
+    checkpoint = run.checkpoint
+    aggregation = getattr(prm, "meta", {}).get("aggregation") or "prod"
+    known = SolutionScore.objects.filter(checkpoint=checkpoint, solution=OuterRef("pk"))
+    rows = candidate_pool(run.project).annotate(known=Exists(known)).order_by("pk").values_list("pk", "known")
+    rows = list(rows)
+    todo = [pk for pk, is_known in rows if not is_known]
+    scored = len(rows) - len(todo)
+    GenerationRun.objects.filter(pk=run.pk).update(total=len(rows), scored=scored)
+    for start in range(0, len(todo), batch_size):
+        if GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.CANCELLED).exists():
+            return False
+        batch = todo[start:start + batch_size]
+        texts = solution_texts(batch)
+        results = score_solutions(prm, [texts[pk] for pk in batch], aggregation=aggregation)
+        SolutionScore.objects.bulk_create(
+            [SolutionScore(solution_id=pk, checkpoint=checkpoint, score=r.score, step_scores=r.step_scores)
+             for pk, r in zip(batch, results)],
+            ignore_conflicts=True,  # a redelivered task racing a live one: first write wins
+        )
+        scored += len(batch)
+        GenerationRun.objects.filter(pk=run.pk).update(scored=scored)
+    return not GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.CANCELLED).exists()
+
+
+def solution_texts(solution_ids):
+    """``{solution id: (problem text, [step texts])}``: each solution's own steps, in order."""
+    texts = {pk: (problem, []) for pk, problem in
+             Solution.objects.filter(pk__in=solution_ids).values_list("pk", "problem__problem")}
+    steps = (Step.objects.filter(solution_id__in=solution_ids, alternative=0, author__isnull=True)
+             .order_by("solution_id", "position").values_list("solution_id", "text"))
+    for pk, text in steps:
+        texts[pk][1].append(text)
+    return texts
+
+
+# Selecting ----------------------------------------------------------------------------
+
+
+def select(run):
+    """Select the run's generation from its checkpoint's scores, in one transaction.
+
+    The chosen solutions join a new Generation (number = the project's highest + 1) with
+    ``selection_rank`` 1..n and ``verifier_score``; the run records the generation and is
+    done. A run that is not ``selecting`` is returned untouched.
+    """
+    project = run.project
+    with transaction.atomic():
+        run = GenerationRun.objects.select_for_update().get(pk=run.pk)
+        if run.state != GenerationRun.SELECTING:
+            return run
+        Project.objects.select_for_update().filter(pk=project.pk).first()  # one numbering at a time
+        pool = candidate_pool(project).values("pk")
+        rows = (SolutionScore.objects.filter(checkpoint_id=run.checkpoint_id, solution__in=pool)
+                .values_list("solution_id", "solution__problem_id", "score", "solution__is_correct"))
+        chosen = selection.select(
+            [selection.Candidate(*row) for row in rows], size=run.size,
+            wrong_share=project.selection_wrong_share, per_problem_cap=project.selection_per_problem_cap,
+        )
+        ids = sorted(c.solution_id for c in chosen)
+        # Lock the chosen rows (the queue may be handing one out right now), then look again.
+        list(Solution.objects.filter(pk__in=ids).order_by("pk").select_for_update().values_list("pk"))
+        still_free = set(candidate_pool(project).filter(pk__in=ids).values_list("pk", flat=True))
+        chosen = [c for c in chosen if c.solution_id in still_free]
+        generation = None
+        if chosen:
+            highest = Generation.objects.filter(project=project).aggregate(n=Max("number"))["n"]
+            generation = Generation.objects.create(project=project, number=max(highest or 0, 0) + 1)
+            Solution.objects.bulk_update(
+                [Solution(pk=c.solution_id, generation=generation, selection_rank=rank, verifier_score=c.score)
+                 for rank, c in enumerate(chosen, start=1)],
+                ["generation", "selection_rank", "verifier_score"], batch_size=1000,
+            )
+        run.generation = generation
+        run.selected = len(chosen)
+        run.state = GenerationRun.DONE
+        run.finished_at = timezone.now()
+        run.save(update_fields=["generation", "selected", "state", "finished_at"])
+    return run
+
+
+from scoring.retrain import (  # noqa: E402  (retrain uses the helpers above)
+    evaluate, heldout_split, mark_checkpoint_failed, promote, retrain, retrain_due, retrain_if_due,
+)
+
+__all__ = [
+    "JobConflict", "advisory_lock", "base_model", "cancel_run", "candidate_pool", "champion", "ensure_champion",
+    "evaluate", "heldout_split", "mark_checkpoint_failed", "mark_run_failed", "promote", "retrain", "retrain_due",
+    "retrain_if_due", "run_generation", "score_pool", "select", "solution_texts", "start_generation",
+]

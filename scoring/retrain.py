@@ -1,0 +1,232 @@
+"""Retraining the PRM on the project's ratings, and promoting it only when it is better.
+
+A retrain is due when ``project.retrain_threshold`` submitted passes arrived since the last
+checkpoint was trained. It exports the project as PRM800K JSONL (``labeling.exports``), trains
+a fresh PRM on the project's base model with the core's ``train``, and evaluates the new PRM
+and the champion on the same held-out problems. Held-out problems never train: a problem is
+held out when a hash of its statement falls in the first ``HELDOUT_FRACTION`` of the hash
+range, so the split is the same in every round and a problem that arrives later lands on the
+same side forever.
+
+The new checkpoint becomes the champion only when it beats the champion on the project's
+``retrain_metric``; otherwise it is kept as ``rejected`` with the reason. Every checkpoint keeps
+its metrics and lineage (parent, data hash, generation, passes).
+
+Crash safety: the Checkpoint row is created (status ``training``) before the work; a
+redelivered task finds it and trains it again from the start; the directory is written by
+``save_checkpoint`` atomically, and staging leftovers of a killed run are removed first.
+"""
+import dataclasses
+import hashlib
+import math
+import shutil
+import tempfile
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from labeling.models import Assignment, Generation, Project
+from scoring import worker
+from scoring.models import Checkpoint
+
+HELDOUT_FRACTION = 0.2
+# name -> (key in ``evaluate``'s figures, whether higher is better)
+METRICS = {"step_auroc": ("step_auroc", True), "step_f1": ("step_f1", True), "log_loss": ("log_loss", False)}
+
+
+def passes_count(project):
+    """Submitted passes of the project (screening passes do not train)."""
+    return Assignment.objects.filter(project=project, state=Assignment.SUBMITTED, is_screening=False).count()
+
+
+def last_trained(project):
+    """The newest checkpoint that was built to the end (champion or rejected), or None."""
+    done = (Checkpoint.CHAMPION, Checkpoint.REJECTED)
+    return Checkpoint.objects.filter(project=project, status__in=done).order_by("-pk").first()
+
+
+def retrain_due(project):
+    """Whether ``retrain_threshold`` new passes arrived since the last checkpoint (0: never)."""
+    if not project.retrain_threshold:
+        return False
+    last = last_trained(project)
+    return passes_count(project) - (last.passes if last else 0) >= project.retrain_threshold
+
+
+def heldout_problem(statement, fraction=HELDOUT_FRACTION):
+    """Whether a problem (by its statement) belongs to the held-out split, forever."""
+    digest = hashlib.sha256(b"stepmark-heldout\0" + statement.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+def heldout_split(examples, fraction=HELDOUT_FRACTION):
+    """``(train, heldout)`` lists of examples, split by problem (see ``heldout_problem``)."""
+    train, heldout = [], []
+    for example in examples:
+        (heldout if heldout_problem(example.problem, fraction) else train).append(example)
+    return train, heldout
+
+
+def evaluate(prm, examples):
+    """Step-level figures of ``prm`` on labelled examples: AUROC, F1 on wrong steps, log loss."""
+    from scoring.metrics import step_metrics
+    from scoring.scorer import score_solutions
+
+    scored = score_solutions(prm, [(e.problem, e.steps) for e in examples])
+    step_scores = [s.step_scores for s in scored]
+    labels = [e.labels for e in examples]
+    figures = step_metrics(step_scores, labels)
+    losses = [-math.log(min(max(p if y == 1 else 1 - p, 1e-12), 1.0))
+              for ps, ys in zip(step_scores, labels) for p, y in zip(ps, ys) if p is not None and y is not None]
+    return {"examples": len(examples), "steps": figures["steps"], "negative_steps": figures["negative_steps"],
+            "step_auroc": figures["auroc"], "step_f1": figures["f1_negative"], "accuracy": figures["accuracy"],
+            "log_loss": sum(losses) / len(losses) if losses else None}
+
+
+def mark_checkpoint_failed(checkpoint_id, error):
+    """Record why training failed for good (the researcher's page shows it)."""
+    Checkpoint.objects.filter(pk=checkpoint_id, status=Checkpoint.TRAINING).update(
+        status=Checkpoint.FAILED, reason=str(error)[:10000], finished_at=timezone.now()
+    )
+
+
+def retrain_if_due(project_id, *, force=False, task_id=""):
+    """Train, evaluate and maybe promote a new checkpoint when one is due (or ``force``).
+
+    Resumes a checkpoint left ``training`` by a worker that died. Returns the checkpoint
+    (None when nothing was due, or another worker is training this project now).
+    """
+    from scoring.jobs import RETRAIN_LOCK, advisory_lock, ensure_champion
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return None
+    with advisory_lock(RETRAIN_LOCK, project.pk) as acquired:
+        if not acquired:
+            return None
+        checkpoint = Checkpoint.objects.filter(project=project, status=Checkpoint.TRAINING).order_by("pk").first()
+        if checkpoint is None:
+            if not force and not retrain_due(project):
+                return None
+            parent = ensure_champion(project)
+            checkpoint = Checkpoint.objects.create(project=project, parent=parent, status=Checkpoint.TRAINING,
+                                                   metrics={"forced": force}, task_id=task_id)
+        elif task_id:
+            Checkpoint.objects.filter(pk=checkpoint.pk).update(task_id=task_id)
+        try:
+            return retrain(checkpoint)
+        except Exception as exc:
+            mark_checkpoint_failed(checkpoint.pk, f"{type(exc).__name__}: {exc}")
+            raise
+
+
+def retrain(checkpoint):
+    """Build ``checkpoint`` (status ``training``): export, train, evaluate, save, judge."""
+    import torch
+
+    from labeling.exports import ExportFilters, write_export
+    from scoring.checkpoint import file_hash, save_checkpoint
+    from scoring.data import read_prm800k
+    from scoring.jobs import base_model, champion, checkpoint_root
+    from scoring.model import new_prm
+    from scoring.train import TrainConfig, split_by_problem, train
+
+    project = checkpoint.project
+    path = checkpoint_root(project) / f"checkpoint-{checkpoint.pk}"
+    log_path = path.with_name(path.name + ".train.jsonl")
+    remove_staging(path)
+    log_path.unlink(missing_ok=True)
+    passes = passes_count(project)
+    generation = Generation.objects.filter(project=project, number__gte=1).aggregate(n=Max("number"))["n"]
+    with tempfile.TemporaryDirectory(prefix="stepmark-retrain-") as tmp:
+        export = Path(tmp) / "prm800k.jsonl"
+        write_export("prm800k", ExportFilters(project_id=project.pk), export)
+        data_hash = file_hash(export)
+        examples = read_prm800k(export, neutral="positive")
+    base = base_model(project)
+    forced = checkpoint.metrics.get("forced", False)
+    Checkpoint.objects.filter(pk=checkpoint.pk).update(
+        path=str(path), passes=passes, generation=generation, data_hash=data_hash, base_model=str(base),
+        metrics={"forced": forced, "training_log": str(log_path)},
+    )
+    checkpoint.refresh_from_db()
+    train_set, heldout = heldout_split(examples)
+    if not train_set:
+        return _finish(checkpoint, Checkpoint.FAILED, "No labelled steps outside the held-out problems yet.")
+    try:
+        config = TrainConfig(**(project.train_settings or {}))
+    except TypeError as exc:
+        return _finish(checkpoint, Checkpoint.FAILED, f"Bad train_settings on the project: {exc}")
+    worker._limit_threads()
+    prm = new_prm(base, device=worker.device(), dtype=torch.float32, seed=config.seed)
+    train_part, val_part = split_by_problem(train_set, val_fraction=config.val_fraction, seed=config.seed)
+    summary = train(prm, train_part, val_part, config, log_path=log_path, progress=False)
+    summary.pop("history")
+    current = champion(project)
+    figures = {"forced": forced, "training_log": str(log_path), "metric": project.retrain_metric,
+               "heldout_problems": len({e.problem for e in heldout}), "train": summary,
+               "heldout": evaluate(prm, heldout) if heldout else None,
+               "champion_id": current.pk if current else None,
+               "champion_heldout": evaluate(worker.get_prm(current), heldout) if heldout and current else None,
+               "config": dataclasses.asdict(config)}
+    meta = {"base_model": str(base), "neutral": "positive", "aggregation": "prod", "config": figures["config"],
+            "training_data": [{"project": project.pk, "sha256": data_hash, "passes": passes}],
+            "parent": checkpoint.parent.path if checkpoint.parent else None, "metrics": figures}
+    save_checkpoint(prm, path, meta=meta)
+    Checkpoint.objects.filter(pk=checkpoint.pk).update(metrics=figures)
+    checkpoint.refresh_from_db()
+    return promote(checkpoint, current)
+
+
+def promote(checkpoint, current):
+    """Make ``checkpoint`` the champion when it beats ``current`` on the project's metric.
+
+    Both were evaluated on the same held-out examples (``checkpoint.metrics``). A refusal
+    keeps the checkpoint as ``rejected`` with the reason.
+    """
+    project = checkpoint.project
+    metric = project.retrain_metric
+    if metric not in METRICS:
+        return _finish(checkpoint, Checkpoint.REJECTED,
+                       f"Unknown retrain metric {metric!r}; choose from {', '.join(METRICS)}.")
+    key, higher = METRICS[metric]
+    new = (checkpoint.metrics.get("heldout") or {}).get(key)
+    old = (checkpoint.metrics.get("champion_heldout") or {}).get(key)
+    if checkpoint.metrics.get("heldout") is None:
+        return _finish(checkpoint, Checkpoint.REJECTED, "No held-out problems are rated yet: nothing to judge it on.")
+    if new is None:
+        return _finish(checkpoint, Checkpoint.REJECTED,
+                       f"{metric} is undefined on the held-out set (it needs both correct and incorrect steps).")
+    better = current is None or old is None or (new > old if higher else new < old)
+    if not better:
+        return _finish(checkpoint, Checkpoint.REJECTED,
+                       f"{metric} {new:.4f} on the held-out set does not beat the champion's {old:.4f} "
+                       f"(checkpoint {current.pk}).")
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        now_champion = Checkpoint.objects.filter(project=project, is_champion=True).first()
+        if current is not None and now_champion is not None and now_champion.pk != current.pk:
+            return _finish(checkpoint, Checkpoint.REJECTED,
+                           f"The champion changed to checkpoint {now_champion.pk} while this one trained.")
+        Checkpoint.objects.filter(project=project, is_champion=True).update(is_champion=False)
+        versus = f"the champion's {old:.4f}" if old is not None else "no champion figure"
+        return _finish(checkpoint, Checkpoint.CHAMPION,
+                       f"Promoted: {metric} {new:.4f} on the held-out set beats {versus}.", is_champion=True)
+
+
+def _finish(checkpoint, status, reason, *, is_champion=False):
+    checkpoint.status, checkpoint.reason, checkpoint.is_champion = status, reason, is_champion
+    checkpoint.finished_at = timezone.now()
+    checkpoint.save(update_fields=["status", "reason", "is_champion", "finished_at"])
+    return checkpoint
+
+
+def remove_staging(path):
+    """Remove what a killed ``save_checkpoint`` left beside ``path`` (its hidden temporary dirs)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return
+    for leftover in path.parent.glob(f".{path.name}.*"):
+        shutil.rmtree(leftover, ignore_errors=True)

@@ -1,0 +1,50 @@
+"""Celery tasks of the PRM worker (queue ``gpu`` by the ``scoring.tasks.*`` route in settings).
+
+Thin wrappers over ``scoring.jobs``. Tasks are acknowledged late (settings), so a task whose
+worker dies is redelivered; the jobs are idempotent, so running one twice is safe. A task
+that fails for good writes the error on its run or checkpoint row, where the researcher's
+page shows it, and then raises so that the worker logs it too.
+
+Names other modules rely on (the beat schedule, the researcher API):
+``scoring.tasks.run_generation(run_id)``, ``scoring.tasks.retrain_if_due(project_id, force=False)``
+and ``scoring.tasks.retrain_all_due()``.
+"""
+from celery import shared_task
+
+from scoring import jobs
+
+
+@shared_task(bind=True, name="scoring.tasks.run_generation")
+def run_generation(self, run_id):
+    """Score the candidate pool and select the generation of GenerationRun ``run_id``."""
+    try:
+        run = jobs.run_generation(run_id, task_id=self.request.id or "")
+    except Exception as exc:
+        jobs.mark_run_failed(run_id, f"{type(exc).__name__}: {exc}")
+        raise
+    return None if run is None else {"run": run.pk, "state": run.state, "selected": run.selected}
+
+
+@shared_task(bind=True, name="scoring.tasks.retrain_if_due")
+def retrain_if_due(self, project_id, force=False):
+    """Retrain the project's PRM when enough new passes arrived (or ``force``); promote if better.
+
+    A failure is recorded on the checkpoint row by ``jobs.retrain_if_due`` itself.
+    """
+    checkpoint = jobs.retrain_if_due(project_id, force=force, task_id=self.request.id or "")
+    return None if checkpoint is None else {"checkpoint": checkpoint.pk, "status": checkpoint.status}
+
+
+@shared_task(name="scoring.tasks.retrain_all_due")
+def retrain_all_due():
+    """For beat: queue ``retrain_if_due`` for every active project that is due or was cut off."""
+    from labeling.models import Project
+    from scoring.models import Checkpoint
+
+    queued = []
+    for project in Project.objects.filter(is_active=True).order_by("pk"):
+        interrupted = Checkpoint.objects.filter(project=project, status=Checkpoint.TRAINING).exists()
+        if interrupted or jobs.retrain_due(project):
+            retrain_if_due.delay(project.pk)
+            queued.append(project.pk)
+    return queued

@@ -1,0 +1,69 @@
+"""The warm model cache of a PRM worker process.
+
+Loading a checkpoint costs seconds (minutes for a large backbone on a GPU); a generation costs
+one forward pass per batch. So a worker keeps the PRMs it loaded, keyed by checkpoint id and
+path, and loads again only when asked for a checkpoint it does not hold: a new champion. It
+keeps the few most recently used (one per project in practice) and drops the oldest.
+
+Each process has its own cache (Celery's solo or prefork pool: one model per process).
+"""
+import collections
+import os
+import threading
+
+# How many PRMs one process keeps (a GPU worker serving several projects).
+MAX_MODELS = int(os.environ.get("STEPMARK_WORKER_MODELS", "2"))
+
+_models = collections.OrderedDict()
+_lock = threading.Lock()
+loads = 0  # how many times this process loaded a checkpoint (read by tests and the bench)
+
+
+def device():
+    """CUDA when the worker has a GPU, else the CPU."""
+    from scoring.model import default_device
+
+    return default_device()
+
+
+def get_prm(checkpoint):
+    """The PRM saved at ``checkpoint.path``, loaded once per process and kept warm."""
+    global loads
+    key = (checkpoint.pk, str(checkpoint.path))
+    with _lock:
+        if key in _models:
+            _models.move_to_end(key)
+            return _models[key]
+    _limit_threads()
+    from scoring.checkpoint import load_checkpoint
+
+    prm = load_checkpoint(checkpoint.path, device=device())
+    with _lock:
+        _models[key] = prm
+        loads += 1
+        while len(_models) > MAX_MODELS:
+            _models.popitem(last=False)
+    return prm
+
+
+def forget(checkpoint=None):
+    """Drop one checkpoint's PRM (or all of them) from the cache."""
+    with _lock:
+        for key in list(_models):
+            if checkpoint is None or key[0] == checkpoint.pk:
+                del _models[key]
+
+
+def cached_ids():
+    """Checkpoint ids held warm, oldest first."""
+    with _lock:
+        return [key[0] for key in _models]
+
+
+def _limit_threads():
+    # The CPU fallback shares its machine with the web tier and PostgreSQL.
+    threads = os.environ.get("STEPMARK_TORCH_THREADS")
+    if threads:
+        import torch
+
+        torch.set_num_threads(int(threads))

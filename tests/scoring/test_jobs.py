@@ -1,0 +1,235 @@
+"""The loop's jobs on the real database, without Celery: scoring, selection, retraining, promotion.
+
+The PRM is a tiny random BERT (tests/scoring/conftest.py) on the project's base model; the
+candidate pool is a slice of GSM8K's real model solutions.
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from labeling import queue
+from labeling.imports import run_import
+from labeling.labelling import submit
+from labeling.models import Annotator, Assignment, Generation, Project, Rating, Solution
+from scoring import jobs, worker
+from scoring.models import Checkpoint, GenerationRun, SolutionScore
+from scoring.retrain import heldout_problem
+
+PROBLEMS = 12  # x 4 model solutions each
+
+
+@pytest.fixture
+def checkpoint_dir(settings, tmp_path):
+    settings.STEPMARK_CHECKPOINT_DIR = tmp_path / "checkpoints"
+    return settings.STEPMARK_CHECKPOINT_DIR
+
+
+@pytest.fixture
+def gsm8k_slice(tmp_path, shared_data):
+    path = tmp_path / "gsm8k-slice.jsonl"
+    with open(shared_data / "gsm8k" / "example_model_solutions.jsonl", encoding="utf-8") as source:
+        path.write_text("".join(line for _, line in zip(range(PROBLEMS), source)), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(db, tiny_bases, gsm8k_slice, checkpoint_dir):
+    project = Project.objects.create(
+        name="loop", overlap=2, generation_size=8, selection_wrong_share=0.75, base_model_path=str(tiny_bases["bert"]),
+        retrain_threshold=6, retrain_metric="log_loss", train_settings={"epochs": 2, "max_batch": 8, "val_fraction": 0.2},
+    )
+    run_import("gsm8k-examples", gsm8k_slice, project)
+    return project
+
+
+def run_one(project, **kwargs):
+    run = jobs.start_generation(project)
+    return jobs.run_generation(run.pk, **kwargs)
+
+
+def rate_everything(project, annotators=2, passes=8):
+    """Each annotator rates ``passes`` hand-outs: +1 steps, -1 on the last step of wrong answers."""
+    submitted = 0
+    for n in range(annotators):
+        annotator = Annotator.objects.create()
+        for _ in range(passes):
+            assignment = queue.next_assignment(annotator, project)
+            solution = assignment.solution
+            last = solution.num_steps - 1
+            wrong = solution.is_correct is False
+            ratings = [{"position": p, "value": -1 if wrong and p == last else 1} for p in range(last + 1)]
+            submit(assignment, finish_reason="found_error" if wrong else "solution", ratings=ratings)
+            submitted += 1
+    return submitted
+
+
+def test_a_generation_scores_the_pool_and_selects_convincing_wrong_answers(project):
+    pool_size = jobs.candidate_pool(project).count()
+    assert pool_size == PROBLEMS * 4
+    run = run_one(project, batch_size=10)
+    assert run.state == GenerationRun.DONE and run.error == ""
+    assert run.total == run.scored == pool_size
+    assert run.checkpoint.is_champion and "Initial PRM" in run.checkpoint.reason
+    assert SolutionScore.objects.filter(checkpoint=run.checkpoint).count() == pool_size
+    assert run.generation.number == 1 and run.selected == 8
+    chosen = list(Solution.objects.filter(generation=run.generation).order_by("selection_rank"))
+    assert [s.selection_rank for s in chosen] == list(range(1, 9))
+    scores = dict(SolutionScore.objects.filter(checkpoint=run.checkpoint).values_list("solution_id", "score"))
+    assert all(s.verifier_score == scores[s.pk] for s in chosen)
+    assert sum(s.is_correct is False for s in chosen) == 6  # 0.75 of 8
+    wrong_pool = [scores[pk] for pk in Solution.objects.filter(project=project, is_correct=False).values_list("pk", flat=True)]
+    top_wrong = sorted(wrong_pool, reverse=True)[:6]
+    assert sorted(s.verifier_score for s in chosen if s.is_correct is False) == sorted(top_wrong)
+    # The queue serves the generation in rank order.
+    first = queue.next_assignment(Annotator.objects.create(), project)
+    assert first.solution_id == chosen[0].pk and first.generation == 1
+
+
+def test_a_rerun_does_nothing_and_an_interrupted_run_continues_without_duplicates(project):
+    run = run_one(project, batch_size=10)
+    again = jobs.run_generation(run.pk)
+    assert again.selected == 8 and Generation.objects.filter(project=project).count() == 1
+    # A second run, cut off after its first batch: its state says scoring, a few scores are written.
+    second = jobs.start_generation(project)
+    checkpoint = jobs.ensure_champion(project)
+    pool = list(jobs.candidate_pool(project).order_by("pk").values_list("pk", flat=True))
+    GenerationRun.objects.filter(pk=second.pk).update(state=GenerationRun.SCORING, checkpoint=checkpoint)
+    # The second run reuses the first run's scores (same checkpoint): nothing is scored twice.
+    before = SolutionScore.objects.count()
+    done = jobs.run_generation(second.pk, batch_size=7)
+    assert done.state == GenerationRun.DONE and done.total == done.scored == len(pool)
+    assert SolutionScore.objects.count() == before
+    assert done.generation.number == 2 and done.selected == 8
+    assert not Solution.objects.filter(generation=done.generation, pk__in=Solution.objects.filter(
+        generation=run.generation)).exists()
+
+
+def test_scores_written_before_a_crash_are_kept_and_the_rest_scored(project):
+    run = jobs.start_generation(project)
+    checkpoint = jobs.ensure_champion(project)
+    first_ids = list(jobs.candidate_pool(project).order_by("pk").values_list("pk", flat=True)[:5])
+    SolutionScore.objects.bulk_create(SolutionScore(solution_id=pk, checkpoint=checkpoint, score=0.5, step_scores=[0.5])
+                                      for pk in first_ids)
+    GenerationRun.objects.filter(pk=run.pk).update(state=GenerationRun.SCORING, checkpoint=checkpoint)
+    done = jobs.run_generation(run.pk, batch_size=9)
+    assert done.state == GenerationRun.DONE and done.scored == done.total == PROBLEMS * 4
+    assert SolutionScore.objects.filter(checkpoint=checkpoint).count() == PROBLEMS * 4
+    assert set(SolutionScore.objects.filter(solution_id__in=first_ids).values_list("score", flat=True)) == {0.5}
+
+
+def test_cancelled_run_scores_nothing_and_selects_nothing(project):
+    run = jobs.start_generation(project)
+    assert jobs.cancel_run(run) and run.state == GenerationRun.CANCELLED
+    done = jobs.run_generation(run.pk)
+    assert done.state == GenerationRun.CANCELLED and done.generation is None
+    assert not SolutionScore.objects.exists() and not Generation.objects.exists()
+    assert not jobs.cancel_run(done)  # finished runs stay as they are
+
+
+def test_a_cancel_while_scoring_stops_between_batches(project):
+    run = jobs.start_generation(project)
+    GenerationRun.objects.filter(pk=run.pk).update(state=GenerationRun.SCORING)
+    jobs.cancel_run(run)
+    run.checkpoint = jobs.ensure_champion(project)
+    assert jobs.score_pool(run, worker.get_prm(run.checkpoint), batch_size=5) is False
+    assert not SolutionScore.objects.exists()
+
+
+def test_one_open_run_per_project(project):
+    first = jobs.start_generation(project)
+    with pytest.raises(jobs.JobConflict) as refused:
+        jobs.start_generation(project)
+    assert refused.value.existing == first
+
+
+def test_handed_out_and_selected_solutions_are_never_selected_again(project):
+    taken = Solution.objects.filter(project=project, is_correct=False).order_by("pk").first()
+    annotator = Annotator.objects.create()
+    Assignment.objects.create(project=project, solution=taken, annotator=annotator)
+    run = run_one(project)
+    assert not Solution.objects.filter(pk=taken.pk, generation__isnull=False).exists()
+    assert SolutionScore.objects.filter(solution=taken).count() == 0  # not in the pool, not scored
+
+
+def test_the_worker_keeps_the_champion_warm_and_reloads_on_a_new_one(project):
+    checkpoint = jobs.ensure_champion(project)
+    worker.forget()
+    loads = worker.loads
+    first = worker.get_prm(checkpoint)
+    assert worker.get_prm(checkpoint) is first and worker.loads == loads + 1
+    other = Checkpoint.objects.create(project=project, path=checkpoint.path, status=Checkpoint.REJECTED)
+    assert worker.get_prm(other) is not first and worker.loads == loads + 2
+    assert worker.cached_ids()[-1] == other.pk
+
+
+def test_heldout_split_is_stable_and_about_a_fifth(shared_data):
+    problems = [json.loads(line)["question"] for line in open(shared_data / "gsm8k" / "example_model_solutions.jsonl")]
+    held = [p for p in problems if heldout_problem(p)]
+    assert 0.15 < len(held) / len(problems) < 0.25
+    assert held == [p for p in problems if heldout_problem(p)]
+
+
+def test_retrain_when_due_promotes_a_better_checkpoint_and_the_next_generation_uses_it(project):
+    first = run_one(project)
+    assert jobs.retrain_if_due(project.pk) is None  # no passes yet: not due
+    passes = rate_everything(project)
+    assert passes == 16
+    assert not Assignment.objects.filter(solution__generation__isnull=True).exists()  # the generation came first
+    checkpoint = jobs.retrain_if_due(project.pk)
+    assert checkpoint is not None and checkpoint.status in (Checkpoint.CHAMPION, Checkpoint.REJECTED)
+    assert checkpoint.parent == first.checkpoint and checkpoint.generation == 1
+    assert checkpoint.passes == Assignment.objects.filter(project=project, state="submitted").count()
+    assert len(checkpoint.data_hash) == 64
+    assert checkpoint.metrics["heldout"]["steps"] == checkpoint.metrics["champion_heldout"]["steps"] > 0
+    assert (Path(checkpoint.path) / "stepmark_prm.json").is_file()
+    assert not list(Path(checkpoint.path).parent.glob(".*tmp-*"))
+    assert checkpoint.status == Checkpoint.CHAMPION, checkpoint.reason
+    assert checkpoint.metrics["heldout"]["log_loss"] < checkpoint.metrics["champion_heldout"]["log_loss"]
+    assert Checkpoint.objects.filter(project=project, is_champion=True).get() == checkpoint
+    assert jobs.retrain_if_due(project.pk) is None  # nothing new since
+    # The next generation is scored and selected by the new champion.
+    second = run_one(project)
+    assert second.checkpoint == checkpoint
+    assert SolutionScore.objects.filter(checkpoint=checkpoint).count() == second.total
+
+
+def test_a_refused_checkpoint_keeps_its_reason(project):
+    run_one(project)
+    rate_everything(project)
+    project.retrain_metric = "step_f1"
+    project.train_settings = {"max_steps": 1, "lr": 1e-9}  # learns nothing: cannot beat the champion
+    project.save()
+    checkpoint = jobs.retrain_if_due(project.pk, force=True)
+    assert checkpoint.status == Checkpoint.REJECTED and "does not beat" in checkpoint.reason
+    assert not checkpoint.is_champion and jobs.champion(project) == checkpoint.parent
+    assert checkpoint.metrics["forced"] is True
+
+
+def test_bad_train_settings_fail_with_the_reason(project):
+    run_one(project)
+    rate_everything(project)
+    project.train_settings = {"epochz": 3}
+    project.save()
+    checkpoint = jobs.retrain_if_due(project.pk, force=True)
+    assert checkpoint.status == Checkpoint.FAILED and "epochz" in checkpoint.reason
+
+
+def test_a_task_that_fails_records_the_error_on_its_run(project):
+    from scoring import tasks
+
+    project.base_model_path = str(Path(project.base_model_path).parent / "missing-model")
+    project.save()
+    run = jobs.start_generation(project)
+    result = tasks.run_generation.apply(args=[run.pk])
+    assert result.failed()
+    run.refresh_from_db()
+    assert run.state == GenerationRun.FAILED and "missing-model" in run.error
+
+
+def test_ratings_are_untouched_by_retraining(project):
+    run_one(project)
+    rate_everything(project)
+    before = list(Rating.objects.order_by("pk").values_list("pk", "value"))
+    jobs.retrain_if_due(project.pk, force=True)
+    assert list(Rating.objects.order_by("pk").values_list("pk", "value")) == before
