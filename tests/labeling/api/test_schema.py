@@ -41,3 +41,12 @@ def test_the_docs_page_needs_a_login(db):
     client = APIClient()
     client.force_authenticate(make_user("reader"))
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_the_docs_page_loads_swagger_ui_from_this_server_not_a_cdn(db):
+    client = APIClient()
+    client.force_authenticate(make_user("offline-reader"))
+    html = client.get("/api/docs/").content.decode()
+    assert "swagger-ui-bundle.js" in html
+    assert "cdn.jsdelivr.net" not in html and "unpkg.com" not in html
+    assert "/static/drf_spectacular_sidecar/" in html
