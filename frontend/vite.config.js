@@ -12,7 +12,10 @@ export default defineConfig({
     manifest: true,
     rollupOptions: {
       // One entry per page family; templates name the entry they need.
-      input: { main: "src/main.js", workspace: "src/workspace.js", dashboard: "src/dashboard.js" },
+      input: {
+        main: "src/main.js", workspace: "src/workspace.js", dashboard: "src/dashboard.js",
+        research: "src/research.js",
+      },
     },
   },
 });

@@ -9,4 +9,5 @@ urlpatterns = [
     path("projects/<int:pk>/dashboard/", views.dashboard, name="dashboard"),
     path("projects/<int:pk>/dashboard/annotators/<int:annotator_id>/", views.dashboard_annotator,
          name="dashboard-annotator"),
+    path("projects/<int:pk>/research/", views.research, name="research"),
 ]

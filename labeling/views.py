@@ -98,3 +98,12 @@ def dashboard_annotator(request, pk, annotator_id):
     project = _lead_project(request, pk)
     annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
     return render(request, "labeling/dashboard_annotator.html", {"project": project, "annotator": annotator})
+
+
+@login_required
+@ensure_csrf_cookie  # the job buttons post to the API
+def research(request, pk):
+    """The researcher page of one project: generations, checkpoints, snapshots and their jobs."""
+    if not roles.has_role(request.user, roles.RESEARCHER):
+        raise PermissionDenied("The research page needs the researcher role.")
+    return render(request, "labeling/research.html", {"project": get_object_or_404(Project, pk=pk)})

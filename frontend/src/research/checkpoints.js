@@ -1,0 +1,72 @@
+// Checkpoints: every PRM of the project, its held-out metrics over time (SVG), "Retrain now",
+// and why a retrain failed or was not promoted.
+import { call } from "../dashboard/api.js";
+import { lineChart } from "../dashboard/charts.js";
+import { el, fmt } from "../dashboard/dom.js";
+import { button, poll, rows, table, when } from "./util.js";
+
+const METRICS = [["step_auroc", "AUROC"], ["step_f1", "F1"], ["log_loss", "log loss"], ["auroc", "AUROC"],
+  ["f1_negative", "F1 (errors)"]];
+
+export async function showCheckpoints(box, urls) {
+  const body = el("div");
+  const message = el("span", "job-status");
+  const bar = el("div", "job-bar");
+  bar.append(button("Retrain now", "retrain-now", async () => {
+    message.className = "job-status";
+    try {
+      await call(urls.retrainUrl, { method: "POST" });
+      message.textContent = "Retraining queued; the new checkpoint appears below.";
+      await render(body, urls);
+    } catch (error) {
+      message.className = "job-status failed";
+      message.textContent = `Could not start: ${error.message}`;
+    }
+  }), message);
+  box.append(bar, body);
+  await render(body, urls);
+}
+
+async function render(body, urls) {
+  const checkpoints = rows(await call(urls.checkpointsUrl));
+  body.replaceChildren();
+  if (!checkpoints.length) {
+    body.append(el("p", "muted", "No checkpoint yet: the first generation builds one from the base model."));
+    return;
+  }
+  const metrics = METRICS.filter(([key]) => checkpoints.some((c) => heldout(c)?.[key] != null)).slice(0, 3);
+  const oldestFirst = [...checkpoints].sort((a, b) => a.id - b.id);
+  const charts = el("div", "dash-grid");
+  for (const [key, label] of metrics) {
+    const holder = el("div");
+    holder.append(el("h3", null, `${label} on the held-out problems`), lineChart(
+      oldestFirst.map((c) => ({ label: `#${c.id}`, value: heldout(c)?.[key] ?? null })),
+      { testid: `checkpoint-chart-${key}`, label: `${label} per checkpoint` },
+    ));
+    charts.append(holder);
+  }
+  body.append(charts);
+  body.append(table(["checkpoint", "status", "generation", "passes", ...metrics.map(([, l]) => l), "started", "finished", "why"],
+    checkpoints, (c, tr) => {
+      tr.dataset.checkpoint = c.id;
+      tr.dataset.status = c.status;
+      if (c.is_champion) tr.className = "champion";
+      const why = el("span", c.status === "failed" ? "reason failed" : "reason", c.reason || "");
+      if (c.status === "failed") why.dataset.testid = "checkpoint-error";
+      return [`#${c.id}${c.is_champion ? " ★" : ""}`, c.status, c.generation ?? "—", String(c.passes ?? "—"),
+        ...metrics.map(([key]) => fmt(heldout(c)?.[key], 3)), when(c.created_at), when(c.finished_at), why];
+    }, "checkpoint-table"));
+  if (checkpoints.some((c) => c.status === "training")) {
+    poll(body, async () => {
+      const fresh = rows(await call(urls.checkpointsUrl));
+      if (fresh.some((c) => c.status === "training")) return false;
+      await render(body, urls);
+      return true;
+    }, 5000);
+  }
+}
+
+function heldout(checkpoint) {
+  const m = checkpoint.metrics || {};
+  return m.heldout || m;
+}

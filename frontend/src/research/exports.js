@@ -1,0 +1,95 @@
+// Exports: the scheduled snapshots (download, "Snapshot now" with the job's state) and the
+// on-demand export of the whole project in each format.
+import { call } from "../dashboard/api.js";
+import { el } from "../dashboard/dom.js";
+import { bytes, button, poll, table, when } from "./util.js";
+
+const FORMATS = [
+  ["prm800k", "PRM800K JSONL (every pass)"],
+  ["prm800k-consensus", "PRM800K JSONL (consensus of overlapping passes)"],
+  ["trl", "TRL stepwise supervision"],
+];
+const RUNNING = new Set(["queued", "running"]);
+
+export async function showExports(box, urls) {
+  const status = el("div", "job-status");
+  status.dataset.testid = "snapshot-status";
+  const list = el("div");
+  const bar = el("div", "job-bar");
+  bar.append(button("Snapshot now", "snapshot-now", async () => {
+    try {
+      draw(await call(urls.snapshotsUrl, { method: "POST" }), list, status, urls);
+    } catch (error) {
+      status.className = "job-status failed";
+      status.textContent = `Could not start: ${error.message}`;
+    }
+  }), status);
+  box.append(bar, list, onDemand(urls));
+  draw(await call(urls.snapshotsUrl), list, status, urls);
+}
+
+function draw(data, list, status, urls) {
+  list.replaceChildren(snapshotTable(data), retention(data));
+  const job = data.job;
+  status.className = `job-status ${job?.state === "failed" ? "failed" : ""}`;
+  status.dataset.state = job?.state ?? "";
+  status.textContent = job ? describe(job) : "";
+  if (job && RUNNING.has(job.state)) {
+    poll(status, async () => {
+      const fresh = await call(urls.snapshotsUrl);
+      if (fresh.job && RUNNING.has(fresh.job.state)) return false;
+      draw(fresh, list, status, urls);
+      return true;
+    });
+  }
+}
+
+function describe(job) {
+  switch (job.state) {
+    case "queued": return `Snapshot queued ${when(job.at)}; waiting for a worker…`;
+    case "running": return `Writing a snapshot (started ${when(job.at)})…`;
+    case "done": return `Latest snapshot job finished ${when(job.at)}: ${job.name}` +
+      (job.deleted ? ` (${job.deleted} older removed by the retention rule)` : "");
+    case "failed": return `The snapshot failed ${when(job.at)}: ${job.error}`;
+    default: return job.state;
+  }
+}
+
+function snapshotTable(data) {
+  if (!data.snapshots.length) {
+    const none = el("p", "muted", "No snapshot yet. They are written on the schedule (see the admin's periodic tasks) or with the button above.");
+    none.dataset.testid = "snapshot-list";
+    return none;
+  }
+  return table(["snapshot", "written", "size"], data.snapshots, (s, tr) => {
+    tr.dataset.name = s.name;
+    const link = el("a", null, s.name);
+    link.href = s.url;
+    link.setAttribute("download", s.name);
+    return [link, when(s.created), bytes(s.size)];
+  }, "snapshot-list");
+}
+
+function retention(data) {
+  const rules = [];
+  if (data.keep_last) rules.push(`the newest ${data.keep_last}`);
+  if (data.max_age_days) rules.push(`those younger than ${data.max_age_days} days`);
+  return el("p", "muted small", rules.length ? `Kept: ${rules.join(" and ")} (the newest always stays).` :
+    "Every snapshot is kept.");
+}
+
+function onDemand(urls) {
+  const box = el("div");
+  box.dataset.testid = "on-demand-exports";
+  box.append(el("h3", null, "Export now (streamed, gzip)"));
+  const list = el("ul");
+  for (const [format, label] of FORMATS) {
+    const link = el("a", null, label);
+    link.href = `${urls.exportUrl}?format=${encodeURIComponent(format)}&gzip=1`;
+    const li = el("li");
+    li.append(link);
+    list.append(li);
+  }
+  box.append(list);
+  return box;
+}

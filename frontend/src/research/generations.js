@@ -1,0 +1,163 @@
+// Generations: start one (live progress, cancel), the runs and what each selected, with the
+// hit rate people found (labeling/generation_stats.py) and how long rating took.
+import { call } from "../dashboard/api.js";
+import { columnChart } from "../dashboard/charts.js";
+import { el, fmt, pct } from "../dashboard/dom.js";
+import { renderMath } from "../math.js";
+import { button, poll, rows, seconds, table, when } from "./util.js";
+
+const OPEN = new Set(["queued", "scoring", "selecting"]);
+
+export async function showGenerations(box, urls) {
+  const body = el("div");
+  box.append(startBar(urls, body), body);
+  await render(body, urls);
+}
+
+function startBar(urls, body) {
+  const bar = el("div", "job-bar");
+  const size = el("input");
+  Object.assign(size, { type: "number", min: 1, value: 50, name: "size" });
+  size.setAttribute("aria-label", "solutions to select");
+  const message = el("span", "job-status");
+  const start = button("Start generation", "start-generation", async () => {
+    message.className = "job-status";
+    message.textContent = "";
+    try {
+      await call(urls.generationsUrl, { method: "POST", body: { size: Number(size.value) } });
+      await render(body, urls);
+    } catch (error) {
+      message.className = "job-status failed";
+      message.textContent = `Could not start: ${error.message}`;
+    }
+  });
+  bar.append(el("label", null, "Select"), size, el("span", null, "solutions with the champion PRM"), start, message);
+  return bar;
+}
+
+async function render(body, urls) {
+  const [runs, stats] = await Promise.all([
+    call(urls.generationsUrl).then(rows).catch((error) => error),
+    call(urls.statsUrl),
+  ]);
+  body.replaceChildren();
+  if (runs instanceof Error) {
+    body.append(el("p", "section-error", `Generation runs are unavailable: ${runs.message}`));
+  } else {
+    body.append(runTable(runs, urls, body));
+  }
+  body.append(figures(stats.generations));
+}
+
+function runTable(runs, urls, body) {
+  if (!runs.length) return el("p", "muted", "No generation has been run yet.");
+  return table(["run", "state", "progress", "generation", "checkpoint", "selected", "started", "finished"], runs,
+    (run, tr) => {
+      tr.dataset.run = run.id;
+      tr.dataset.state = run.state;
+      return [String(run.id), stateCell(run), progress(run, urls, body, tr), numberOf(run.generation),
+        run.checkpoint == null ? "—" : String(run.checkpoint?.id ?? run.checkpoint), String(run.selected ?? 0),
+        when(run.started_at || run.created_at), when(run.finished_at)];
+    }, "generation-runs");
+}
+
+function numberOf(generation) {
+  if (generation === null || generation === undefined) return "—";
+  return String(typeof generation === "object" ? generation.number : generation);
+}
+
+function stateCell(run) {
+  const cell = el("span", run.state === "failed" ? "failed" : null, run.state);
+  if (run.state === "failed" && run.error) {
+    const why = el("div", "reason");
+    why.dataset.testid = "run-error";
+    why.textContent = run.error;
+    return wrap(cell, why);
+  }
+  return cell;
+}
+
+function wrap(...nodes) {
+  const box = el("div");
+  box.append(...nodes);
+  return box;
+}
+
+/** "scored / total" with a bar and Cancel while the run is open; polls until it ends. */
+function progress(run, urls, body, tr) {
+  const box = el("div", "job-status");
+  box.dataset.testid = "run-progress";
+  const draw = (r) => {
+    const bar = el("progress");
+    bar.max = r.total || 1;
+    bar.value = r.scored || 0;
+    box.replaceChildren(bar, document.createTextNode(`${r.scored ?? 0} / ${r.total ?? "?"} scored`));
+    if (OPEN.has(r.state)) {
+      box.append(" ", button("Cancel", "cancel-generation", async () => {
+        await call(`${runUrl(urls, r.id)}cancel/`, { method: "POST" });
+      }));
+    }
+  };
+  draw(run);
+  if (OPEN.has(run.state)) {
+    poll(box, async () => {
+      const fresh = await call(runUrl(urls, run.id));
+      if (OPEN.has(fresh.state)) {
+        draw(fresh);
+        tr.dataset.state = fresh.state;
+        return false;
+      }
+      await render(body, urls);
+      return true;
+    });
+  }
+  return box;
+}
+
+function runUrl(urls, id) {
+  return urls.runUrl.replace(/\/0\/$/, `/${id}/`);
+}
+
+function figures(generations) {
+  const box = el("div");
+  box.append(el("h3", null, "What people found in each generation"));
+  if (!generations.length) {
+    box.append(el("p", "muted", "No generation yet."));
+    return box;
+  }
+  box.append(columnChart(generations.map((g) => ({
+    label: `g${g.generation}`, parts: [{ value: g.hit_rate ?? 0, kind: "bad" }],
+    title: g.hit_rate === null ? "not rated yet" : `${pct(g.hit_rate)} of ${g.rated} rated found wrong`,
+  })), { testid: "hit-rate-chart", label: "Hit rate per generation", max: 1, format: (v) => pct(v) }));
+  box.append(table(
+    ["generation", "selected", "wrong answer", "rated", "found wrong", "hit rate", "median per pass", "person-hours",
+      "rated from", "to"],
+    generations,
+    (g, tr) => {
+      tr.dataset.generation = g.generation;
+      return [String(g.generation), String(g.selected), String(g.wrong_answer), String(g.rated), String(g.found_wrong),
+        pct(g.hit_rate), seconds(g.median_seconds), fmt(g.person_hours, 2), when(g.first_submitted_at),
+        when(g.last_submitted_at)];
+    },
+    "generation-stats",
+  ));
+  for (const g of generations.filter((x) => x.picks.length)) {
+    box.append(el("h4", null, `Generation ${g.generation}: first picks`), picks(g.picks));
+  }
+  return box;
+}
+
+function picks(items) {
+  const list = el("ol", "picks");
+  for (const p of items) {
+    const li = el("li");
+    const verdict = !p.rated ? "not rated yet" : p.found_wrong ? "people found an error" : "people found no error";
+    li.append(
+      el("span", "muted", `#${p.rank ?? "—"} · PRM ${fmt(p.verifier_score)} · answer ${p.final_answer ?? "—"} ` +
+        `(${p.is_correct === null ? "ungraded" : p.is_correct ? "right" : "wrong"}) · ${verdict}: `),
+      renderMath(el("span"), p.problem),
+    );
+    list.append(li);
+  }
+  return list;
+}

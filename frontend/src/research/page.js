@@ -1,0 +1,19 @@
+// The researcher page: three sections that load (and fail) independently.
+import { section } from "../dashboard/dom.js";
+import { showCheckpoints } from "./checkpoints.js";
+import { showExports } from "./exports.js";
+import { showGenerations } from "./generations.js";
+import { guarded } from "./util.js";
+
+export async function showResearch(root) {
+  const urls = root.dataset;
+  const parts = [
+    [section("Generations", "generations"), showGenerations],
+    [section("Checkpoints", "checkpoints"), showCheckpoints],
+    [section("Exports", "snapshots"), showExports],
+  ];
+  root.querySelector(".dash-loading")?.remove();
+  for (const [box] of parts) root.append(box);
+  await Promise.all(parts.map(([box, show]) => guarded(box, () => show(box, urls))));
+  root.dataset.state = "ready";
+}
