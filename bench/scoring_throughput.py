@@ -73,6 +73,19 @@ def main():
     diff = max(abs(a - b) for one, other in zip(batched, naive) for a, b in zip(one.step_scores, other)
                if a is not None and b is not None)
     print(f"speed-up: {naive_s / batched_s:.1f}x   max |score difference|: {diff:.2e}")
+    print(f"tokens through the model, naive / one-pass: {prefix_tokens(prm, solutions):.2f}x "
+          "(the speed-up a compute-bound device gets from the one pass alone, before batching)")
+
+
+def prefix_tokens(prm, solutions):
+    from scoring.inputs import encode
+
+    full = naive = 0
+    for problem, steps in solutions:
+        for k in range(1, len(steps) + 1):
+            naive += len(encode(prm.tokenizer, problem, steps[:k], step_token_id=prm.step_token_id, max_length=prm.max_length))
+        full += len(encode(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id, max_length=prm.max_length))
+    return naive / full
 
 
 if __name__ == "__main__":
