@@ -90,3 +90,45 @@ def test_a_failed_snapshot_says_why(page, live_server, project, eager, settings,
     status = page.locator('[data-testid="snapshot-status"][data-state="failed"]')
     status.wait_for()
     assert "The snapshot failed" in status.inner_text() and "not-a-folder" in status.inner_text()
+
+
+def test_runs_show_live_progress_cancel_and_why_jobs_failed(page, live_server, project):
+    from scoring.models import Checkpoint, GenerationRun
+
+    first = Checkpoint.objects.create(project=project, status=Checkpoint.REJECTED, generation=0, passes=2,
+                                      reason="step_auroc 0.6000 on the held-out set does not beat the champion's",
+                                      metrics={"heldout": {"step_auroc": 0.6, "step_f1": 0.4, "log_loss": 0.7}})
+    champion = Checkpoint.objects.create(project=project, status=Checkpoint.CHAMPION, is_champion=True, generation=0,
+                                         passes=2, metrics={"heldout": {"step_auroc": 0.8, "step_f1": 0.5, "log_loss": 0.6}})
+    Checkpoint.objects.create(project=project, status=Checkpoint.FAILED, passes=2,
+                              reason="RuntimeError: CUDA out of memory <b>", metrics={"forced": True})
+    failed = GenerationRun.objects.create(project=project, checkpoint=champion, state=GenerationRun.FAILED, size=10,
+                                          error="ValueError: the candidate pool is empty")
+    running = GenerationRun.objects.create(project=project, checkpoint=champion, state=GenerationRun.SCORING,
+                                           size=10, scored=3, total=12)
+    finishing = GenerationRun.objects.create(project=project, checkpoint=champion, state=GenerationRun.SCORING,
+                                             size=10, scored=5, total=12)
+
+    open_research(page, live_server, project)
+
+    assert "ValueError: the candidate pool is empty" in page.locator(
+        f'[data-testid="generation-runs"] tr[data-run="{failed.pk}"] [data-testid="run-error"]').inner_text()
+    progress = page.locator(f'tr[data-run="{running.pk}"] [data-testid="run-progress"]')
+    assert "3 / 12 scored" in progress.inner_text()
+    # The worker moves on; the page follows without a reload.
+    GenerationRun.objects.filter(pk=running.pk).update(scored=9)
+    page.wait_for_function(
+        f"""() => document.querySelector('tr[data-run="{running.pk}"] [data-testid="run-progress"]')
+                 ?.textContent.includes("9 / 12 scored")""")
+
+    page.click(f'tr[data-run="{finishing.pk}"] [data-testid="cancel-generation"]')
+    page.wait_for_selector(f'tr[data-run="{finishing.pk}"][data-state="cancelled"]')
+    assert GenerationRun.objects.get(pk=finishing.pk).state == GenerationRun.CANCELLED
+
+    table = page.locator('[data-testid="checkpoint-table"]')
+    assert table.locator(f'tr[data-checkpoint="{champion.pk}"]').get_attribute("class") == "champion"
+    assert "does not beat" in table.locator(f'tr[data-checkpoint="{first.pk}"]').inner_text()
+    assert page.locator('[data-testid="checkpoint-error"]').inner_text() == "RuntimeError: CUDA out of memory <b>"
+    chart = page.locator('[data-testid="checkpoint-chart-step_auroc"]')
+    assert chart.locator("circle.dot").count() == 2  # the failed one has no figure
+    screenshot(page, "research-jobs")

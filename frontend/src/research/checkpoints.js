@@ -11,13 +11,28 @@ const METRICS = [["step_auroc", "AUROC"], ["step_f1", "F1"], ["log_loss", "log l
 export async function showCheckpoints(box, urls) {
   const body = el("div");
   const message = el("span", "job-status");
+  message.dataset.testid = "retrain-status";
   const bar = el("div", "job-bar");
   bar.append(button("Retrain now", "retrain-now", async () => {
     message.className = "job-status";
     try {
-      await call(urls.retrainUrl, { method: "POST" });
-      message.textContent = "Retraining queued; the new checkpoint appears below.";
-      await render(body, urls);
+      const before = Math.max(0, ...rows(await call(urls.checkpointsUrl)).map((c) => c.id));
+      // "Now": skip the due check (enough new passes) that the hourly schedule applies.
+      await call(urls.retrainUrl, { method: "POST", body: { force: true } });
+      message.textContent = "Retraining queued; waiting for the GPU worker…";
+      message.dataset.state = "queued";
+      poll(message, async () => {
+        const fresh = rows(await call(urls.checkpointsUrl)).find((c) => c.id > before);
+        if (!fresh || fresh.status === "training") {
+          if (fresh) message.textContent = `Training checkpoint #${fresh.id}…`;
+          return false;
+        }
+        message.dataset.state = fresh.status;
+        message.className = `job-status ${fresh.status === "failed" ? "failed" : ""}`;
+        message.textContent = `Checkpoint #${fresh.id}: ${fresh.status}${fresh.reason ? ` (${fresh.reason})` : ""}`;
+        await render(body, urls);
+        return true;
+      }, 3000);
     } catch (error) {
       message.className = "job-status failed";
       message.textContent = `Could not start: ${error.message}`;

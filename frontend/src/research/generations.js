@@ -17,14 +17,15 @@ export async function showGenerations(box, urls) {
 function startBar(urls, body) {
   const bar = el("div", "job-bar");
   const size = el("input");
-  Object.assign(size, { type: "number", min: 1, value: 50, name: "size" });
+  // Empty: the project's generation_size.
+  Object.assign(size, { type: "number", min: 1, placeholder: "default", name: "size" });
   size.setAttribute("aria-label", "solutions to select");
   const message = el("span", "job-status");
   const start = button("Start generation", "start-generation", async () => {
     message.className = "job-status";
     message.textContent = "";
     try {
-      await call(urls.generationsUrl, { method: "POST", body: { size: Number(size.value) } });
+      await call(urls.generationsUrl, { method: "POST", body: size.value ? { size: Number(size.value) } : {} });
       await render(body, urls);
     } catch (error) {
       message.className = "job-status failed";
@@ -69,7 +70,7 @@ function numberOf(generation) {
 function stateCell(run) {
   const cell = el("span", run.state === "failed" ? "failed" : null, run.state);
   if (run.state === "failed" && run.error) {
-    const why = el("div", "reason");
+    const why = el("div", "reason failed");
     why.dataset.testid = "run-error";
     why.textContent = run.error;
     return wrap(cell, why);
@@ -88,6 +89,10 @@ function progress(run, urls, body, tr) {
   const box = el("div", "job-status");
   box.dataset.testid = "run-progress";
   const draw = (r) => {
+    if (!OPEN.has(r.state) && !r.total) {
+      box.replaceChildren("—");
+      return;
+    }
     const bar = el("progress");
     bar.max = r.total || 1;
     bar.value = r.scored || 0;
