@@ -9,5 +9,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="openapi-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("api/", include("labeling.api.urls")),
+    path("api/", include("scoring.api")),  # generation runs, checkpoints, retraining (researchers)
     path("", include("labeling.urls_pages")),
 ]

@@ -1,0 +1,27 @@
+"""Admin pages for the model side's records (read mostly: the jobs write them)."""
+from django.contrib import admin
+
+from .models import Checkpoint, GenerationRun, SolutionScore
+
+
+@admin.register(Checkpoint)
+class CheckpointAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "status", "is_champion", "generation", "passes", "created_at"]
+    list_filter = ["status", "is_champion", "project"]
+    raw_id_fields = ["parent"]
+    readonly_fields = ["created_at", "finished_at"]
+
+
+@admin.register(GenerationRun)
+class GenerationRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "state", "scored", "total", "selected", "checkpoint", "created_at"]
+    list_filter = ["state", "project"]
+    raw_id_fields = ["generation", "checkpoint", "requested_by"]
+    readonly_fields = ["created_at", "started_at", "finished_at"]
+
+
+@admin.register(SolutionScore)
+class SolutionScoreAdmin(admin.ModelAdmin):
+    list_display = ["id", "solution", "checkpoint", "score", "created_at"]
+    list_filter = ["checkpoint"]
+    raw_id_fields = ["solution", "checkpoint"]

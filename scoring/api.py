@@ -1,0 +1,171 @@
+"""The researcher's API for the model side: generation runs, checkpoints, retraining.
+
+Thin views over ``scoring.jobs``; the work runs in the PRM worker (``scoring.tasks``). Every
+view needs the researcher role, checked before any lookup. Included under /api/ by
+annotator/urls.py (URL names in the ``scoring`` namespace).
+
+- ``POST /api/projects/{id}/generations/``: start a generation (202; 409 when one is open)
+- ``GET  /api/projects/{id}/generations/``: the project's runs, newest first
+- ``GET  /api/generation-runs/{id}/``: one run: state, scored/total (live), selected, error
+- ``POST /api/generation-runs/{id}/cancel/``: cancel a queued or scoring run (409 when past that)
+- ``GET  /api/projects/{id}/checkpoints/``: every checkpoint: status, reason, metrics, lineage
+- ``POST /api/projects/{id}/retrain/``: queue ``retrain_if_due`` (``force`` skips the due check)
+"""
+from django.db.models import F
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling.models import Project
+from labeling.permissions import IsResearcher
+from scoring import jobs
+from scoring.models import Checkpoint, GenerationRun
+
+app_name = "scoring"
+
+
+class GenerationRunSerializer(serializers.ModelSerializer):
+    generation = serializers.IntegerField(source="generation.number", allow_null=True, read_only=True,
+                                          help_text="The generation number it selected (null until done).")
+    progress = serializers.SerializerMethodField(help_text="scored / total, 0 to 1 (null before counting).")
+
+    class Meta:
+        model = GenerationRun
+        fields = ["id", "project", "state", "size", "scored", "total", "progress", "selected", "generation",
+                  "checkpoint", "error", "task_id", "created_at", "started_at", "finished_at"]
+        read_only_fields = fields
+
+    def get_progress(self, run) -> float | None:
+        return run.scored / run.total if run.total else None
+
+
+class CheckpointSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Checkpoint
+        fields = ["id", "project", "status", "is_champion", "reason", "parent", "generation", "passes", "data_hash",
+                  "base_model", "path", "metrics", "task_id", "created_at", "finished_at"]
+        read_only_fields = fields
+
+
+class StartGenerationSerializer(serializers.Serializer):
+    size = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000,
+                                    help_text="Solutions to select (default: the project's generation_size).")
+
+
+class RetrainSerializer(serializers.Serializer):
+    force = serializers.BooleanField(default=False, help_text="Train even when fewer new passes than the threshold arrived.")
+
+
+RetrainQueuedSerializer = inline_serializer("RetrainQueued", {"task_id": serializers.CharField(),
+                                                              "force": serializers.BooleanField()})
+ConflictSerializer = inline_serializer("JobConflict", {"detail": serializers.CharField(),
+                                                       "run": GenerationRunSerializer(allow_null=True)})
+
+
+def _runs():
+    return GenerationRun.objects.select_related("generation")
+
+
+class ProjectGenerationsView(APIView):
+    """Start a generation run for the project, or list its runs."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [JSONParser]
+
+    @extend_schema(operation_id="projects_generations_list", responses=GenerationRunSerializer(many=True))
+    def get(self, request, pk):
+        project = get_object_or_404(Project, pk=pk)
+        runs = _runs().filter(project=project).order_by("-pk")[:200]
+        return Response(GenerationRunSerializer(runs, many=True).data)
+
+    @extend_schema(
+        operation_id="projects_generations_create", request=StartGenerationSerializer,
+        responses={202: GenerationRunSerializer,
+                   409: OpenApiResponse(ConflictSerializer, description="A run of this project is still open.")},
+    )
+    def post(self, request, pk):
+        from scoring import tasks
+
+        project = get_object_or_404(Project, pk=pk)
+        form = StartGenerationSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            run = jobs.start_generation(project, size=form.validated_data.get("size"), user=request.user)
+        except jobs.JobConflict as conflict:
+            return Response({"detail": str(conflict), "run": GenerationRunSerializer(conflict.existing).data},
+                            status=status.HTTP_409_CONFLICT)
+        sent = tasks.run_generation.delay(run.pk)
+        GenerationRun.objects.filter(pk=run.pk, task_id="").update(task_id=sent.id)
+        return Response(GenerationRunSerializer(_runs().get(pk=run.pk)).data, status=status.HTTP_202_ACCEPTED)
+
+
+class GenerationRunView(APIView):
+    """One generation run, with live progress."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(operation_id="generation_runs_retrieve", responses=GenerationRunSerializer)
+    def get(self, request, pk):
+        return Response(GenerationRunSerializer(get_object_or_404(_runs(), pk=pk)).data)
+
+
+class GenerationRunCancelView(APIView):
+    """Cancel a queued or scoring run; the worker stops before its next batch."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="generation_runs_cancel_create", request=None,
+        responses={200: GenerationRunSerializer,
+                   409: OpenApiResponse(ConflictSerializer, description="The run is selecting or finished.")},
+    )
+    def post(self, request, pk):
+        run = get_object_or_404(_runs(), pk=pk)
+        if not jobs.cancel_run(run):
+            return Response({"detail": f"Run {run.pk} is {run.state}; it can no longer be cancelled.",
+                             "run": GenerationRunSerializer(run).data}, status=status.HTTP_409_CONFLICT)
+        return Response(GenerationRunSerializer(_runs().get(pk=run.pk)).data)
+
+
+class ProjectCheckpointsView(APIView):
+    """Every checkpoint of the project, newest first: metrics over time and lineage."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(operation_id="projects_checkpoints_list", responses=CheckpointSerializer(many=True))
+    def get(self, request, pk):
+        project = get_object_or_404(Project, pk=pk)
+        rows = Checkpoint.objects.filter(project=project).order_by(F("created_at").desc(), "-pk")[:500]
+        return Response(CheckpointSerializer(rows, many=True).data)
+
+
+class ProjectRetrainView(APIView):
+    """Queue a retrain of the project's PRM (it runs when due, or always with ``force``)."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [JSONParser]
+
+    @extend_schema(operation_id="projects_retrain_create", request=RetrainSerializer,
+                   responses={202: RetrainQueuedSerializer})
+    def post(self, request, pk):
+        from scoring import tasks
+
+        project = get_object_or_404(Project, pk=pk)
+        form = RetrainSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        force = form.validated_data["force"]
+        sent = tasks.retrain_if_due.delay(project.pk, force=force)
+        return Response({"task_id": sent.id, "force": force}, status=status.HTTP_202_ACCEPTED)
+
+
+urlpatterns = [
+    path("projects/<int:pk>/generations/", ProjectGenerationsView.as_view(), name="project-generations"),
+    path("generation-runs/<int:pk>/", GenerationRunView.as_view(), name="generation-run-detail"),
+    path("generation-runs/<int:pk>/cancel/", GenerationRunCancelView.as_view(), name="generation-run-cancel"),
+    path("projects/<int:pk>/checkpoints/", ProjectCheckpointsView.as_view(), name="project-checkpoints"),
+    path("projects/<int:pk>/retrain/", ProjectRetrainView.as_view(), name="project-retrain"),
+]

@@ -1,0 +1,95 @@
+"""The researcher's generation and checkpoint API: who may call it, what it answers.
+
+Enqueued tasks go to the real Redis broker (a dedicated queue database); nothing consumes
+them here: the end-to-end tests run the worker.
+"""
+import pytest
+from django.urls import reverse
+
+from labeling.models import Project
+from scoring.models import Checkpoint, GenerationRun
+from tests.labeling.api.conftest import client_for, make_user
+
+
+@pytest.fixture(autouse=True)
+def broker(settings, redis_url):
+    # Tasks published by the views land in a Redis database of their own, flushed after.
+    import redis
+
+    from annotator.celery import app
+
+    url = redis_url.rsplit("/", 1)[0] + "/12"
+    old = app.conf.broker_url
+    app.conf.broker_url = url
+    app._pool = None
+    yield url
+    redis.Redis.from_url(url).flushdb()
+    app.conf.broker_url = old
+    app._pool = None
+
+
+@pytest.fixture
+def people(db):
+    return {"researcher": client_for(make_user("res", "researcher")), "lead": client_for(make_user("lead", "lead")),
+            "annotator": client_for(make_user("ann", "annotator"))}
+
+
+@pytest.fixture
+def project(db):
+    return Project.objects.create(name="api loop", generation_size=5)
+
+
+def test_start_lists_and_reads_a_run(people, project):
+    client = people["researcher"]
+    answer = client.post(reverse("scoring:project-generations", args=[project.pk]), {"size": 3}, format="json")
+    assert answer.status_code == 202
+    body = answer.json()
+    assert body["state"] == "queued" and body["size"] == 3 and body["task_id"]
+    run = GenerationRun.objects.get(pk=body["id"])
+    assert run.task_id == body["task_id"]
+    again = client.post(reverse("scoring:project-generations", args=[project.pk]), {}, format="json")
+    assert again.status_code == 409 and again.json()["run"]["id"] == run.pk
+    listed = client.get(reverse("scoring:project-generations", args=[project.pk])).json()
+    assert [r["id"] for r in listed] == [run.pk]
+    GenerationRun.objects.filter(pk=run.pk).update(state="scoring", scored=5, total=20)
+    detail = client.get(reverse("scoring:generation-run-detail", args=[run.pk])).json()
+    assert detail["progress"] == 0.25 and detail["generation"] is None
+
+
+def test_cancel_a_run_once(people, project):
+    run = GenerationRun.objects.create(project=project, size=3)
+    url = reverse("scoring:generation-run-cancel", args=[run.pk])
+    assert people["researcher"].post(url).json()["state"] == "cancelled"
+    refused = people["researcher"].post(url)
+    assert refused.status_code == 409 and "cancelled" in refused.json()["detail"]
+
+
+def test_checkpoints_show_status_reason_metrics_and_lineage(people, project):
+    first = Checkpoint.objects.create(project=project, status="champion", is_champion=True, reason="Initial PRM.")
+    second = Checkpoint.objects.create(project=project, parent=first, status="rejected", reason="does not beat",
+                                       metrics={"heldout": {"step_auroc": 0.6}}, generation=1, passes=40)
+    rows = people["researcher"].get(reverse("scoring:project-checkpoints", args=[project.pk])).json()
+    assert [r["id"] for r in rows] == [second.pk, first.pk]
+    assert rows[0]["parent"] == first.pk and rows[0]["reason"] == "does not beat"
+    assert rows[0]["metrics"]["heldout"]["step_auroc"] == 0.6 and rows[1]["is_champion"]
+
+
+def test_retrain_is_queued_with_force(people, project):
+    answer = people["researcher"].post(reverse("scoring:project-retrain", args=[project.pk]), {"force": True},
+                                       format="json")
+    assert answer.status_code == 202 and answer.json()["force"] is True
+
+
+@pytest.mark.parametrize("who", ["lead", "annotator"])
+def test_only_researchers(people, project, who):
+    client = people[who]
+    assert client.post(reverse("scoring:project-generations", args=[project.pk]), {}, format="json").status_code == 403
+    assert client.get(reverse("scoring:project-checkpoints", args=[project.pk])).status_code == 403
+    assert client.post(reverse("scoring:project-retrain", args=[project.pk]), {}, format="json").status_code == 403
+    assert not GenerationRun.objects.exists()
+
+
+def test_unknown_ids_are_404_for_researchers(people):
+    assert people["researcher"].get(reverse("scoring:generation-run-detail", args=[999999])).status_code == 404
+    assert people["researcher"].post(reverse("scoring:project-generations", args=[999999]), {},
+                                     format="json").status_code == 404
