@@ -1,7 +1,7 @@
 """The annotator loop over HTTP under load: next, submit, again, by many people at once.
 
     DJANGO_DEBUG=1 .venv/bin/python -m bench.annotator_loop [--concurrency 32] [--duration 30]
-        [--warmup 5] [--servers 3x4,2x8] [--sqlite] [--profile 200]
+        [--warmup 5] [--servers 3x4,2x8] [--sqlite] [--profile 200 [--servers '']]
 
 Sets up a project (overlap 3, phase-2 rules) of about 5,000 candidate solutions from real
 data (GSM8K's example model solutions, four per problem), ``--concurrency`` annotators with
@@ -12,8 +12,11 @@ then ``POST /api/assignments/{id}/submit/`` with the ratings in the body (mostly
 +1 and ``solution``; otherwise steps in order up to a -1 and ``found_error``). After a warm-up
 the loops finishing within ``--duration`` seconds are counted.
 
-Prints loops/s, latency percentiles per endpoint, responses by status, and an integrity check
-read from the database once the server has stopped: every acknowledged submit is stored with
+Prints loops/s, latency percentiles per endpoint, responses by status, the CPU one loop costs
+(gunicorn workers, database backends and the load generator, read from /proc: on a shared
+machine this is the figure that does not depend on the neighbours; CPUs divided by it is the
+throughput the machine could give this loop alone), and an integrity check read from the
+database once the server has stopped: every acknowledged submit is stored with
 exactly the ratings it carried and nothing else is submitted; no solution holds more than
 ``overlap`` live assignments; nobody was handed the same solution twice.
 
@@ -56,11 +59,12 @@ def main(argv=None):
     parser.add_argument("--concurrency", type=int, default=32, help="annotators looping at once (default 32)")
     parser.add_argument("--duration", type=float, default=30, help="measured seconds (default 30)")
     parser.add_argument("--warmup", type=float, default=5, help="seconds before measuring (default 5)")
-    parser.add_argument("--servers", default="3x4", help="gunicorn WORKERSxTHREADS, comma-separated (default 3x4)")
+    parser.add_argument("--servers", default="2x8", help="gunicorn WORKERSxTHREADS, comma-separated (default 2x8)")
     parser.add_argument("--sqlite", action="store_true", help="the embedded SQLite default instead of PostgreSQL")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N loops in-process")
     args = parser.parse_args(argv)
-    servers = [tuple(int(n) for n in spec.lower().split("x")) for spec in args.servers.split(",")]
+    # --servers '' with --profile: only the in-process profile.
+    servers = [tuple(int(n) for n in spec.lower().split("x")) for spec in args.servers.split(",") if spec]
 
     workdir = tempfile.mkdtemp(prefix="stepmark-loadbench-")
     database_url = _configure(args.sqlite, workdir)
@@ -178,6 +182,10 @@ def _reset(project_id):
         cursor.execute(f"DELETE FROM labeling_step WHERE author_id IN ({work})", [project_id])
         cursor.execute("DELETE FROM labeling_assignment WHERE project_id = %s", [project_id])
         cursor.execute("UPDATE labeling_solution SET live_assignments = 0 WHERE project_id = %s", [project_id])
+    if connection.vendor == "postgresql":
+        # Every run starts from the same tables: no dead rows of the last run, fresh statistics.
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE labeling_assignment, labeling_rating, labeling_solution, labeling_step")
     connection.close()  # the server must not wait behind this process's connection
 
 
