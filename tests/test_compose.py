@@ -122,8 +122,31 @@ def test_app_services_wait_for_migrate_and_the_datastores(compose):
         assert deps["migrate"]["condition"] == "service_completed_successfully", name
         assert deps["postgres"]["condition"] == "service_healthy", name
         assert deps["redis"]["condition"] == "service_healthy", name
-    assert services["migrate"]["command"][-2:] == ["migrate", "--noinput"]
     assert services["migrate"]["restart"] == "no"
+
+
+def test_the_one_shot_migrates_then_sets_up_the_beat_schedule(compose):
+    command = compose["services"]["migrate"]["command"]
+    assert command[:2] == ["sh", "-c"]
+    steps = [step.strip() for step in command[2].split("&&")]
+    # In this order, and the second only if the first succeeded (&&): the schedule rows need
+    # django_celery_beat's tables.
+    assert steps == ["python manage.py migrate --noinput", "python manage.py setup_schedules"]
+
+
+def test_the_schedule_command_exists():
+    from django.core.management import get_commands
+
+    assert get_commands()["setup_schedules"] == "labeling"
+
+
+def test_snapshot_retention_is_configurable(compose):
+    for name in [*APP_SERVICES, "migrate"]:
+        env = compose["services"][name]["environment"]
+        assert (env["STEPMARK_EXPORT_KEEP"], env["STEPMARK_EXPORT_RETENTION_DAYS"]) == ("30", "0"), name
+    custom = load_compose({**REQUIRED_ENV, "STEPMARK_EXPORT_KEEP": "7", "STEPMARK_EXPORT_RETENTION_DAYS": "90"})
+    env = custom["services"]["worker"]["environment"]
+    assert (env["STEPMARK_EXPORT_KEEP"], env["STEPMARK_EXPORT_RETENTION_DAYS"]) == ("7", "90")
 
 
 def test_settings_come_from_the_environment(compose):
@@ -158,6 +181,10 @@ def test_named_volumes_for_data_checkpoints_and_exports(compose):
     for name in APP_SERVICES:
         mounts = compose["services"][name]["volumes"]
         assert "checkpoints:/data/checkpoints" in mounts and "exports:/data/exports" in mounts, name
+    # The GPU worker keeps downloaded and larger base models across restarts.
+    gpu = compose["services"]["gpu-worker"]
+    assert "huggingface:/data/huggingface" in gpu["volumes"] and gpu["environment"]["HF_HOME"] == "/data/huggingface"
+    assert "huggingface" in volumes
     assert compose["services"]["postgres"]["image"] == "postgres:16"
     assert compose["services"]["redis"]["image"] == "redis:7"
 
