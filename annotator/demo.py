@@ -30,7 +30,7 @@ def configure_environment():
 
 
 def prepare():
-    """Migrate and load the demo data (both safe to repeat)."""
+    """Migrate, load the demo data and the default schedule (all safe to repeat)."""
     import django
     from django.conf import settings
     from django.core.management import call_command
@@ -40,6 +40,8 @@ def prepare():
     print(f"Database: {db['ENGINE'].rsplit('.', 1)[-1]} {db['NAME']}", flush=True)
     call_command("migrate", interactive=False, verbosity=1)
     call_command("load_demo")
+    # The default beat schedule, so the admin shows it (the demo itself runs no beat).
+    call_command("setup_schedules")
 
 
 def children(port):
