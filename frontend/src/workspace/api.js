@@ -50,3 +50,6 @@ export const saveDraft = (id, ratings) => call("PATCH", `/api/assignments/${id}/
 
 /** Finish the assignment; ``body`` = {finish_reason, note, ratings, submit_key, client_elapsed_ms}. */
 export const submit = (id, body) => call("POST", `/api/assignments/${id}/submit/`, body);
+
+/** The caller's standing in the project: {project, state, done, total, message}. */
+export const myStatus = (projectId) => call("GET", `/api/projects/${projectId}/my-status/`);

@@ -3,14 +3,18 @@
 // State lives in one place, ``task`` (the assignment, this browser's ratings, the save
 // queue and the visible-time clock); every action changes it and calls ``refresh``. The
 // server is the judge of the rules (labeling/labelling.py); sequence.js only keeps the page
-// from offering what the server would refuse.
+// from offering what the server would refuse. Before each task the page asks for the
+// annotator's standing (standing.js): screening progress, the outcome, or a pause that
+// stops the work.
 import * as api from "./api.js";
 import { VisibleClock } from "./clock.js";
 import { askReason, showInstructions } from "./dialogs.js";
 import { DraftQueue, detailOf } from "./drafts.js";
 import * as local from "./local.js";
-import { lastRated, ratingsFrom, sequence, stepKey } from "./sequence.js";
-import { buildShell, hidePanel, showHint, showPanel, showSteps, showTask } from "./view.js";
+import { HUMAN, humanRating, lastRated, ratingsFrom, sequence, stepKey } from "./sequence.js";
+import { standingOf } from "./standing.js";
+import { buildShell, hidePanel, showHint, showPanel, showStanding, showSteps, showTask } from "./view.js";
+import { createWriter } from "./writer.js";
 
 const RETRY_SUBMIT_MS = 3000;
 
@@ -32,8 +36,10 @@ export function start(root) {
     giveUp: () => askAndFinish("give_up", "Why do you give up on this solution?"),
     badProblem: () => askAndFinish("bad_problem", "What is wrong with this problem?"),
     help: () => task && showInstructions(task.assignment.project),
+    write,
   };
   const ui = buildShell(root, actions);
+  const writer = createWriter({ onSave: saveWritten, onCancel: leaveWriter, onInput: keepWriting });
 
   function panel(state, content) {
     panelKeys = {};
@@ -46,6 +52,7 @@ export function start(root) {
   async function loadNext(title = "Loading…") {
     stopTask();
     panel("loading", { title });
+    const asked = api.myStatus(projectId).then((a) => (a.status === 200 ? a.body : null), () => null);
     let answer;
     try {
       answer = await api.next(projectId);
@@ -55,6 +62,16 @@ export function start(root) {
         title: "No connection",
         text: "The server cannot be reached. The workspace loads as soon as the connection is back.",
         keys: [["r", "try again", () => loadNext()]],
+      });
+      return;
+    }
+    const standing = showStandingOf(await asked);
+    if (standing.blocked) {
+      // Paused or failed screening: the queue hands out nothing; say why instead of "no work".
+      panel(standing.kind, {
+        title: standing.text,
+        text: "Your work so far is kept. Press r to check again once a lead has let you go on.",
+        keys: [["r", "check again", () => loadNext()], ["h", "back to projects", null, homeUrl]],
       });
       return;
     }
@@ -73,6 +90,16 @@ export function start(root) {
     }
   }
 
+  /** Show the standing from my-status (null: unknown); returns standing.js's verdict. */
+  function showStandingOf(status) {
+    const seen = local.standingSeen(projectId);
+    const standing = standingOf(status, seen);
+    if (standing.kind === "screening" && seen !== "screening") local.setStandingSeen(projectId, "screening");
+    if (standing.kind === "passed" && seen !== "passed-new") local.setStandingSeen(projectId, "passed-new");
+    showStanding(ui, standing.blocked ? { kind: null } : standing);
+    return standing;
+  }
+
   function begin(assignment) {
     const stored = local.load(assignment.id);
     const ratings = ratingsFrom(assignment);
@@ -87,12 +114,16 @@ export function start(root) {
       busy: false,
       message: "",
       lastActivity: Date.now(),
+      writing: { ...stored.writing }, // own steps typed, not saved yet: {position: text}
+      editing: null, // the position whose own step is in the editor
+      dropArmed: false, // Enter once more submits without the unsaved own step
     };
     const t = task;
+    const ownSteps = assignment.steps.filter((s) => s.alternatives.some((a) => a.source === "human"));
     t.queue = new DraftQueue(assignment.id, stored.unsent, {
       persist: (unsent) => persist(t, unsent),
       onState: (state, detail) => t === task && saveState(state, detail),
-    });
+    }, ownSteps.map((s) => s.position));
     persist(t);
     t.keepAlive = setInterval(() => {
       const lease = t.assignment.project.lease_seconds * 1000;
@@ -104,6 +135,9 @@ export function start(root) {
     saveState(t.queue.size ? "retrying" : "saved", t.queue.size);
     if (t.queue.size) t.queue.schedule(0);
     refresh();
+    // A reload while writing: the editor comes back with what was typed.
+    const current = t.seq.current;
+    if (current && current.human && !current.text && t.writing[current.position]) write();
   }
 
   function persist(t, unsent) {
@@ -112,6 +146,7 @@ export function start(root) {
       unsent: unsent === undefined ? data.unsent : unsent,
       elapsedMs: t.clock.elapsedMs(),
       submitKey: t.submitKey,
+      writing: t.writing,
     });
   }
 
@@ -127,16 +162,24 @@ export function start(root) {
 
   function refresh() {
     task.seq = sequence(task.assignment, task.ratings);
-    showSteps(ui, task.seq, task.ratings, task.pendingFlag);
-    showHint(ui, task.seq, task.assignment, task.message);
+    const current = task.seq.current;
+    if (task.editing !== null && !(current && current.human && current.position === task.editing)) {
+      task.editing = null;
+    }
+    showSteps(ui, task.seq, task.ratings, task.pendingFlag, task.editing, writer);
+    showHint(ui, task.seq, task.assignment, task.message, task.editing);
     task.message = "";
   }
 
-  function store(item, value, flagged) {
-    const rating = { position: item.position, alternative: item.alternative, value, flagged };
+  /** Rate ``item``; the own step keeps its text unless ``text`` is given (null withdraws it). */
+  function store(item, value, flagged, text = item.text) {
+    const rating = item.human
+      ? humanRating(item.position, value, flagged, text)
+      : { position: item.position, alternative: item.alternative, value, flagged };
     const key = stepKey(item.position, item.alternative);
     task.ratings.set(key, rating);
     task.queue.put(key, rating);
+    task.dropArmed = false;
   }
 
   function rate(value) {
@@ -144,6 +187,8 @@ export function start(root) {
     const current = task.seq.current;
     if (!current) {
       task.message = "Every step here is rated: Enter submits, u changes the last rating.";
+    } else if (current.human && !current.text) {
+      task.message = "Press w to write your own step first, or Enter to submit: found an error.";
     } else {
       store(current, value, task.pendingFlag);
       task.pendingFlag = false;
@@ -167,6 +212,17 @@ export function start(root) {
 
   function undo() {
     if (!ready()) return;
+    const current = task.seq.current;
+    if (current && current.human && current.text) {
+      // Take the written step back (the server allows it only with every completion there
+      // -1, so it goes before those ratings); its text stays for w.
+      task.writing[current.position] = current.text;
+      store(current, null, false, null);
+      task.pendingFlag = false;
+      persist(task);
+      refresh();
+      return;
+    }
     const last = lastRated(task.seq.items, task.ratings);
     if (!last) return;
     const rating = task.ratings.get(stepKey(last.position, last.alternative));
@@ -181,6 +237,54 @@ export function start(root) {
     return true;
   }
 
+  // Writing one's own step -------------------------------------------------------------
+
+  function write() {
+    if (!ready()) return;
+    const current = task.seq.current;
+    if (!(current && current.human)) {
+      task.message = task.assignment.project.allow_human_steps
+        ? "You may write your own step where every completion is rated −1."
+        : "This project does not take steps written by annotators.";
+      refresh();
+      return;
+    }
+    task.editing = current.position;
+    task.dropArmed = false;
+    refresh();
+    writer.open(current.text || task.writing[current.position] || "");
+  }
+
+  function keepWriting(text) {
+    if (!task || task.editing === null) return;
+    task.lastActivity = Date.now();
+    task.writing[task.editing] = text;
+    persist(task);
+  }
+
+  function saveWritten(text) {
+    if (!ready() || task.editing === null) return;
+    const current = task.seq.current;
+    if (!text.trim()) {
+      task.message = "Write the step before saving it (Esc leaves the editor).";
+      refresh();
+      return;
+    }
+    const rating = task.ratings.get(stepKey(current.position, HUMAN));
+    const value = rating && rating.text ? rating.value : null;
+    store(current, value, rating && rating.text ? rating.flagged : task.pendingFlag, text);
+    delete task.writing[current.position];
+    persist(task);
+    task.editing = null;
+    refresh();
+  }
+
+  function leaveWriter() {
+    if (!task || task.editing === null) return;
+    task.editing = null;
+    refresh();
+  }
+
   // Finishing ---------------------------------------------------------------------------
 
   async function askAndFinish(reason, question) {
@@ -191,11 +295,19 @@ export function start(root) {
 
   async function finish(reason, note) {
     if (!ready()) return;
+    const current = task.seq.current;
     if (!reason) {
-      const current = task.seq.current;
       task.message = current
         ? `Rate step ${current.position + 1} first (or g to give up, b for a bad problem).`
         : "Nothing to submit yet.";
+      refresh();
+      return;
+    }
+    const unsaved = current && current.human && (task.writing[current.position] || "").trim();
+    if (unsaved && !task.dropArmed && reason === task.seq.finish) {
+      // Nothing a person wrote goes without a second word from them.
+      task.dropArmed = true;
+      task.message = `Your own step ${current.position + 1} is not saved: w opens it. Enter again submits without it.`;
       refresh();
       return;
     }
@@ -209,7 +321,7 @@ export function start(root) {
     const body = {
       finish_reason: reason,
       note,
-      ratings: [...t.queue.pending.values()],
+      ratings: t.queue.outgoing(),
       submit_key: t.submitKey,
       client_elapsed_ms: t.clock.elapsedMs(),
     };
@@ -224,6 +336,8 @@ export function start(root) {
       if (t !== task) return;
       if (answer && answer.status === 200) {
         local.forget(t.assignment.id);
+        // The "you passed" notice has been seen over a whole task: it goes now.
+        if (local.standingSeen(projectId) === "passed-new") local.setStandingSeen(projectId, "passed-seen");
         loadNext("Submitted. Loading the next solution…");
         return;
       }
@@ -304,6 +418,7 @@ export function start(root) {
     g: actions.giveUp,
     b: actions.badProblem,
     "?": actions.help, i: actions.help,
+    w: actions.write,
   };
 
   document.addEventListener("keydown", (event) => {

@@ -1,5 +1,6 @@
 // The two dialogs: the reason for giving up or reporting a bad problem, and the project's
 // instructions. Native <dialog>: Escape closes it and focus stays inside while it is open.
+import { renderMathInHtml } from "./instructions.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -67,8 +68,10 @@ export function showInstructions(project) {
   const dialog = el("dialog", "ws-dialog ws-instructions");
   dialog.append(el("h2", null, `Instructions · ${project.name}`));
   const body = el("div", "ws-instructions-body");
-  if (project.instructions_html) body.innerHTML = project.instructions_html; // sanitized by nh3 on the server
-  else body.textContent = "This project has no written instructions.";
+  if (project.instructions_html) {
+    body.innerHTML = project.instructions_html; // sanitized by nh3 on the server
+    renderMathInHtml(body);
+  } else body.textContent = "This project has no written instructions.";
   const close = el("button", "ws-button", "Close");
   close.type = "button";
   close.addEventListener("click", () => dialog.close());

@@ -6,6 +6,12 @@
 // one request; a failed save (no connection, 5xx) is retried with backoff and at once when
 // the browser says it is back online. The server merges drafts by step, so resending a
 // rating is harmless. A 409 means the lease went to someone else: the queue stops.
+//
+// The annotator's own step (an item with ``text``, see sequence.js) is saved the same way.
+// Withdrawing it (``text: null``) is only sent when the server has the step: a step written
+// and taken back before it was ever saved is simply dropped, since the server refuses to
+// withdraw what it never had. Saves go one at a time, so ``ownSteps`` is exact when a batch
+// is built.
 import * as api from "./api.js";
 
 const DEBOUNCE_MS = 250;
@@ -17,10 +23,11 @@ export class DraftQueue {
    * ``hooks``: persist(unsentObject), onState(state, detail), where state is "saved",
    * "saving", "retrying" (saves fail; detail = unsent count), "lost" (409; detail = the
    * server's message), "signedout" (401/403) or "refused" (400; detail = the server's
-   * message).
+   * message). ``ownSteps``: positions where the server holds a step this annotator wrote.
    */
-  constructor(assignmentId, pending, hooks) {
+  constructor(assignmentId, pending, hooks, ownSteps) {
     this.id = assignmentId;
+    this.ownSteps = new Set(ownSteps || []);
     this.pending = new Map(Object.entries(pending || {}));
     this.hooks = hooks;
     this.timer = null;
@@ -36,7 +43,15 @@ export class DraftQueue {
     return this.pending.size;
   }
 
-  /** Queue ``rating`` ({position, alternative, value, flagged}) for saving. */
+  /** What a save (or the submit) sends now: pending ratings, less withdrawals of unsaved steps. */
+  outgoing() {
+    for (const [key, rating] of this.pending) {
+      if (rating.text === null && !this.ownSteps.has(rating.position)) this.pending.delete(key);
+    }
+    return [...this.pending.values()];
+  }
+
+  /** Queue ``rating`` ({position, alternative, value, flagged} or an own step's item) for saving. */
   put(key, rating) {
     this.pending.set(key, { ...rating });
     this.hooks.persist(Object.fromEntries(this.pending));
@@ -59,6 +74,12 @@ export class DraftQueue {
     }
     clearTimeout(this.timer);
     if (this.pending.size === 0) {
+      this.hooks.onState("saved");
+      return true;
+    }
+    this.outgoing();
+    if (this.pending.size === 0) {
+      this.hooks.persist({});
       this.hooks.onState("saved");
       return true;
     }
@@ -99,8 +120,12 @@ export class DraftQueue {
     }
     this.failures = 0;
     for (const [key, rating] of sent) {
+      if (typeof rating.text === "string") this.ownSteps.add(rating.position);
+      else if (rating.text === null) this.ownSteps.delete(rating.position);
       const now = this.pending.get(key);
-      if (now && now.value === rating.value && now.flagged === rating.flagged) this.pending.delete(key);
+      if (now && now.value === rating.value && now.flagged === rating.flagged && now.text === rating.text) {
+        this.pending.delete(key);
+      }
     }
     this.hooks.persist(Object.fromEntries(this.pending));
     return true;

@@ -2,6 +2,7 @@
 //   unsent     ratings not yet acknowledged by the server, {key: rating}
 //   elapsedMs  visible time spent so far (sent as client_elapsed_ms on submit)
 //   submitKey  a UUID made once, so a retried submit is recognised by the server
+//   writing    the annotator's own steps as typed but not saved yet, {position: text}
 // Storage may be full or disabled (private windows); the workspace then works from memory.
 
 const PREFIX = "stepmark:assignment:";
@@ -10,9 +11,14 @@ export function load(assignmentId) {
   try {
     const raw = window.localStorage.getItem(PREFIX + assignmentId);
     const data = raw ? JSON.parse(raw) : {};
-    return { unsent: data.unsent || {}, elapsedMs: data.elapsedMs || 0, submitKey: data.submitKey || null };
+    return {
+      unsent: data.unsent || {},
+      elapsedMs: data.elapsedMs || 0,
+      submitKey: data.submitKey || null,
+      writing: data.writing || {},
+    };
   } catch {
-    return { unsent: {}, elapsedMs: 0, submitKey: null };
+    return { unsent: {}, elapsedMs: 0, submitKey: null, writing: {} };
   }
 }
 
@@ -41,4 +47,23 @@ export function uuid4() {
   b[8] = (b[8] & 0x3f) | 0x80;
   const hex = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const STANDING = "stepmark:standing:";
+
+/** What this browser last told the annotator about their standing in a project, or "". */
+export function standingSeen(projectId) {
+  try {
+    return window.localStorage.getItem(STANDING + projectId) || "";
+  } catch {
+    return "";
+  }
+}
+
+export function setStandingSeen(projectId, value) {
+  try {
+    window.localStorage.setItem(STANDING + projectId, value);
+  } catch {
+    // shown again next time: harmless
+  }
 }

@@ -3,25 +3,57 @@
 // Mirrors the server's rules (labeling/labelling.py) so the page only ever offers what the
 // server will accept:
 //   - the solution's own steps (alternative 0) are rated in order;
-//   - a -1 ends the pass at that position: its alternative completions (alternative > 0,
-//     when the project rates them) are rated next, then the pass finishes as found_error;
 //   - in phase 1 (stop_at_first_error off) the alternatives at every position are rated
-//     right after the position's own step;
-//   - rating every step without a -1 finishes the pass as solution.
+//     right after the position's own step; in phase 2 only those at the -1;
+//   - a -1 on a solution's own step ends the pass there (found_error), with one way on: in
+//     projects that take human steps, once every completion at the position is -1 the
+//     annotator may write their own step (the HUMAN item). Rated 0 or +1 it carries the
+//     trajectory on to the next position; rated -1 the pass ends there. The server accepts
+//     ``solution`` only when every -1 on the solution's own steps has such a step, which is
+//     why an uncorrected -1 ends the pass in phase 1 too;
+//   - rating every step without an uncorrected -1 finishes the pass as solution.
 // Plain functions over the API's assignment payload and a ratings Map, no DOM.
+
+/** The ``alternative`` of the annotator's own step: its server index is not needed here. */
+export const HUMAN = "human";
 
 /** "position:alternative", the key of one candidate step everywhere in the workspace. */
 export function stepKey(position, alternative) {
   return `${position}:${alternative}`;
 }
 
-/** Map key -> {position, alternative, value, flagged} from the payload's ratings. */
+/**
+ * Map key -> rating from the payload. Model steps: {position, alternative, value, flagged};
+ * the annotator's own step: {position, value, flagged, text} under ``stepKey(p, HUMAN)``
+ * (sent without an alternative, as the API takes it).
+ */
 export function ratingsFrom(assignment) {
   const ratings = new Map();
+  const human = new Map(); // "position:index" of own steps -> text
+  for (const { position, alternatives } of assignment.steps || []) {
+    for (const alt of alternatives) {
+      if (alt.source === "human") human.set(stepKey(position, alt.alternative), alt.text);
+    }
+  }
   for (const r of assignment.ratings || []) {
-    ratings.set(stepKey(r.position, r.alternative), { ...r });
+    const own = stepKey(r.position, r.alternative);
+    if (human.has(own)) {
+      ratings.set(stepKey(r.position, HUMAN), humanRating(r.position, r.value, r.flagged, human.get(own)));
+      human.delete(own);
+    } else {
+      ratings.set(own, { ...r });
+    }
+  }
+  for (const [own, text] of human) {
+    const position = Number(own.split(":")[0]);
+    ratings.set(stepKey(position, HUMAN), humanRating(position, null, false, text));
   }
   return ratings;
+}
+
+/** The rating item of the annotator's own step; ``text`` null withdraws the step. */
+export function humanRating(position, value, flagged, text) {
+  return { position, value, flagged: Boolean(flagged), text };
 }
 
 function valueOf(ratings, position, alternative) {
@@ -33,9 +65,11 @@ function valueOf(ratings, position, alternative) {
  * The steps revealed so far, in rating order, and how the pass ends.
  *
  * Returns ``{items, current, finish}``: ``items`` are ``{position, alternative, text}`` in
- * the order they are rated; ``current`` is the first unrated one (null when every revealed
- * step is rated); ``finish`` is "found_error" or "solution" once the pass can be submitted
- * with that reason, else null.
+ * the order they are rated (the own step: ``{position, alternative: HUMAN, human: true,
+ * text}``, text null until written); ``current`` is the first unrated one (null when every
+ * revealed step is rated); ``finish`` is "found_error" or "solution" once the pass can be
+ * submitted with that reason, else null. While the own step is still to be written,
+ * ``current`` is that item and ``finish`` is "found_error": writing is an offer.
  */
 export function sequence(assignment, ratings) {
   const project = assignment.project;
@@ -44,26 +78,38 @@ export function sequence(assignment, ratings) {
     items.push({ position, alternative: alt.alternative, text: alt.text });
     return valueOf(ratings, position, alt.alternative) !== null;
   };
+  const stop = (current, finish) => ({ items, current, finish });
   for (const { position, alternatives } of assignment.steps) {
     const main = alternatives.find((a) => a.alternative === 0 && a.source !== "human");
     if (!main) continue;
-    if (!rate(position, main)) return { items, current: items[items.length - 1], finish: null };
+    const models = alternatives.filter((a) => a.source !== "human");
+    if (!rate(position, main)) return stop(items.at(-1), null);
     const error = valueOf(ratings, position, 0) === -1;
     if (project.allow_alternatives && (error || !project.stop_at_first_error)) {
-      for (const alt of alternatives) {
-        if (alt.alternative === 0 || alt.source === "human") continue;
-        if (!rate(position, alt)) return { items, current: items[items.length - 1], finish: null };
+      for (const alt of models) {
+        if (alt.alternative === 0) continue;
+        if (!rate(position, alt)) return stop(items.at(-1), null);
       }
     }
-    if (error) return { items, current: null, finish: "found_error" };
+    if (!error) continue;
+    // The server counts every model completion here, shown or not (labelling._check_human_steps).
+    const allBad = models.every((a) => valueOf(ratings, position, a.alternative) === -1);
+    if (!(project.allow_human_steps && allBad)) return stop(null, "found_error");
+    const own = ratings.get(stepKey(position, HUMAN));
+    const item = { position, alternative: HUMAN, human: true, text: own && own.text ? own.text : null };
+    items.push(item);
+    if (!item.text) return stop(item, "found_error");
+    if (own.value === null || own.value === undefined) return stop(item, null);
+    if (own.value === -1) return stop(null, "found_error");
   }
-  return { items, current: null, finish: items.length ? "solution" : null };
+  return stop(null, items.length ? "solution" : null);
 }
 
 /** The last rated item in rating order (what "undo" clears), or null. */
 export function lastRated(items, ratings) {
   for (let i = items.length - 1; i >= 0; i--) {
-    if (valueOf(ratings, items[i].position, items[i].alternative) !== null) return items[i];
+    const value = valueOf(ratings, items[i].position, items[i].alternative);
+    if (value !== null && value !== undefined) return items[i];
   }
   return null;
 }

@@ -3,9 +3,10 @@
 // Imported text (problem, answer, steps) only ever reaches the page through renderMath,
 // which writes text nodes and KaTeX output; the one HTML string inserted is the project's
 // instructions_html, which the server sanitized (nh3). Step cards are made once per step
-// and kept, so KaTeX renders each step once however often the list changes.
+// and kept, so KaTeX renders each step once however often the list changes (the
+// annotator's own step again when its text changes).
 import { renderMath } from "../math.js";
-import { stepKey } from "./sequence.js";
+import { HUMAN, stepKey } from "./sequence.js";
 
 const RATING_LABEL = { 1: "+1", 0: "0", "-1": "−1" };
 const RATING_CLASS = { 1: "good", 0: "neutral", "-1": "bad" };
@@ -19,6 +20,7 @@ export const KEYS = [
   ["Enter", null, "submit"],
   ["g", null, "give up"],
   ["b", null, "bad problem"],
+  ["w", null, "write own step"],
   ["?", "i", "instructions"],
 ];
 
@@ -40,6 +42,11 @@ export function buildShell(root, actions) {
   banner.setAttribute("role", "status");
   banner.dataset.testid = "offline-banner";
   banner.hidden = true;
+  // The annotator's standing (screening progress, outcome); neutral, no scores.
+  const standing = el("div", "ws-standing");
+  standing.setAttribute("role", "status");
+  standing.dataset.testid = "standing";
+  standing.hidden = true;
 
   const task = el("section", "ws-task");
   const title = el("div", "ws-project muted");
@@ -53,6 +60,7 @@ export function buildShell(root, actions) {
   const legend = el("ul", "ws-legend");
   for (const [key, alt, label] of KEYS) {
     const item = el("li");
+    item.dataset.key = key;
     item.append(kbd(key));
     if (alt) item.append(" ", kbd(alt));
     item.append(" " + label);
@@ -90,6 +98,7 @@ export function buildShell(root, actions) {
   const submitButton = button("submit", "Enter", "submit", "primary");
   button("giveUp", "g", "give up");
   button("badProblem", "b", "bad problem");
+  const writeButton = button("write", "w", "write own step");
   button("help", "?", "instructions");
   bar.append(hint, buttons, saveState);
 
@@ -97,16 +106,19 @@ export function buildShell(root, actions) {
   body.append(task, stepsPane);
   const panel = el("div", "ws-panel card");
   panel.hidden = true;
-  root.append(banner, body, bar, panel);
+  root.append(banner, standing, body, bar, panel);
   return {
-    root, banner, body, bar, panel, title, problem, answer, progress, stepsPane, steps, hint, saveState,
-    rateButtons, flagButton, submitButton, cards: new Map(),
+    root, banner, standing, body, bar, panel, title, problem, answer, progress, legend, stepsPane, steps, hint,
+    saveState, rateButtons, flagButton, submitButton, writeButton, cards: new Map(),
   };
 }
 
 /** Fill in the problem and its answer. */
 export function showTask(ui, assignment) {
   ui.title.textContent = assignment.project.name;
+  const writes = Boolean(assignment.project.allow_human_steps);
+  ui.writeButton.hidden = !writes;
+  ui.legend.querySelector('[data-key="w"]').hidden = !writes;
   renderMath(ui.problem, assignment.problem.problem);
   const guess = assignment.problem.ground_truth_answer;
   if (guess === null || guess === undefined || guess === "") {
@@ -117,8 +129,11 @@ export function showTask(ui, assignment) {
   }
 }
 
-/** Show the revealed steps with their ratings; keep the current step in view. */
-export function showSteps(ui, seq, ratings, pendingFlag) {
+/**
+ * Show the revealed steps with their ratings; keep the current step in view. ``writer``
+ * (writer.js) is placed in the own step's card while ``editing`` is its position.
+ */
+export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null) {
   const wanted = [];
   let prev = null;
   for (const item of seq.items) {
@@ -128,6 +143,7 @@ export function showSteps(ui, seq, ratings, pendingFlag) {
       card = stepCard(item);
       ui.cards.set(key, card);
     }
+    if (item.human) showOwnStep(card, item, editing === item.position ? writer : null);
     const rating = ratings.get(key);
     const value = rating ? rating.value : null;
     const current = seq.current === item;
@@ -137,10 +153,11 @@ export function showSteps(ui, seq, ratings, pendingFlag) {
     const flagged = current ? pendingFlag : Boolean(rating && rating.flagged);
     card.classList.toggle("flagged", flagged);
     const badge = card.querySelector(".ws-badge");
-    badge.textContent = value === null ? (current ? "rate this step" : "") : RATING_LABEL[value];
+    const unrated = item.human && !item.text ? "to write" : "rate this step";
+    badge.textContent = value === null ? (current ? unrated : "") : RATING_LABEL[value];
     badge.className = "ws-badge " + (value === null ? "" : RATING_CLASS[value]);
     card.querySelector(".ws-flag").hidden = !flagged;
-    if (item.alternative > 0 && !(prev && prev.position === item.position && prev.alternative > 0)) {
+    if (!item.human && item.alternative > 0 && !(prev && prev.position === item.position && prev.alternative > 0)) {
       wanted.push(alternativesHeading(ui, item.position));
     }
     prev = item;
@@ -152,6 +169,21 @@ export function showSteps(ui, seq, ratings, pendingFlag) {
   if (focus) focus.scrollIntoView({ block: "nearest" });
 }
 
+// The own step's card: its text (drawn again when it changed), or the editor.
+function showOwnStep(card, item, writer) {
+  const text = card.querySelector(".ws-step-text");
+  if (card.shownText !== (item.text || "")) {
+    card.shownText = item.text || "";
+    if (item.text) renderMath(text, item.text);
+    else text.replaceChildren(el("span", "muted", "Every completion here is rated −1: you may write the step yourself."));
+  }
+  card.classList.toggle("editing", Boolean(writer));
+  text.hidden = Boolean(writer);
+  if (writer && writer.root.parentNode !== card) card.append(writer.root);
+  const stale = !writer && card.querySelector(".ws-writer");
+  if (stale) stale.remove();
+}
+
 function alternativesHeading(ui, position) {
   const key = `alternatives:${position}`;
   if (!ui.cards.has(key)) {
@@ -161,29 +193,40 @@ function alternativesHeading(ui, position) {
 }
 
 function stepCard(item) {
-  const card = el("article", "ws-step" + (item.alternative ? " alternative" : ""));
+  const card = el("article", "ws-step" + (item.alternative ? " alternative" : "") + (item.human ? " own" : ""));
   card.dataset.position = item.position;
   card.dataset.alternative = item.alternative;
   const head = el("header", "ws-step-head");
-  const label = item.alternative
-    ? `Step ${item.position + 1} · alternative ${item.alternative}`
-    : `Step ${item.position + 1}`;
+  let label = `Step ${item.position + 1}`;
+  if (item.human) label += " · your own step";
+  else if (item.alternative) label += ` · alternative ${item.alternative}`;
   head.append(el("span", "ws-step-label", label));
   const flag = el("span", "ws-flag", "unsure");
   flag.hidden = true;
   head.append(flag, el("span", "ws-badge"));
   const text = el("div", "ws-step-text ws-text");
-  renderMath(text, item.text);
+  if (!item.human) renderMath(text, item.text);
   card.append(head, text);
   return card;
 }
 
 /** The line under the steps that says what the keys do now. */
-export function showHint(ui, seq, assignment, message) {
+export function showHint(ui, seq, assignment, message, editing = null) {
   const parts = [];
+  const current = seq.current;
+  const writing = Boolean(current && current.human && !current.text);
   if (message) {
     parts.push(el("strong", "ws-message", message));
-  } else if (seq.current) {
+  } else if (current && current.human && editing === current.position) {
+    parts.push(`Write your own step ${current.position + 1}: `, kbd("Ctrl"), "+", kbd("Enter"), " saves it, ",
+      kbd("Esc"), " leaves it for later.");
+  } else if (writing) {
+    parts.push(`Every completion at step ${current.position + 1} is −1. Press `, kbd("w"),
+      " to write your own step, or ", kbd("Enter"), " to submit: found an error.");
+  } else if (current && current.human) {
+    parts.push(`Rate your own step ${current.position + 1}: `, kbd("1"), " +1 ", kbd("2"), " 0 ", kbd("3"),
+      " −1 · ", kbd("w"), " edits it · ", kbd("u"), " takes it back");
+  } else if (current) {
     const { position, alternative } = seq.current;
     const what = alternative ? `alternative ${alternative} at step ${position + 1}` : `step ${position + 1}`;
     parts.push(`Rate ${what}: `, kbd("1"), " +1 ", kbd("2"), " 0 ", kbd("3"), " −1");
@@ -193,8 +236,9 @@ export function showHint(ui, seq, assignment, message) {
     parts.push("Every step is rated. Press ", kbd("Enter"), " to submit.");
   }
   ui.hint.replaceChildren(...parts);
-  ui.submitButton.disabled = !seq.finish;
-  for (const b of ui.rateButtons) b.disabled = !seq.current;
+  ui.submitButton.disabled = !seq.finish || editing !== null;
+  for (const b of ui.rateButtons) b.disabled = !current || writing;
+  ui.writeButton.disabled = !(current && current.human);
   const main = assignment.steps.length;
   const rated = seq.items.filter((i) => i.alternative === 0 && i !== seq.current).length;
   ui.progress.textContent = `${rated} of ${main} steps rated`;
@@ -219,6 +263,13 @@ export function showPanel(ui, state, { title, text, keys = [] }) {
     parts.push(b, " ");
   }
   ui.panel.replaceChildren(...parts);
+}
+
+/** The standing line ({kind, text} from standing.js); hidden when there is nothing to say. */
+export function showStanding(ui, { kind, text }) {
+  ui.standing.hidden = !kind;
+  ui.standing.dataset.standing = kind || "";
+  ui.standing.textContent = text || "";
 }
 
 export function hidePanel(ui) {

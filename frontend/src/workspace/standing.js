@@ -1,0 +1,36 @@
+// The annotator's standing in the project as the workspace shows it, from
+// GET /api/projects/{id}/my-status/ ({state, done, total, message}; labeling/screening.py).
+//
+// Only what that endpoint says reaches the page: screening counts and the outcome, never a
+// score, a threshold or whether the item on screen is a screening or gold item.
+
+/**
+ * What to show for ``status`` (null when it could not be fetched): ``{kind, text, blocked}``
+ * with kind null (nothing to say), "screening", "passed", "failed" or "paused". ``seen`` is
+ * what this browser last showed ("passed-seen" once the pass notice has been seen and work
+ * submitted after it), so "You passed" is news, not a fixture.
+ */
+export function standingOf(status, seen) {
+  if (!status) return { kind: null, text: "", blocked: false };
+  const { state, done, total, message } = status;
+  if (state === "screening") {
+    const text = total
+      ? `Screening: ${done} of ${total} done`
+      : "Screening: the screening items are not ready yet — check again later";
+    return { kind: "screening", text, blocked: false };
+  }
+  if (state === "failed_screening") {
+    return {
+      kind: "failed",
+      text: "Screening not passed — a lead will review your work; no new work until then",
+      blocked: true,
+    };
+  }
+  if (state === "paused") {
+    return { kind: "paused", text: "Paused by quality control — a lead will review", blocked: true };
+  }
+  if (state === "active" && message === "passed" && seen !== "passed-seen") {
+    return { kind: "passed", text: "You passed screening — real work starts now", blocked: false };
+  }
+  return { kind: null, text: "", blocked: false };
+}
