@@ -88,7 +88,10 @@ class Worker:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the worker exited with {self.process.returncode}:\n{self.tail()}")
-            if app.control.ping(destination=[self.name], timeout=1):
+            # A solo worker busy with a task answers no ping: its "ready" line counts too.
+            if f"{self.name} ready." in self.log.read_text(errors="replace"):
+                return self
+            if app.control.ping(destination=[self.name], timeout=0.5):
                 return self
         raise RuntimeError(f"the worker did not answer a ping in {timeout}s:\n{self.tail()}")
 
