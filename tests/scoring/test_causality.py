@@ -62,7 +62,7 @@ def test_without_the_causal_mask_an_encoder_would_leak(tiny_bases):
     prm.needs_causal_mask = False  # what BERT does by default in transformers
     full = score_solutions(prm, [(PROBLEM, STEPS)])[0].step_scores
     other = score_solutions(prm, [(PROBLEM, _variants()[1])])[0].step_scores
-    assert abs(other[0] - full[0]) > 1e-5
+    assert abs(other[0] - full[0]) > 1e-3  # a hundred times the tolerance the causality test allows
 
 
 def test_training_gradients_do_not_reach_back_from_later_steps(prm):
