@@ -268,6 +268,7 @@ export function start(root) {
     if (!text.trim()) {
       task.message = "Write the step before saving it (Esc leaves the editor).";
       refresh();
+      writer.area.focus(); // the list was laid out again
       return;
     }
     const rating = task.ratings.get(stepKey(current.position, HUMAN));
