@@ -215,7 +215,7 @@ def _resume_own(annotator, project, now):
     if mine is None:
         return None
     solution = lock_solution(mine)
-    mine.project = project
+    mine.project, mine.solution = project, solution
     if not ensure_active(mine, solution, now):
         return None
     return _renew(mine, project, now)

@@ -54,15 +54,16 @@ def annotator_of(user):
 
 def own_assignment(request, pk):
     """The caller's assignment ``pk``, or 404: another person's work does not exist for them."""
-    annotator = annotator_of(request.user)
-    if annotator is None:
+    if not request.user.is_authenticated:
         raise Http404("No such assignment.")
     rows = Assignment.objects.select_related("project", "solution__problem")
-    return get_object_or_404(rows, pk=pk, annotator=annotator)
+    # One query: the owner is matched through their Annotator row's user.
+    return get_object_or_404(rows, pk=pk, annotator__user=request.user)
 
 
-def render(assignment, code=status.HTTP_200_OK):
-    return Response(AssignmentSerializer(assignment_payload(assignment)).data, status=code)
+def render(assignment, code=status.HTTP_200_OK, fresh=False):
+    """The assignment's payload (``AssignmentSerializer``'s shape, built directly)."""
+    return Response(assignment_payload(assignment, fresh=fresh), status=code)
 
 
 def refusal(message, field=None, code=status.HTTP_400_BAD_REQUEST):
@@ -113,8 +114,9 @@ class NextView(APIView):
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         fresh = assignment.handed_out_at == now  # a resumed one keeps its first hand-out time
-        assignment = own_assignment(request, assignment.pk)
-        return render(assignment, status.HTTP_201_CREATED if fresh else status.HTTP_200_OK)
+        # The queue's own instance is the caller's and current (project and solution set on
+        # it); only the problem is read for the payload.
+        return render(assignment, status.HTTP_201_CREATED if fresh else status.HTTP_200_OK, fresh=fresh)
 
 
 class AssignmentView(APIView):

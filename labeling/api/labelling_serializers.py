@@ -12,6 +12,8 @@ Requests are checked here for shape and type; the labelling rules themselves liv
 ``labeling.labelling`` and are checked there. Every refusal has one form:
 ``{"detail": message, "field": "ratings[2].value" or null}``.
 """
+import functools
+
 import markdown
 import nh3
 from django.db.models import Q
@@ -20,8 +22,13 @@ from rest_framework import serializers
 from labeling.models import FinishReason, Rating, Step
 
 
+@functools.lru_cache(maxsize=64)
 def render_markdown(text):
-    """Markdown to HTML that is safe to insert into a page (nh3 drops scripts, handlers, ...)."""
+    """Markdown to HTML that is safe to insert into a page (nh3 drops scripts, handlers, ...).
+
+    Cached by text: a project's instructions go out with every task, and rendering them
+    costs more than the rest of the payload.
+    """
     return nh3.clean(markdown.markdown(text or "", extensions=["sane_lists"]))
 
 
@@ -98,26 +105,44 @@ def visible_steps(assignment):
     return Step.objects.filter(solution_id=assignment.solution_id).filter(mine | model)
 
 
-def assignment_payload(assignment):
-    """The data ``AssignmentSerializer`` renders for ``assignment`` (three queries)."""
+# Formats a datetime exactly as AssignmentSerializer's fields do (ISO 8601, UTC as "Z").
+_DATETIME = serializers.DateTimeField()
+
+
+def _datetime(value):
+    return None if value is None else _DATETIME.to_representation(value)
+
+
+def assignment_payload(assignment, fresh=False):
+    """``AssignmentSerializer``'s output for ``assignment``, built directly (two queries).
+
+    The payload is plain JSON-ready data, the same as ``AssignmentSerializer(...).data``
+    would give (tests/labeling/api/test_labelling_api.py checks that), without walking
+    the serializer's fields on every request. ``fresh``: handed out in this request, so it
+    has no ratings yet (saves the ratings query). The assignment's ``project`` and
+    ``solution.problem`` are read from the instance (select them with it).
+    """
     project, problem = assignment.project, assignment.solution.problem
     positions = {}
     for position, alternative, text, source in visible_steps(assignment).order_by("position", "alternative").values_list(
         "position", "alternative", "text", "source"
     ):
         positions.setdefault(position, []).append({"alternative": alternative, "text": text, "source": source})
-    ratings = (
-        Rating.objects.filter(assignment=assignment)
-        .filter(Q(step__author__isnull=True) | Q(step__author_id=assignment.pk))
-        .order_by("step__position", "step__alternative")
-        .values("step__position", "step__alternative", "value", "flagged")
-    )
+    if fresh:
+        ratings = []
+    else:
+        ratings = (
+            Rating.objects.filter(assignment=assignment)
+            .filter(Q(step__author__isnull=True) | Q(step__author_id=assignment.pk))
+            .order_by("step__position", "step__alternative")
+            .values_list("step__position", "step__alternative", "value", "flagged")
+        )
     return {
         "id": assignment.pk,
         "state": assignment.state,
-        "handed_out_at": assignment.handed_out_at,
-        "lease_expires_at": assignment.lease_expires_at,
-        "submitted_at": assignment.submitted_at,
+        "handed_out_at": _datetime(assignment.handed_out_at),
+        "lease_expires_at": _datetime(assignment.lease_expires_at),
+        "submitted_at": _datetime(assignment.submitted_at),
         "finish_reason": assignment.finish_reason,
         "finish_note": assignment.finish_note,
         "total_time": assignment.total_time,
@@ -133,9 +158,8 @@ def assignment_payload(assignment):
         "problem": {"problem": problem.problem, "ground_truth_answer": problem.ground_truth_answer},
         "steps": [{"position": p, "alternatives": alts} for p, alts in sorted(positions.items())],
         "ratings": [
-            {"position": r["step__position"], "alternative": r["step__alternative"], "value": r["value"],
-             "flagged": r["flagged"]}
-            for r in ratings
+            {"position": position, "alternative": alternative, "value": value, "flagged": flagged}
+            for position, alternative, value, flagged in ratings
         ],
     }
 
