@@ -135,3 +135,110 @@ def _most(group, weight):
 
 def _answer_is_correct(group, answer):
     return any(c["is_correct"] for c in group if c["answer"] == answer)
+
+
+def roc_curve(scores, positives):
+    """ROC points ``(false positive rate, true positive rate)`` from the strictest cut to the loosest.
+
+    One point per distinct score (ties move together), starting at (0, 0) and ending at (1, 1);
+    an empty list when one class is absent.
+    """
+    n_pos = sum(1 for positive in positives if positive)
+    n_neg = len(positives) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return []
+    pairs = sorted(zip(scores, positives), key=lambda pair: -pair[0])
+    points, tp, fp, i = [(0.0, 0.0)], 0, 0, 0
+    while i < len(pairs):
+        j = i
+        while j < len(pairs) and pairs[j][0] == pairs[i][0]:
+            tp, fp = tp + bool(pairs[j][1]), fp + (not pairs[j][1])
+            j += 1
+        points.append((fp / n_neg, tp / n_pos))
+        i = j
+    return points
+
+
+def calibration(probs, outcomes, *, bins=10):
+    """Reliability table: predicted P(correct) in ``bins`` equal-width bins against the observed share.
+
+    ``outcomes`` are True where the step was in fact correct (for PRM800K: not rated -1, or per
+    the neutral policy). A probability of exactly 1.0 falls in the last bin. Returns the bins
+    (``low``, ``high``, ``count``, ``mean_predicted``, ``observed``; the last two None when the
+    bin is empty) and the expected calibration error, the count-weighted mean gap.
+    """
+    if bins < 1:
+        raise ValueError("bins must be at least 1")
+    counts, predicted, observed = [0] * bins, [0.0] * bins, [0] * bins
+    for p, outcome in zip(probs, outcomes):
+        index = min(int(p * bins), bins - 1)
+        counts[index] += 1
+        predicted[index] += p
+        observed[index] += bool(outcome)
+    table, gap = [], 0.0
+    for index in range(bins):
+        n = counts[index]
+        mean_p = predicted[index] / n if n else None
+        share = observed[index] / n if n else None
+        if n:
+            gap += n * abs(mean_p - share)
+        table.append({"low": index / bins, "high": (index + 1) / bins, "count": n,
+                      "mean_predicted": mean_p, "observed": share})
+    total = sum(counts)
+    return {"bins": table, "ece": gap / total if total else None, "steps": total}
+
+
+def processbench_thresholds(step_scores, labels, *, max_candidates=512):
+    """ProcessBench figures at every useful threshold, the best (highest F1) first among equals.
+
+    Candidate thresholds are the distinct step scores (a step is called wrong when its score is
+    below the threshold) plus one above the largest, thinned to ``max_candidates`` quantiles.
+    Returns a list of ``{"threshold", **processbench(...)}`` in increasing threshold order.
+    """
+    values = sorted({p for scores in step_scores for p in scores if p is not None})
+    if not values:
+        candidates = [0.5]
+    else:
+        candidates = values + [values[-1] + 1e-9 if values[-1] < 1 else values[-1] + 1e-6]
+    if len(candidates) > max_candidates:
+        last = len(candidates) - 1
+        candidates = [candidates[round(k * last / (max_candidates - 1))] for k in range(max_candidates)]
+    return [{"threshold": t, **processbench([earliest_error(s, threshold=t) for s in step_scores], labels)}
+            for t in candidates]
+
+
+def best_threshold(table):
+    """The row of ``processbench_thresholds`` with the highest F1 (ties: the lowest threshold)."""
+    scored = [row for row in table if row["f1"] is not None]
+    if not scored:
+        raise ValueError("no threshold gives an F1: the validation items need both erroneous and correct solutions")
+    return max(scored, key=lambda row: (row["f1"], -row["threshold"]))
+
+
+def expected_pick(pool, key):
+    """Chance that picking the candidate of ``pool`` with the highest ``key`` picks a correct one.
+
+    Ties are broken uniformly at random, so the result is the share of correct candidates among
+    the tied best (an expectation, no random draw). ``key`` returning None sorts lowest.
+    """
+    values = [key(c) for c in pool]
+    values = [float("-inf") if v is None else v for v in values]
+    top = max(values)
+    tied = [c for c, v in zip(pool, values) if v == top]
+    return sum(bool(c["is_correct"]) for c in tied) / len(tied)
+
+
+def expected_vote(pool, weight=lambda candidate: 1.0):
+    """Chance that voting over final answers (each candidate adds ``weight``) lands on a correct answer.
+
+    The answer with the largest total wins; ties are broken uniformly at random. An answer counts
+    as correct when any candidate giving it is graded correct.
+    """
+    totals, correct = {}, {}
+    for candidate in pool:
+        answer = candidate.get("answer")
+        totals[answer] = totals.get(answer, 0.0) + (weight(candidate) or 0.0)
+        correct[answer] = correct.get(answer, False) or bool(candidate["is_correct"])
+    top = max(totals.values())
+    tied = [answer for answer, total in totals.items() if total == top]
+    return sum(correct[answer] for answer in tied) / len(tied)
