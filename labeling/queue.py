@@ -23,6 +23,10 @@ The counter is a hint for the index, the recount under the lock is the truth: wo
 behind the queue's back (imports) makes the counter low, which the first claim corrects.
 After deleting assignments by hand, run ``recount_live_assignments(project)``.
 
+Cost. ``next`` runs on every task an annotator takes, so its fixed-shape statements are
+written as SQL (the ``_SQL`` strings below; plain SQL that PostgreSQL and SQLite both take):
+building them with the ORM cost several times what the database spends on them.
+
 Order: solutions chosen by the PRM (newest generation first, then ``selection_rank``), then
 the rest by id. Gold items come through ``pick_quality_control`` at the project's rate and
 bypass overlap. Screening items (``Solution.is_screening``) are never served from the main
@@ -35,8 +39,8 @@ import hashlib
 import math
 from datetime import timedelta
 
-from django.db import transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db import connection, transaction
+from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -44,6 +48,10 @@ from . import screening
 from .models import Annotator, Assignment, Generation, Solution
 
 LIVE_STATES = (Assignment.ACTIVE, Assignment.SUBMITTED)
+# What may change on an assignment while nobody holds its solution's lock; its project,
+# solution and annotator never change.
+MUTABLE_FIELDS = ("state", "last_activity_at", "lease_expires_at", "submitted_at", "total_time", "finish_reason",
+                  "finish_note", "submit_key")
 REAP_BATCH = 50
 # Rounds of "everything open was locked by someone else: wait for them, look again".
 MAX_ROUNDS = 50
@@ -65,28 +73,27 @@ def next_assignment(annotator, project, now=None):
     for _ in range(MAX_ROUNDS):
         with transaction.atomic():
             # One person's tabs take turns, so nobody ends up holding two fresh assignments.
-            person = (
-                Annotator.objects.select_for_update(of=("self",))
-                .annotate(project_state=screening.state_subquery(project))
-                .get(pk=annotator.pk)
-            )
-            if person.status != Annotator.ACTIVE:
+            row = _fetch(_SQL_PERSON + _lock(), [project.pk, annotator.pk])
+            if not row:
+                raise Annotator.DoesNotExist(f"No annotator {annotator.pk}.")
+            status, project_state = row[0]
+            if status != Annotator.ACTIVE:
                 return None
-            gate = screening.work_gate(person, project, now, state=person.project_state)
+            gate = screening.work_gate(annotator, project, now, state=project_state)
             if gate is None:
                 return None
-            own = _resume_own(person, project, now)
+            own = _resume_own(annotator, project, now)
             if own is not None:
                 return own
             in_screening = gate == screening.SCREENING
-            gold = _claim_quality_control(person, project, now, in_screening)
+            gold = _claim_quality_control(annotator, project, now, in_screening)
             if gold is not None or in_screening:
                 return gold
             _reap_lapsed(project, now)
-            found = _claim_open(person, project, now)
+            found = _claim_open(annotator, project, now)
             if found is not None:
                 return found
-            busy = _busy_candidate(person, project, now)
+            busy = _busy_candidate(annotator, project, now)
         if busy is None:
             return None
         _wait_for(busy)
@@ -147,9 +154,16 @@ def lock_solution(assignment):
     """Take the row lock of the assignment's solution and reload the assignment.
 
     Call inside ``transaction.atomic()`` before changing the assignment or its ratings.
+    Only ``MUTABLE_FIELDS`` are reloaded (the rest cannot change), in a statement of its
+    own after the lock: read together with the lock they could predate the lock holder's
+    commit.
     """
     solution = Solution.objects.select_for_update().get(pk=assignment.solution_id)
-    assignment.refresh_from_db()
+    fresh = next(iter(Assignment.objects.raw(_SQL_RELOAD, [assignment.pk])), None)
+    if fresh is None:
+        raise Assignment.DoesNotExist(f"Assignment {assignment.pk} no longer exists.")
+    for name in MUTABLE_FIELDS:
+        setattr(assignment, name, getattr(fresh, name))
     return solution
 
 
@@ -166,13 +180,12 @@ def ensure_active(assignment, solution, now=None):
     if assignment.state != Assignment.EXPIRED:
         return False
     if not _bypasses_overlap(solution):
-        _expire_lapsed([solution.pk], now)
-        if _count_live(solution.pk) >= assignment.project.overlap:
-            _recount([solution.pk])
+        if _count_live(solution.pk, now) >= assignment.project.overlap:
+            _recount_one(solution.pk)
             return False
     assignment.state = Assignment.ACTIVE
     assignment.save(update_fields=["state"])
-    _recount([solution.pk])
+    _recount_one(solution.pk)
     return True
 
 
@@ -197,24 +210,13 @@ def _renew(assignment, project, now):
 
 def _resume_own(annotator, project, now):
     # At most one candidate: holding one blocking solution lock at a time cannot deadlock.
-    mine = (
-        Assignment.objects.filter(annotator=annotator, project=project, state=Assignment.ACTIVE)
-        .order_by("-pk")
-        .first()
-    )
-    if mine is None:
-        slot_free = (
-            Q(solution__live_assignments__lt=project.overlap) | Q(solution__is_gold=True) | Q(solution__is_screening=True)
-        )
-        mine = (
-            Assignment.objects.filter(annotator=annotator, project=project, state=Assignment.EXPIRED)
-            .filter(slot_free)
-            .order_by(F("last_activity_at").desc(nulls_last=True), "-pk")
-            .first()
-        )
-    if mine is None:
+    # The newest active one, else the expired one touched last whose slot is free.
+    row = _fetch(_SQL_RESUME, [annotator.pk, project.pk, project.overlap])
+    if not row:
         return None
-    solution = lock_solution(mine)
+    assignment_id, solution_id = row[0]
+    solution = Solution.objects.select_for_update().get(pk=solution_id)
+    mine = Assignment.objects.get(pk=assignment_id)  # read under the lock
     mine.project, mine.solution = project, solution
     if not ensure_active(mine, solution, now):
         return None
@@ -222,13 +224,7 @@ def _resume_own(annotator, project, now):
 
 
 def _reap_lapsed(project, now):
-    lapsed = (
-        Assignment.objects.filter(project=project, state=Assignment.ACTIVE, lease_expires_at__lt=now)
-        .order_by()
-        .values_list("solution_id", flat=True)
-        .distinct()[:REAP_BATCH]
-    )
-    ids = list(lapsed)
+    ids = [pk for (pk,) in _fetch(_SQL_LAPSED, [project.pk, _when(now), REAP_BATCH])]
     if not ids:
         return
     locked = list(
@@ -245,8 +241,12 @@ def _expire_lapsed(solution_ids, now):
     ).update(state=Assignment.EXPIRED)
 
 
-def _count_live(solution_id):
-    return Assignment.objects.filter(solution_id=solution_id, state__in=LIVE_STATES).count()
+def _count_live(solution_id, now):
+    """Live assignments of the solution, after marking its lapsed leases expired (caller holds the lock)."""
+    ((live, lapsed),) = _fetch(_SQL_COUNT_LIVE, [_when(now), solution_id])
+    if lapsed:
+        _expire_lapsed([solution_id], now)
+    return live - lapsed
 
 
 def _recount(solution_ids):
@@ -260,10 +260,13 @@ def _recount(solution_ids):
     Solution.objects.filter(pk__in=solution_ids).update(live_assignments=Coalesce(Subquery(live), 0))
 
 
+def _recount_one(solution_id):
+    _execute(_SQL_RECOUNT_ONE, [solution_id])
+
+
 def _generations(project):
     """(generation id or None, number) in queue order: newest first, unselected last."""
-    rows = list(Generation.objects.filter(project=project).order_by("-number").values_list("pk", "number"))
-    return rows + [(None, None)]
+    return _fetch(_SQL_GENERATIONS, [project.pk]) + [(None, None)]
 
 
 def _open_solutions(annotator, project, generation_id, level):
@@ -271,39 +274,31 @@ def _open_solutions(annotator, project, generation_id, level):
 
     One counter value at a time, so that solution_open_idx (project, generation,
     live_assignments, selection_rank, id) hands rows over in order: no sort of the open set,
-    no walk over the full ones.
+    no walk over the full ones. Returns ``(sql, params)`` selecting ``{columns}``.
     """
-    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
-    open_ = Solution.objects.filter(
-        project=project, is_gold=False, is_screening=False, live_assignments=level
-    ).filter(~Exists(seen))
-    if generation_id is None:
-        open_ = open_.filter(generation__isnull=True)
-    else:
-        open_ = open_.filter(generation_id=generation_id)
-    # The constant leading columns are named too: PostgreSQL does not count "generation IS
-    # NULL" as an equality, and without them sorts the whole open set instead.
-    return open_.order_by(
-        "project_id", "generation_id", "live_assignments", F("selection_rank").asc(nulls_last=True), "pk"
-    )
+    generation = "s.generation_id IS NULL" if generation_id is None else "s.generation_id = %s"
+    params = [project.pk, *([] if generation_id is None else [generation_id]), level, annotator.pk]
+    return _SQL_OPEN.replace("{generation}", generation), params
 
 
 def _next_open(annotator, project, generation_id):
     """Lock the first open solution of a generation in queue order, passing locked rows."""
     levels = list(range(project.overlap))
     if len(levels) > 1:
-        # Look (without locking) at the head of each counter value; take the earliest first.
-        heads = []
+        # Look (without locking) at the head of each counter value, all in one statement
+        # (each part a subquery: SQLite takes no parenthesised SELECT in a compound); take
+        # the earliest first.
+        parts, params = [], []
         for level in levels:
-            head = _open_solutions(annotator, project, generation_id, level).values_list("selection_rank", "pk").first()
-            if head is not None:
-                heads.append(((head[0] is None, head[0] or 0, head[1]), level))
-        levels = [level for _, level in sorted(heads)]
+            sql, part_params = _open_solutions(annotator, project, generation_id, level)
+            parts.append(f"SELECT * FROM ({sql.format(columns=f'{level} AS level, s.selection_rank, s.id')}) h{level}")
+            params += part_params
+        heads = _fetch(" UNION ALL ".join(parts), params)
+        levels = [level for level, rank, pk in sorted(heads, key=lambda h: (h[1] is None, h[1] or 0, h[2]))]
     for level in levels:
-        candidate = (
-            _open_solutions(annotator, project, generation_id, level).select_for_update(skip_locked=True).first()
-        )
-        if candidate is not None:
+        sql, params = _open_solutions(annotator, project, generation_id, level)
+        sql = sql.format(columns=_CANDIDATE_COLUMNS) + _lock(skip_locked=True)
+        for candidate in Solution.objects.raw(sql, params):
             return candidate
     return None
 
@@ -314,8 +309,7 @@ def _claim_open(annotator, project, now):
             candidate = _next_open(annotator, project, generation_id)
             if candidate is None:
                 break
-            _expire_lapsed([candidate.pk], now)
-            live = _count_live(candidate.pk)
+            live = _count_live(candidate.pk, now)
             if live < project.overlap:
                 return _hand_out(annotator, project, candidate, number, now)
             # The counter was behind (work added outside the queue): correct it, look again.
@@ -347,7 +341,7 @@ def _hand_out(annotator, project, solution, generation_number, now):
         is_quality_control=solution.is_gold,
         is_screening=solution.is_screening,
     )
-    _recount([solution.pk])
+    _recount_one(solution.pk)
     return assignment
 
 
@@ -355,9 +349,10 @@ def _busy_candidate(annotator, project, now):
     """A solution with work for ``annotator`` that another transaction holds locked, or None."""
     for generation_id, _ in _generations(project):
         for level in range(project.overlap):
-            pk = _open_solutions(annotator, project, generation_id, level).values_list("pk", flat=True).first()
-            if pk is not None:
-                return pk
+            sql, params = _open_solutions(annotator, project, generation_id, level)
+            row = _fetch(sql.format(columns="s.id"), params)
+            if row:
+                return row[0][0]
     seen = Assignment.objects.filter(solution=OuterRef("solution_id"), annotator=annotator)
     return (
         Assignment.objects.filter(
@@ -377,3 +372,67 @@ def _wait_for(solution_id):
     """Block until whoever holds the solution's lock commits (holding no other lock)."""
     with transaction.atomic():
         list(Solution.objects.filter(pk=solution_id).select_for_update().values_list("pk"))
+
+
+# SQL -------------------------------------------------------------------------------------
+
+_ACTIVE, _EXPIRED, _SUBMITTED = f"'{Assignment.ACTIVE}'", f"'{Assignment.EXPIRED}'", f"'{Assignment.SUBMITTED}'"
+
+# The annotator's status and their standing in the project (None: no row), to lock.
+_SQL_PERSON = """SELECT a.status, (SELECT st.state FROM labeling_annotatorprojectstatus st
+    WHERE st.annotator_id = a.id AND st.project_id = %s) FROM labeling_annotator a WHERE a.id = %s"""
+
+_SQL_RESUME = f"""SELECT a.id, a.solution_id FROM labeling_assignment a
+    JOIN labeling_solution s ON s.id = a.solution_id
+    WHERE a.annotator_id = %s AND a.project_id = %s AND (a.state = {_ACTIVE}
+        OR (a.state = {_EXPIRED} AND (s.live_assignments < %s OR s.is_gold OR s.is_screening)))
+    ORDER BY CASE WHEN a.state = {_ACTIVE} THEN 0 ELSE 1 END, CASE WHEN a.state = {_ACTIVE} THEN a.id END DESC,
+        a.last_activity_at DESC NULLS LAST, a.id DESC
+    LIMIT 1"""
+
+_SQL_RELOAD = f"SELECT id, {', '.join(MUTABLE_FIELDS)} FROM labeling_assignment WHERE id = %s"
+
+_SQL_LAPSED = f"""SELECT DISTINCT solution_id FROM labeling_assignment
+    WHERE project_id = %s AND state = {_ACTIVE} AND lease_expires_at < %s LIMIT %s"""
+
+# (live, of which lapsed) assignments of one solution.
+_SQL_COUNT_LIVE = f"""SELECT COUNT(*), COALESCE(SUM(CASE WHEN state = {_ACTIVE} AND lease_expires_at < %s
+    THEN 1 ELSE 0 END), 0) FROM labeling_assignment WHERE solution_id = %s AND state IN ({_ACTIVE}, {_SUBMITTED})"""
+
+_SQL_RECOUNT_ONE = f"""UPDATE labeling_solution SET live_assignments = (SELECT COUNT(*) FROM labeling_assignment a
+    WHERE a.solution_id = labeling_solution.id AND a.state IN ({_ACTIVE}, {_SUBMITTED})) WHERE id = %s"""
+
+_SQL_GENERATIONS = "SELECT id, number FROM labeling_generation WHERE project_id = %s ORDER BY number DESC"
+
+# The constant leading columns are in the ORDER BY too: PostgreSQL does not count
+# "generation IS NULL" as an equality, and without them sorts the whole open set instead.
+_SQL_OPEN = """SELECT {columns} FROM labeling_solution s
+    WHERE s.project_id = %s AND {generation} AND s.live_assignments = %s AND NOT s.is_gold AND NOT s.is_screening
+        AND NOT EXISTS (SELECT 1 FROM labeling_assignment a WHERE a.solution_id = s.id AND a.annotator_id = %s)
+    ORDER BY s.project_id, s.generation_id, s.live_assignments, s.selection_rank NULLS LAST, s.id
+    LIMIT 1"""
+
+# What a hand-out and its payload read of the solution (the rest loads if asked for).
+_CANDIDATE_COLUMNS = "s.id, s.problem_id, s.generation_id, s.is_gold, s.is_screening"
+
+
+def _lock(skip_locked=False):
+    """The row-lock clause for the first table of a statement (none on SQLite: writers are serialised)."""
+    if not connection.features.has_select_for_update:
+        return ""
+    return " FOR UPDATE OF s SKIP LOCKED" if skip_locked else " FOR UPDATE"
+
+
+def _when(moment):
+    return connection.ops.adapt_datetimefield_value(moment)
+
+
+def _fetch(sql, params):
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _execute(sql, params):
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)

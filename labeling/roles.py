@@ -77,10 +77,19 @@ def revoke_role(user, role):
 
 
 def has_role(user, role):
-    """Whether ``user`` acts in ``role``: by the role's permission, or as staff/superuser."""
+    """Whether ``user`` acts in ``role``: by the role's permission, or as staff/superuser.
+
+    The role permissions are read in one query per user object and kept on it (like
+    ModelBackend's permission cache), so a request checks any number of roles for one query.
+    """
     if user is None or not user.is_authenticated or not user.is_active:
         return False
-    return user.is_staff or user.is_superuser or user.has_perm(permission_name(role))
+    if user.is_staff or user.is_superuser:
+        return True
+    held = user.__dict__.get(_CACHE)
+    if held is None:
+        held = user.__dict__[_CACHE] = _role_codenames(user.pk)
+    return ROLE_PERMISSIONS[role][0] in held
 
 
 def roles_of(user):
@@ -88,7 +97,31 @@ def roles_of(user):
     return [role for role in ROLES if has_role(user, role)]
 
 
+_CACHE = "_stepmark_role_codenames"
+
+
+def _role_codenames(user_id):
+    """The role permission codenames the user holds directly or through a group (one query)."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    User = get_user_model()
+    direct = User.user_permissions.through._meta.db_table
+    member = User.groups.through._meta.db_table
+    granted = Group.permissions.through._meta.db_table
+    sql = (
+        f"SELECT p.codename FROM {Permission._meta.db_table} p"
+        f" JOIN {ContentType._meta.db_table} ct ON ct.id = p.content_type_id"
+        f" WHERE ct.app_label = %s AND (p.id IN (SELECT permission_id FROM {direct} WHERE user_id = %s)"
+        f" OR p.id IN (SELECT g.permission_id FROM {granted} g JOIN {member} m ON m.group_id = g.group_id"
+        f" WHERE m.user_id = %s))"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, ["labeling", user_id, user_id])
+        return frozenset(codename for (codename,) in cursor.fetchall())
+
+
 def _forget_cached_permissions(user):
-    # ModelBackend caches permissions on the user object; a grant must show at once.
-    for attr in ("_perm_cache", "_user_perm_cache", "_group_perm_cache"):
+    # Permissions are cached on the user object (ours and ModelBackend's); a grant must show at once.
+    for attr in ("_perm_cache", "_user_perm_cache", "_group_perm_cache", _CACHE):
         user.__dict__.pop(attr, None)
