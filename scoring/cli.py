@@ -6,6 +6,9 @@ Examples::
     python -m scoring score --checkpoint var/prm/g1 --input candidates.jsonl --output scored.jsonl
     python -m scoring evaluate --checkpoint var/prm/g1 --input processbench/gsm8k.json
     python -m scoring evaluate --input scored.jsonl      # figures from scores already computed
+    python -m scoring score --adapter qwen-prm --model ~/Qwen2.5-Math-PRM-7B --input candidates.jsonl
+    python -m scoring evaluate --protocol processbench --checkpoint var/prm/g1 \\
+        --input processbench/gsm8k.json --report-dir var/eval/pb   # report.json + PNG plots
 """
 import argparse
 import dataclasses
@@ -65,15 +68,40 @@ def build_parser():
         "Score solutions with a checkpoint: one JSON line out per solution, its fields plus step_scores (P(correct) "
         "per step; null for steps past the model's context), score (the aggregate over scored steps), "
         "unscored_steps and aggregation."))
-    _add_common(score, checkpoint_required=True)
+    _add_common(score)
     score.add_argument("--output", default="-", help="JSONL file to write (default: standard output)")
 
     evaluate = commands.add_parser("evaluate", help="step AUROC/F1, ProcessBench F1, best-of-N vs majority vote", description=(
-        "Evaluate a PRM. Figures are chosen by what the input holds: step labels (PRM800K) give step-level AUROC "
-        "and F1 on incorrect steps; a ProcessBench label gives earliest-error accuracy on erroneous and correct "
-        "solutions and their harmonic mean (F1); answer + is_correct give best-of-N against majority vote. Without "
-        "--checkpoint the input must already hold step_scores (the output of 'score')."))
-    _add_common(evaluate, checkpoint_required=False)
+        "Evaluate a PRM. With --protocol, one protocol is run in full and --report-dir gets report.json, the scored "
+        "records and PNG plots: 'steps' (step-level AUROC and F1 on incorrect steps, ROC, reliability diagram), "
+        "'processbench' (earliest error = first step below a threshold chosen on validation items; accuracy on "
+        "erroneous and correct solutions, their harmonic mean F1), 'best-of-n' (the PRM picking one of N candidates "
+        "against majority vote, a PRM-weighted vote and an outcome-only scorer, over repeated draws of N per problem). "
+        "Without --protocol every figure the input allows is printed at one threshold. Scores come from --checkpoint, "
+        "--model (any --adapter layout), --baseline, or step_scores already in the input (the output of 'score')."))
+    _add_common(evaluate)
+    from scoring.evaluate import BASELINES, PROTOCOLS
+
+    evaluate.add_argument("--protocol", choices=PROTOCOLS, default=None,
+                          help="run one protocol in full (see above); default: every figure the input allows, at --threshold")
+    evaluate.add_argument("--report-dir", type=Path, default=None,
+                          help="directory for report.json, scored.jsonl (the inputs with their scores) and the PNG plots")
+    evaluate.add_argument("--baseline", choices=sorted(BASELINES), default=None,
+                          help="score with a model-free heuristic instead of a model: constant (0.5 everywhere), position "
+                               "(P(correct) = 1/(k+2) at 0-based step k) or length (1/(1 + characters/200))")
+    evaluate.add_argument("--val-input", type=Path, default=None,
+                          help="processbench: items to choose the threshold on (default: a seeded split of --input by problem)")
+    evaluate.add_argument("--val-fraction", type=float, default=0.25,
+                          help="processbench without --val-input: share of the problems held out to choose the threshold (default 0.25)")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the validation split and of the best-of-N draws (default 0)")
+    evaluate.add_argument("--ns", default=None,
+                          help="best-of-n: comma-separated N values, e.g. 1,2,4 (default: powers of 2 up to the largest pool)")
+    evaluate.add_argument("--samples", type=int, default=200,
+                          help="best-of-n: random subsets of N drawn per problem; all of them when there are no more (default 200)")
+    evaluate.add_argument("--outcome", default="last",
+                          help="best-of-n: the final-answer-only scorer: 'last' (the PRM's score of the last step) or the "
+                               "name of a field holding an outcome (ORM-style) score in each candidate (default last)")
+    evaluate.add_argument("--bins", type=int, default=10, help="steps: bins of the reliability diagram (default 10)")
     evaluate.add_argument("--neutral", choices=sorted(NEUTRAL_POLICIES), default=None,
                           help="how PRM800K 0 ratings count when evaluating: positive, negative or ignore (default: as the checkpoint was trained, else positive)")
     evaluate.add_argument("--threshold", type=float, default=0.5, help="a step with P(correct) below this is called incorrect (default 0.5)")
@@ -85,8 +113,15 @@ def _add_device(parser):
     parser.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: cuda when available)")
 
 
-def _add_common(parser, *, checkpoint_required):
-    parser.add_argument("--checkpoint", type=Path, required=checkpoint_required, help="PRM checkpoint directory written by 'train'")
+def _add_common(parser):
+    from scoring.adapters import ADAPTERS
+
+    parser.add_argument("--checkpoint", type=Path, default=None, help="PRM checkpoint directory written by 'train'")
+    parser.add_argument("--model", type=Path, default=None,
+                        help="model directory in the --adapter layout (instead of --checkpoint), e.g. a Qwen2.5-Math-PRM download")
+    parser.add_argument("--adapter", choices=ADAPTERS, default="stepmark",
+                        help="layout of --model: stepmark (a 'train' checkpoint), qwen-prm (Qwen2.5-Math-PRM: two-class head "
+                             "read at <extra_0>), math-shepherd (LM-head '+'/'-' logits at the step tag 'ки'); see docs/prm.md")
     parser.add_argument("--input", required=True, type=Path, help="solutions to score")
     parser.add_argument("--format", choices=("auto", *FORMATS), default="auto", help=FORMAT_HELP)
     parser.add_argument("--aggregation", choices=sorted(AGGREGATIONS), default=None,
@@ -138,35 +173,44 @@ def run_train(args):
     return 0
 
 
-def _scored_records(args):
-    """The input's records with step_scores and score, from the checkpoint or as given."""
-    how, prm = args.aggregation, None
+def _load_model(args):
+    """The scorer-ready model named by --checkpoint or --adapter/--model, or None."""
+    if args.checkpoint is not None and args.model is not None:
+        raise ValueError("give --checkpoint or --model, not both")
+    if args.checkpoint is None and args.model is None:
+        return None
+    from scoring.adapters import load_adapter
+
     if args.checkpoint is not None:
-        from scoring.checkpoint import load_checkpoint
+        return load_adapter("stepmark", args.checkpoint, device=args.device)
+    return load_adapter(args.adapter, args.model, device=args.device)
 
-        prm = load_checkpoint(args.checkpoint, device=args.device)
+
+def _scored_records(args, model=None, path=None):
+    """The records of ``path`` (default --input) with step_scores and score: from the model, a baseline or as given."""
+    path = path or args.input
+    meta = getattr(model, "meta", None) or {}
     # PRM800K ratings of 0 are labelled as the checkpoint was trained (unless told otherwise)
-    neutral = getattr(args, "neutral", None) or (prm.meta.get("neutral") if prm else None) or "positive"
-    records = read_solutions(args.input, args.format, neutral=neutral)
-    if prm is not None:
-        from scoring.scorer import score_solutions
+    neutral = getattr(args, "neutral", None) or meta.get("neutral") or "positive"
+    records = read_solutions(path, args.format if path == args.input else "auto", neutral=neutral)
+    baseline = getattr(args, "baseline", None)
+    if model is None and baseline is None:
+        for index, record in enumerate(records):
+            if not isinstance(record.get("step_scores"), list):
+                raise DataError("missing: pass --checkpoint or --model to score the input", path=path, line=index + 1,
+                                field="step_scores")
+    from scoring.evaluate import score_records
 
-        how = how or prm.meta.get("aggregation", "prod")
-        results = score_solutions(prm, [(r["problem"], r["steps"]) for r in records], aggregation=how,
-                                  max_tokens=args.max_tokens, max_batch=args.max_batch)
-        for record, result in zip(records, results):
-            record.update(result.as_dict(), aggregation=how)
-        return records
-    how = how or "prod"
-    for index, record in enumerate(records):
-        if not isinstance(record.get("step_scores"), list):
-            raise DataError("missing: pass --checkpoint to score the input", path=args.input, line=index + 1, field="step_scores")
-        record.update(score=aggregate(record["step_scores"], how), aggregation=how)
-    return records
+    how = args.aggregation or meta.get("aggregation") or "prod"
+    return score_records(records, model=model, baseline=baseline, aggregation=how,
+                         max_tokens=args.max_tokens, max_batch=args.max_batch)
 
 
 def run_score(args):
-    records = _scored_records(args)
+    model = _load_model(args)
+    if model is None:
+        raise ValueError("give --checkpoint or --adapter with --model")
+    records = _scored_records(args, model)
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
     try:
         for record in records:
@@ -199,9 +243,45 @@ def evaluation_report(records, *, threshold=0.5):
 
 
 def run_evaluate(args):
-    report = evaluation_report(_scored_records(args), threshold=args.threshold)
+    model = _load_model(args)
+    if model is not None and args.baseline:
+        raise ValueError("give a model or --baseline, not both")
+    records = _scored_records(args, model)
+    if args.protocol is None:
+        report = evaluation_report(records, threshold=args.threshold)
+    else:
+        report = _run_protocol(args, model, records)
     text = json.dumps(report, indent=2)
-    print(text)
+    if args.protocol is None:
+        print(text)
     if args.output:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
+    if args.report_dir:
+        from scoring.report import write_report
+
+        for path in write_report(report, args.report_dir, records=records):
+            print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _run_protocol(args, model, records):
+    from scoring import evaluate
+
+    scorer = {"checkpoint": str(args.checkpoint) if args.checkpoint else None, "model": str(args.model) if args.model else None,
+              "adapter": args.adapter if args.model else None, "baseline": args.baseline, "input": str(args.input),
+              "aggregation": records[0]["aggregation"] if records else None}
+    if args.protocol == "steps":
+        section = evaluate.steps_protocol(records, threshold=args.threshold, bins=args.bins)
+    elif args.protocol == "processbench":
+        if args.val_input:
+            test, val = records, _scored_records(args, model, path=args.val_input)
+            scorer["val_input"] = str(args.val_input)
+        else:
+            test, val = evaluate.split_by_problem(records, val_fraction=args.val_fraction, seed=args.seed)
+            scorer.update(val_fraction=args.val_fraction, seed=args.seed)
+        section = evaluate.processbench_protocol(test, val, fixed_threshold=args.threshold)
+    else:
+        ns = [int(n) for n in args.ns.split(",")] if args.ns else None
+        section = evaluate.best_of_n_protocol(records, ns=ns, samples=args.samples, seed=args.seed, outcome=args.outcome)
+    print(json.dumps({k: v for k, v in section.items() if k not in ("roc", "by_threshold")}, indent=2))
+    return {"scorer": scorer, args.protocol: section}
