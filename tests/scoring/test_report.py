@@ -1,0 +1,45 @@
+"""Reports: report.json, scored.jsonl and PNG plots for each protocol, and the comparison plots."""
+import json
+
+from scoring.evaluate import best_of_n_protocol, processbench_protocol, steps_protocol
+from scoring.report import plot_comparison, write_report
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _is_png(path):
+    data = path.read_bytes()
+    return data[:8] == PNG_MAGIC and len(data) > 5000  # a drawn figure, not an empty canvas
+
+
+def _report():
+    def item(problem, label, scores):
+        return {"problem": problem, "steps": ["s"] * len(scores), "label": label, "step_scores": scores}
+
+    items = [item("A", 1, [0.9, 0.2, 0.1]), item("B", -1, [0.9, 0.6, 0.7]), item("C", 0, [0.5, 0.9]), item("D", -1, [0.8])]
+    pool = [{"problem": p, "answer": a, "is_correct": c, "score": s, "step_scores": [s]}
+            for p, a, c, s in [("P", "1", True, 0.7), ("P", "2", False, 0.8), ("Q", "3", True, 0.2), ("Q", "3", True, 0.1)]]
+    return {"steps": steps_protocol(items), "processbench": processbench_protocol(items[2:], items[:2]),
+            "best_of_n": best_of_n_protocol(pool)}, items
+
+
+def test_write_report_gives_json_scores_and_a_plot_per_protocol(tmp_path):
+    report, records = _report()
+    written = write_report(report, tmp_path / "out", records=records, title="tiny: ")
+    names = {path.name for path in written}
+    assert names == {"report.json", "scored.jsonl", "steps_roc.png", "steps_calibration.png", "processbench_thresholds.png",
+                     "best_of_n.png"}
+    assert json.loads((tmp_path / "out" / "report.json").read_text()) == json.loads(json.dumps(report))
+    assert [json.loads(line)["step_scores"] for line in (tmp_path / "out" / "scored.jsonl").read_text().splitlines()] == \
+        [r["step_scores"] for r in records]
+    for path in written:
+        if path.suffix == ".png":
+            assert _is_png(path), path
+
+
+def test_a_single_protocol_section_and_the_comparison(tmp_path):
+    report, _ = _report()
+    assert [p.name for p in write_report(report["best_of_n"], tmp_path / "one")] == ["report.json", "best_of_n.png"]
+    written = plot_comparison({"model": report, "baseline": {"steps": report["steps"]}}, tmp_path)
+    assert sorted(p.name for p in written) == ["compare.png", "compare_calibration.png", "compare_roc.png"]
+    assert all(_is_png(p) for p in written)
