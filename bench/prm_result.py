@@ -35,6 +35,9 @@ def parse(argv):
     parser.add_argument("--train-data", type=Path, default=DATA / "prm800k" / "phase1_train.reconstructed.jsonl")
     parser.add_argument("--test-data", type=Path, default=DATA / "prm800k" / "phase1_test.reconstructed.jsonl")
     parser.add_argument("--processbench", type=Path, default=DATA / "processbench" / "gsm8k.json")
+    parser.add_argument("--gsm8k", type=Path, default=DATA / "gsm8k" / "example_model_solutions.jsonl",
+                        help="candidate pool for --best-of-n (4 graded solutions per GSM8K test problem)")
+    parser.add_argument("--best-of-n", action="store_true", help="also run best-of-N (N = 1, 2, 4) on --gsm8k (slow on CPU)")
     parser.add_argument("--max-train-steps", type=int, default=120, help="optimizer steps at most (default 120)")
     parser.add_argument("--epochs", type=int, default=1, help="passes over the training data (default 1)")
     parser.add_argument("--limit", type=int, default=None, help="training records to read (default: all 900)")
@@ -69,8 +72,9 @@ def evaluate_all(args, checkpoint):
     import torch
 
     from scoring.checkpoint import load_checkpoint
-    from scoring.data import read_prm800k, read_processbench
-    from scoring.evaluate import BASELINES, processbench_protocol, score_records, split_by_problem, steps_protocol
+    from scoring.data import read_gsm8k_examples, read_prm800k, read_processbench
+    from scoring.evaluate import (BASELINES, best_of_n_protocol, processbench_protocol, score_records, split_by_problem,
+                                  steps_protocol)
     from scoring.model import default_base_model, new_prm
     from scoring.report import plot_comparison, write_report
 
@@ -90,6 +94,9 @@ def evaluate_all(args, checkpoint):
         score_records(pb_records, model=model, baseline=how.get("baseline"))
         test, val = split_by_problem(pb_records, val_fraction=args.pb_val_fraction, seed=args.seed)
         report = {"scorer": name, "steps": steps_protocol(steps_records), "processbench": processbench_protocol(test, val)}
+        if args.best_of_n:
+            pool = score_records(read_gsm8k_examples(args.gsm8k), model=model, baseline=how.get("baseline"))
+            report["best_of_n"] = best_of_n_protocol(pool, seed=args.seed)
         write_report(report, args.out / name, title=f"{name}: ")
         results[name] = report
         print(f"{name}: step AUROC {report['steps']['auroc']:.3f}  ProcessBench F1 {report['processbench']['test']['f1']:.3f} "
@@ -116,7 +123,8 @@ def main(argv=None):
                    "ece": r["steps"]["calibration"]["ece"], "processbench_threshold": r["processbench"]["threshold"],
                    "processbench_f1": r["processbench"]["test"]["f1"],
                    "processbench_error_accuracy": r["processbench"]["test"]["error_accuracy"],
-                   "processbench_correct_accuracy": r["processbench"]["test"]["correct_accuracy"]}
+                   "processbench_correct_accuracy": r["processbench"]["test"]["correct_accuracy"],
+                   **({"best_of_4": {m: v[-1] for m, v in r["best_of_n"]["solved"].items()}} if "best_of_n" in r else {})}
             for name, r in results.items()}}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary["results"], indent=2))
