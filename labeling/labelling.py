@@ -16,8 +16,7 @@ without the time the tab was hidden. The client counts its visible time and send
 ``client_elapsed_ms``; the server clamps it to [0, wall time since hand-out], never trusting
 more. Without a client figure the wall time since hand-out is used.
 """
-from django.db import transaction
-from django.db.models import Q
+from django.db import connection, transaction
 from django.utils import timezone
 
 from . import queue, screening
@@ -36,11 +35,13 @@ class LabellingError(Exception):
 class Entry:
     """One candidate step of the solution with this assignment's rating of it."""
 
-    def __init__(self, step, value=None, flagged=None, item=None):
+    def __init__(self, step, value=None, flagged=None, item=None, stored=False, chosen=False):
         self.step = step
         self.value = value
         self.flagged = flagged
         self.item = item  # index of the request item that set it, for error messages
+        self.stored = stored  # a rating row exists (before this change)
+        self.chosen = chosen  # the stored row's chosen flag
 
     @property
     def human(self):
@@ -57,7 +58,7 @@ def save_draft(assignment, ratings, *, now=None):
     with transaction.atomic():
         solution = queue.lock_solution(assignment)
         _require_open(assignment, solution, now)
-        _apply(assignment, ratings, now)
+        _write(assignment, _merge(assignment, ratings), now)
         queue.touch(assignment, now)
     return assignment
 
@@ -83,23 +84,24 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
             )
         elapsed = total_time(assignment, client_elapsed_ms, now)
         _require_open(assignment, solution, now)
-        sheet = _apply(assignment, ratings or [], now)
+        change = _merge(assignment, ratings or [])
         try:
-            _check_finish(assignment.project, sheet, finish_reason, note or "")
+            _check_finish(assignment.project, change.sheet, finish_reason, note or "")
         except LabellingError as refused:
             # Keep what the person rated as a draft: nothing they wrote is lost.
+            _write(assignment, change, now)
             queue.touch(assignment, now)
             failure = refused
         else:
             failure = None
-            _mark_chosen(assignment, sheet)
+            _write(assignment, change, now, submitting=True)
             assignment.state = Assignment.SUBMITTED
             assignment.finish_reason = finish_reason
             assignment.finish_note = note or ""
             assignment.submit_key = submit_key
             assignment.submitted_at = assignment.last_activity_at = now
             assignment.total_time = elapsed
-            assignment.save()
+            assignment.save(update_fields=_SUBMIT_FIELDS)
             # Gold and screening passes are scored (and may pause the annotator) with the submit.
             screening.after_submit(assignment, solution, now)
     if failure is not None:
@@ -128,21 +130,41 @@ def _require_open(assignment, solution, now):
 # Ratings -------------------------------------------------------------------------------
 
 
+_SUBMIT_FIELDS = ["state", "finish_reason", "finish_note", "submit_key", "submitted_at", "last_activity_at", "total_time"]
+
+# The steps this assignment may rate (every model step, human steps it wrote) with its
+# rating of each, in one statement.
+_SQL_SHEET = """SELECT s.id, s.solution_id, s.position, s.alternative, s.text, s.source, s.author_id,
+        r.id AS rating_id, r.value AS rating_value, r.flagged AS rating_flagged, r.chosen AS rating_chosen
+    FROM labeling_step s LEFT JOIN labeling_rating r ON r.step_id = s.id AND r.assignment_id = %s
+    WHERE s.solution_id = %s AND (s.source <> %s OR s.author_id = %s)
+    ORDER BY s.position, s.alternative"""
+
+
 def _sheet(assignment):
     """{(position, alternative): Entry} for the steps this assignment may rate."""
-    steps = Step.objects.filter(solution_id=assignment.solution_id).filter(
-        ~Q(source=Step.HUMAN) | Q(author=assignment)
-    )
-    sheet = {(s.position, s.alternative): Entry(s) for s in steps}
-    for rating in Rating.objects.filter(assignment=assignment).select_related("step"):
-        entry = sheet.get((rating.step.position, rating.step.alternative))
-        if entry is not None:
-            entry.value, entry.flagged = rating.value, rating.flagged
-    return sheet
+    rows = Step.objects.raw(_SQL_SHEET, [assignment.pk, assignment.solution_id, Step.HUMAN, assignment.pk])
+    return {
+        (s.position, s.alternative): Entry(
+            s, s.rating_value, _bool(s.rating_flagged), stored=s.rating_id is not None, chosen=bool(s.rating_chosen)
+        )
+        for s in rows
+    }
 
 
-def _apply(assignment, items, now):
-    """Merge ``items`` into the stored ratings, check the result, write it; return the sheet."""
+def _bool(value):
+    return None if value is None else bool(value)  # SQLite may hand back 0/1
+
+
+class Change:
+    """Ratings merged into the sheet and checked, not yet written (see ``_write``)."""
+
+    def __init__(self, sheet, touched, removed):
+        self.sheet, self.touched, self.removed = sheet, touched, removed
+
+
+def _merge(assignment, items):
+    """Merge ``items`` into the stored ratings and check the result; nothing is written yet."""
     project = assignment.project
     if not isinstance(items, list):
         raise LabellingError("ratings must be a list.", field="ratings")
@@ -158,28 +180,40 @@ def _apply(assignment, items, now):
     _check_human_steps(sheet)
     if project.stop_at_first_error:
         _check_order(sheet)
-    for step in removed:
+    return Change(sheet, list(touched.values()), removed)
+
+
+def _write(assignment, change, now, submitting=False):
+    """Store a merged change; ``submitting`` also sets the chosen flags of every rating."""
+    for step in change.removed:
         if step.pk is not None:
             step.delete()
-    for entry in touched.values():
+    for entry in change.touched:
         if entry.human:
             entry.step.save()
+    chosen = _chosen_steps(change.sheet) if submitting else set()
     # A cleared rating (undo) removes the row: an export must not list a step the annotator
     # un-rated as "shown, rated null".
-    cleared = [e.step.pk for e in touched.values() if e.value is None and not e.human and e.step.pk]
+    cleared = [e.step.pk for e in change.touched if e.value is None and not e.human and e.step.pk]
     if cleared:
         Rating.objects.filter(assignment=assignment, step_id__in=cleared).delete()
+    written = [e for e in change.touched if e.value is not None or e.human]
     Rating.objects.bulk_create(
         [
-            Rating(assignment=assignment, step=e.step, value=e.value, flagged=e.flagged, rated_at=now)
-            for e in touched.values()
-            if e.value is not None or e.human
+            Rating(assignment=assignment, step=e.step, value=e.value, flagged=e.flagged, rated_at=now,
+                   chosen=e.step.pk in chosen)
+            for e in written
         ],
         update_conflicts=True,
         unique_fields=["assignment", "step"],
-        update_fields=["value", "flagged", "rated_at"],
+        update_fields=["value", "flagged", "rated_at", *(["chosen"] if submitting else [])],
     )
-    return sheet
+    if submitting:
+        # Rows stored earlier and not rewritten above whose flag is wrong (a draft's are all false).
+        rewritten = {id(e) for e in written}
+        wrong = [e for e in change.sheet.values() if e.stored and id(e) not in rewritten and e.chosen != (e.step.pk in chosen)]
+        if wrong:
+            _set_chosen(assignment, [e.step.pk for e in wrong], chosen)
 
 
 def _merge_item(project, assignment, sheet, i, item):
@@ -322,17 +356,27 @@ def _check_finish(project, sheet, reason, note):
             )
 
 
-def _mark_chosen(assignment, sheet):
-    """Mark the completion the trajectory continues with at each rated position."""
-    chosen = []
+def _chosen_steps(sheet):
+    """Step ids of the completion the trajectory continues with at each rated position."""
+    chosen = set()
     positions = sorted({p for (p, _) in sheet})
     for position in positions:
         here = {a: e for (p, a), e in sheet.items() if p == position}
         human = [e for e in here.values() if e.human]
         main = here.get(0)
         if human:
-            chosen.append(human[0].step.pk)
+            chosen.add(human[0].step.pk)
         elif main is not None and not main.human and main.value is not None and main.value != -1:
-            chosen.append(main.step.pk)
-    Rating.objects.filter(assignment=assignment).update(chosen=False)
-    Rating.objects.filter(assignment=assignment, step_id__in=chosen).update(chosen=True)
+            chosen.add(main.step.pk)
+    return chosen
+
+
+def _set_chosen(assignment, step_ids, chosen):
+    """Set ``chosen`` on this assignment's ratings of ``step_ids``: true for those in ``chosen``."""
+    marks = ", ".join(["%s"] * len(step_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE labeling_rating SET chosen = CASE WHEN step_id IN ({', '.join(['%s'] * len(chosen)) or 'NULL'})"
+            f" THEN %s ELSE %s END WHERE assignment_id = %s AND step_id IN ({marks})",
+            [*chosen, True, False, assignment.pk, *step_ids],
+        )

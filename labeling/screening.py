@@ -143,11 +143,10 @@ def after_submit(assignment, solution=None, now=None):
     Called from ``labelling.submit`` inside its transaction with the solution it locked;
     does nothing for ordinary work.
     """
-    if solution is not None:
-        assignment.solution = solution
-    solution = assignment.solution
+    solution = solution if solution is not None else assignment.solution
     if not (solution.is_gold or solution.is_screening):
-        return None
+        return None  # ordinary work: the assignment is left as it was (its cached problem too)
+    assignment.solution = solution
     score = gold.score_gold_pass(assignment)
     if score is None:
         return None

@@ -61,9 +61,9 @@ def own_assignment(request, pk):
     return get_object_or_404(rows, pk=pk, annotator__user=request.user)
 
 
-def render(assignment, code=status.HTTP_200_OK, fresh=False):
+def render(assignment, code=status.HTTP_200_OK):
     """The assignment's payload (``AssignmentSerializer``'s shape, built directly)."""
-    return Response(assignment_payload(assignment, fresh=fresh), status=code)
+    return Response(assignment_payload(assignment), status=code)
 
 
 def refusal(message, field=None, code=status.HTTP_400_BAD_REQUEST):
@@ -116,7 +116,7 @@ class NextView(APIView):
         fresh = assignment.handed_out_at == now  # a resumed one keeps its first hand-out time
         # The queue's own instance is the caller's and current (project and solution set on
         # it); only the problem is read for the payload.
-        return render(assignment, status.HTTP_201_CREATED if fresh else status.HTTP_200_OK, fresh=fresh)
+        return render(assignment, status.HTTP_201_CREATED if fresh else status.HTTP_200_OK)
 
 
 class AssignmentView(APIView):

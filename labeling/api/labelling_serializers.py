@@ -16,10 +16,10 @@ import functools
 
 import markdown
 import nh3
-from django.db.models import Q
+from django.db import connection
 from rest_framework import serializers
 
-from labeling.models import FinishReason, Rating, Step
+from labeling.models import FinishReason, Step
 
 
 @functools.lru_cache(maxsize=64)
@@ -98,12 +98,13 @@ class AssignmentSerializer(serializers.Serializer):
     ratings = OwnRatingSerializer(many=True, help_text="This assignment's own ratings (the draft, or what was submitted).")
 
 
-def visible_steps(assignment):
-    """The steps ``assignment`` may see: every model step, and human steps it wrote itself."""
-    mine = Q(author_id=assignment.pk)
-    model = Q(author__isnull=True) & ~Q(source=Step.HUMAN)
-    return Step.objects.filter(solution_id=assignment.solution_id).filter(mine | model)
-
+# Every step of the solution an assignment may see (model steps, human steps it wrote) next
+# to its rating, in one statement: a step is visible when it is the assignment's own or an
+# unauthored model step; a rating is the assignment's own, on an unauthored or its own step.
+_SQL_PAYLOAD = """SELECT s.position, s.alternative, s.text, s.source, s.author_id, r.id, r.value, r.flagged
+    FROM labeling_step s LEFT JOIN labeling_rating r ON r.step_id = s.id AND r.assignment_id = %s
+    WHERE s.solution_id = %s AND (s.author_id IS NULL OR s.author_id = %s)
+    ORDER BY s.position, s.alternative"""
 
 # Formats a datetime exactly as AssignmentSerializer's fields do (ISO 8601, UTC as "Z").
 _DATETIME = serializers.DateTimeField()
@@ -113,30 +114,25 @@ def _datetime(value):
     return None if value is None else _DATETIME.to_representation(value)
 
 
-def assignment_payload(assignment, fresh=False):
-    """``AssignmentSerializer``'s output for ``assignment``, built directly (two queries).
+def assignment_payload(assignment):
+    """``AssignmentSerializer``'s output for ``assignment``, built directly (one query).
 
     The payload is plain JSON-ready data, the same as ``AssignmentSerializer(...).data``
-    would give (tests/labeling/api/test_labelling_api.py checks that), without walking
-    the serializer's fields on every request. ``fresh``: handed out in this request, so it
-    has no ratings yet (saves the ratings query). The assignment's ``project`` and
+    would give (tests/labeling/test_queue_queries.py checks that), without walking the
+    serializer's fields on every request. The assignment's ``project`` and
     ``solution.problem`` are read from the instance (select them with it).
     """
     project, problem = assignment.project, assignment.solution.problem
-    positions = {}
-    for position, alternative, text, source in visible_steps(assignment).order_by("position", "alternative").values_list(
-        "position", "alternative", "text", "source"
-    ):
-        positions.setdefault(position, []).append({"alternative": alternative, "text": text, "source": source})
-    if fresh:
-        ratings = []
-    else:
-        ratings = (
-            Rating.objects.filter(assignment=assignment)
-            .filter(Q(step__author__isnull=True) | Q(step__author_id=assignment.pk))
-            .order_by("step__position", "step__alternative")
-            .values_list("step__position", "step__alternative", "value", "flagged")
-        )
+    positions, ratings = {}, []
+    with connection.cursor() as cursor:
+        cursor.execute(_SQL_PAYLOAD, [assignment.pk, assignment.solution_id, assignment.pk])
+        rows = cursor.fetchall()
+    for position, alternative, text, source, author_id, rating_id, value, flagged in rows:
+        if author_id == assignment.pk or (author_id is None and source != Step.HUMAN):
+            positions.setdefault(position, []).append({"alternative": alternative, "text": text, "source": source})
+        if rating_id is not None:
+            ratings.append({"position": position, "alternative": alternative, "value": value,
+                            "flagged": None if flagged is None else bool(flagged)})
     return {
         "id": assignment.pk,
         "state": assignment.state,
@@ -156,11 +152,8 @@ def assignment_payload(assignment, fresh=False):
             "lease_seconds": project.lease_seconds,
         },
         "problem": {"problem": problem.problem, "ground_truth_answer": problem.ground_truth_answer},
-        "steps": [{"position": p, "alternatives": alts} for p, alts in sorted(positions.items())],
-        "ratings": [
-            {"position": position, "alternative": alternative, "value": value, "flagged": flagged}
-            for position, alternative, value, flagged in ratings
-        ],
+        "steps": [{"position": p, "alternatives": alts} for p, alts in positions.items()],
+        "ratings": ratings,
     }
 
 
