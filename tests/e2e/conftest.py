@@ -32,13 +32,18 @@ def e2e_broker(redis_url):
     url = redis_url.rsplit("/", 1)[0] + "/" + os.environ.get("E2E_REDIS_DB", "13")
     redis.Redis.from_url(url).flushdb()
     saved = app.conf.broker_url, app.conf.broker_transport_options
-    app.conf.broker_url = url
-    app.conf.broker_transport_options = {"visibility_timeout": VISIBILITY_TIMEOUT}
-    app._pool = None  # drop connections made to the old URL
+    use_broker(app, url, {"visibility_timeout": VISIBILITY_TIMEOUT})
     yield url
-    app.conf.broker_url, app.conf.broker_transport_options = saved
-    app._pool = None
+    use_broker(app, *saved)
     redis.Redis.from_url(url).flushdb()
+
+
+def use_broker(app, url, transport_options=None):
+    """Point the Celery app of this process at ``url``, dropping connections to the old one."""
+    app.conf.broker_url = url
+    app.conf.broker_transport_options = transport_options or {}
+    app._pool = None
+    app.amqp._producer_pool = None  # the publisher's pool caches the old connection
 
 
 @pytest.fixture(scope="session")
@@ -142,6 +147,8 @@ def worker_factory(worker_env, tmp_path):
     yield make
     for worker in made:
         worker.stop()
+        if worker.process is not None:
+            print(f"--- {worker.log.name} ---\n{worker.tail()}")  # shown when the test failed
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def test_killed_while_scoring_the_redelivered_run_completes_without_duplicates(w
         state, scored, total = GenerationRun.objects.filter(pk=run.pk).values_list("state", "scored", "total").get()
         return state == "scoring" and 0 < scored < total
 
-    wait_for(midway, timeout=90, every=0.02, message="scoring to be under way")
+    wait_for(midway, timeout=300, every=0.02, message="scoring to be under way")
     first.kill()
     run.refresh_from_db()
     assert run.state == "scoring" and 0 < run.scored < run.total == pool
@@ -40,7 +40,7 @@ def test_killed_while_scoring_the_redelivered_run_completes_without_duplicates(w
     assert 0 < written < pool
 
     worker_factory(STEPMARK_SCORING_BATCH=64).start()
-    wait_for(lambda: GenerationRun.objects.filter(pk=run.pk, state="done").exists(), timeout=120, every=0.3,
+    wait_for(lambda: GenerationRun.objects.filter(pk=run.pk, state="done").exists(), timeout=300, every=0.3,
              message="the redelivered run")
     run.refresh_from_db()
     assert run.scored == run.total == pool and run.selected == 20 and run.error == ""
@@ -88,7 +88,7 @@ def test_killed_while_training_the_redelivered_retrain_completes_atomically(work
         events = [json.loads(line) for line in Path(log).read_text().splitlines() if line.strip()]
         return checkpoint if any(e["event"] == "train" for e in events) else None
 
-    checkpoint = wait_for(training_under_way, timeout=120, every=0.05, message="a training progress line")
+    checkpoint = wait_for(training_under_way, timeout=300, every=0.05, message="a training progress line")
     first.kill()
     checkpoint.refresh_from_db()
     assert checkpoint.status == "training"
@@ -97,7 +97,7 @@ def test_killed_while_training_the_redelivered_retrain_completes_atomically(work
 
     worker_factory().start()
     wait_for(lambda: Checkpoint.objects.filter(pk=checkpoint.pk).exclude(status="training").exists(),
-             timeout=180, every=0.5, message="the redelivered retrain")
+             timeout=300, every=0.5, message="the redelivered retrain")
     checkpoint.refresh_from_db()
     assert checkpoint.status in ("champion", "rejected") and checkpoint.reason
     assert (path / "stepmark_prm.json").is_file() and (path / "prm_head.safetensors").is_file()

@@ -28,7 +28,7 @@ def run_generation(researcher, project):
     assert started.status_code == 202, started.content
     url = reverse("scoring:generation-run-detail", args=[started.json()["id"]])
     body = wait_for(lambda: (b := researcher.get(url).json())["state"] in ("done", "failed", "cancelled") and b,
-                    timeout=90, every=0.3, message="the generation run")
+                    timeout=300, every=0.3, message="the generation run")
     assert body["state"] == "done", body["error"]
     return GenerationRun.objects.get(pk=body["id"])
 
@@ -76,7 +76,7 @@ def test_the_loop_closes(worker, tiny_base, shared_data, tmp_path):
     checkpoints_url = reverse("scoring:project-checkpoints", args=[project.pk])
     rows = wait_for(lambda: [r for r in researcher.get(checkpoints_url).json()
                              if r["id"] != initial.pk and r["status"] != "training"],
-                    timeout=90, every=0.5, message="the retrained checkpoint")
+                    timeout=300, every=0.5, message="the retrained checkpoint")
     new = Checkpoint.objects.get(pk=rows[0]["id"])
     assert new.parent == initial and new.generation == 1 and new.passes == 2 * SIZE
     assert new.reason and new.metrics["heldout"] and new.metrics["champion_heldout"]
@@ -94,7 +94,7 @@ def test_the_loop_closes(worker, tiny_base, shared_data, tmp_path):
 
     export_project_snapshot.delay(project.pk)
     snapshot = wait_for(lambda: snapshots.list_snapshots(project, settings.STEPMARK_EXPORT_DIR),
-                        timeout=60, every=0.3, message="the snapshot")[0]
+                        timeout=120, every=0.3, message="the snapshot")[0]
     with gzip.open(snapshot.path, "rt", encoding="utf-8") as handle:
         records = [json.loads(line) for line in handle]
     assert len(records) == 2 * SIZE

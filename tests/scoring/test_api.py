@@ -18,14 +18,14 @@ def broker(settings, redis_url):
 
     from annotator.celery import app
 
+    from tests.e2e.conftest import use_broker
+
     url = redis_url.rsplit("/", 1)[0] + "/12"
-    old = app.conf.broker_url
-    app.conf.broker_url = url
-    app._pool = None
+    saved = app.conf.broker_url, app.conf.broker_transport_options
+    use_broker(app, url)
     yield url
     redis.Redis.from_url(url).flushdb()
-    app.conf.broker_url = old
-    app._pool = None
+    use_broker(app, *saved)
 
 
 @pytest.fixture
