@@ -1,6 +1,6 @@
 """The queue under concurrent claimers, each on its own PostgreSQL connection.
 
-Threads (and, in the last test, forked processes) start together behind a barrier and
+Threads (and, in the last test, spawned processes) start together behind a barrier and
 hammer ``next_assignment``; some submit, some walk away and let their lease lapse. The
 invariants are then checked on the database: no solution ever holds more than ``overlap``
 live assignments, nobody gets a solution twice, no assignment is handed to two people, and
@@ -17,6 +17,7 @@ from django.db.models import Count, Q
 from labeling import labelling, queue
 from labeling.models import Assignment, Solution
 
+from .queue_child import claim_until_empty
 from .test_queue import later, make_annotator, make_project, make_solution
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -174,34 +175,19 @@ def test_concurrent_gold_and_ordinary_claims_with_quality_control():
     assert max(ordinary.values()) == 1
 
 
-def _claim_in_child(annotator_id, project_id, out):
-    # A forked child opens its own connection: the parent closed its before forking.
-    from labeling.models import Annotator, Project
-
-    try:
-        annotator, project = Annotator.objects.get(pk=annotator_id), Project.objects.get(pk=project_id)
-        got = []
-        while (a := queue.next_assignment(annotator, project, now=later(0))) is not None:
-            got.append(a.pk)
-            labelling.submit(a, finish_reason="give_up", note="n", now=later(0))
-        out.put((annotator_id, got, None))
-    except BaseException as exc:  # noqa: BLE001 - sent to the parent
-        out.put((annotator_id, [], repr(exc)))
-    finally:
-        connections.close_all()
-
-
 def test_processes_draining_the_queue_never_share_a_slot():
     project = make_project(overlap=2, lease_seconds=60)
     solutions = [make_solution(project, steps=1) for _ in range(24)]
     people = [make_annotator() for _ in range(16)]
+    database = connection.settings_dict["NAME"]
     connections.close_all()
-    context = multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("spawn")
     out = context.Queue()
-    children = [context.Process(target=_claim_in_child, args=(p.pk, project.pk, out)) for p in people]
+    args = lambda p: (p.pk, project.pk, database, later(0).timestamp(), out)  # noqa: E731
+    children = [context.Process(target=claim_until_empty, args=args(p)) for p in people]
     for child in children:
         child.start()
-    reports = [out.get(timeout=60) for _ in children]
+    reports = [out.get(timeout=120) for _ in children]
     for child in children:
         child.join(30)
     assert [error for _, _, error in reports if error] == []
