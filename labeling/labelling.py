@@ -19,7 +19,7 @@ more. Without a client figure the wall time since hand-out is used.
 from django.db import connection, transaction
 from django.utils import timezone
 
-from . import queue, screening
+from . import queue, rows, screening
 from .models import Assignment, FinishReason, Rating, Step
 
 
@@ -134,8 +134,7 @@ _SUBMIT_FIELDS = ["state", "finish_reason", "finish_note", "submit_key", "submit
 
 # The steps this assignment may rate (every model step, human steps it wrote) with its
 # rating of each, in one statement.
-_SQL_SHEET = """SELECT s.id, s.solution_id, s.position, s.alternative, s.text, s.source, s.author_id,
-        r.id AS rating_id, r.value AS rating_value, r.flagged AS rating_flagged, r.chosen AS rating_chosen
+_SQL_SHEET = f"""SELECT {rows.columns(Step, 's')}, r.id, r.value, r.flagged, r.chosen
     FROM labeling_step s LEFT JOIN labeling_rating r ON r.step_id = s.id AND r.assignment_id = %s
     WHERE s.solution_id = %s AND (s.source <> %s OR s.author_id = %s)
     ORDER BY s.position, s.alternative"""
@@ -143,12 +142,10 @@ _SQL_SHEET = """SELECT s.id, s.solution_id, s.position, s.alternative, s.text, s
 
 def _sheet(assignment):
     """{(position, alternative): Entry} for the steps this assignment may rate."""
-    rows = Step.objects.raw(_SQL_SHEET, [assignment.pk, assignment.solution_id, Step.HUMAN, assignment.pk])
+    found = rows.fetch(_SQL_SHEET, [assignment.pk, assignment.solution_id, Step.HUMAN, assignment.pk], Step, extra=4)
     return {
-        (s.position, s.alternative): Entry(
-            s, s.rating_value, _bool(s.rating_flagged), stored=s.rating_id is not None, chosen=bool(s.rating_chosen)
-        )
-        for s in rows
+        (s.position, s.alternative): Entry(s, value, _bool(flagged), stored=rating_id is not None, chosen=bool(chosen))
+        for s, rating_id, value, flagged, chosen in found
     }
 
 

@@ -44,7 +44,7 @@ from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import screening
+from . import rows, screening
 from .models import Annotator, Assignment, Generation, Solution
 
 LIVE_STATES = (Assignment.ACTIVE, Assignment.SUBMITTED)
@@ -158,13 +158,15 @@ def lock_solution(assignment):
     own after the lock: read together with the lock they could predate the lock holder's
     commit.
     """
-    solution = Solution.objects.select_for_update().get(pk=assignment.solution_id)
-    fresh = next(iter(Assignment.objects.raw(_SQL_RELOAD, [assignment.pk])), None)
+    locked = rows.fetch_one(_SQL_SOLUTION + _lock(), [assignment.solution_id], Solution)
+    if locked is None:
+        raise Solution.DoesNotExist(f"Solution {assignment.solution_id} no longer exists.")
+    fresh = rows.fetch_one(_SQL_RELOAD, [assignment.pk], (Assignment, _RELOADED))
     if fresh is None:
         raise Assignment.DoesNotExist(f"Assignment {assignment.pk} no longer exists.")
     for name in MUTABLE_FIELDS:
-        setattr(assignment, name, getattr(fresh, name))
-    return solution
+        setattr(assignment, name, getattr(fresh[0], name))
+    return locked[0]
 
 
 def ensure_active(assignment, solution, now=None):
@@ -390,7 +392,10 @@ _SQL_RESUME = f"""SELECT a.id, a.solution_id FROM labeling_assignment a
         a.last_activity_at DESC NULLS LAST, a.id DESC
     LIMIT 1"""
 
-_SQL_RELOAD = f"SELECT id, {', '.join(MUTABLE_FIELDS)} FROM labeling_assignment WHERE id = %s"
+_SQL_SOLUTION = f"SELECT {rows.columns(Solution, 's')} FROM labeling_solution s WHERE s.id = %s"
+
+_RELOADED = ("id", *MUTABLE_FIELDS)
+_SQL_RELOAD = f"SELECT {rows.columns(Assignment, 'a', _RELOADED)} FROM labeling_assignment a WHERE a.id = %s"
 
 _SQL_LAPSED = f"""SELECT DISTINCT solution_id FROM labeling_assignment
     WHERE project_id = %s AND state = {_ACTIVE} AND lease_expires_at < %s LIMIT %s"""

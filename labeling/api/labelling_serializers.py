@@ -19,7 +19,8 @@ import nh3
 from django.db import connection
 from rest_framework import serializers
 
-from labeling.models import FinishReason, Step
+from labeling import rows
+from labeling.models import FinishReason, Problem, Solution, Step
 
 
 @functools.lru_cache(maxsize=64)
@@ -106,6 +107,9 @@ _SQL_PAYLOAD = """SELECT s.position, s.alternative, s.text, s.source, s.author_i
     WHERE s.solution_id = %s AND (s.author_id IS NULL OR s.author_id = %s)
     ORDER BY s.position, s.alternative"""
 
+_PROBLEM_FIELDS = ("id", "problem", "ground_truth_answer")
+_SQL_PROBLEM = "SELECT id, problem, ground_truth_answer FROM labeling_problem WHERE id = %s"
+
 # Formats a datetime exactly as AssignmentSerializer's fields do (ISO 8601, UTC as "Z").
 _DATETIME = serializers.DateTimeField()
 
@@ -122,12 +126,15 @@ def assignment_payload(assignment):
     serializer's fields on every request. The assignment's ``project`` and
     ``solution.problem`` are read from the instance (select them with it).
     """
-    project, problem = assignment.project, assignment.solution.problem
+    project, solution = assignment.project, assignment.solution
+    if not Solution.problem.is_cached(solution):  # a hand-out's solution comes without it
+        solution.problem = rows.fetch_one(_SQL_PROBLEM, [solution.problem_id], (Problem, _PROBLEM_FIELDS))[0]
+    problem = solution.problem
     positions, ratings = {}, []
     with connection.cursor() as cursor:
         cursor.execute(_SQL_PAYLOAD, [assignment.pk, assignment.solution_id, assignment.pk])
-        rows = cursor.fetchall()
-    for position, alternative, text, source, author_id, rating_id, value, flagged in rows:
+        found = cursor.fetchall()
+    for position, alternative, text, source, author_id, rating_id, value, flagged in found:
         if author_id == assignment.pk or (author_id is None and source != Step.HUMAN):
             positions.setdefault(position, []).append({"alternative": alternative, "text": text, "source": source})
         if rating_id is not None:
