@@ -109,9 +109,15 @@ def test_qwen_process_reward_model_layout_with_chat_template(tmp_path, solutions
     config = Qwen2Config(vocab_size=len(tokenizer), **SMALL)
     torch.manual_seed(2)
     reference = _ProcessRewardModel(config).eval()
-    # stored as the released checkpoint is: model.* and score.0/score.2 tensors, remote-code architecture
-    save_file({k: v.contiguous() for k, v in reference.state_dict().items()}, str(tmp_path / "model.safetensors"),
-              metadata={"format": "pt"})
+    # stored as the released checkpoint is: model.* and score.0/score.2 tensors in shards with an index,
+    # the remote-code architecture named in config.json
+    shards = {"model-00001-of-00002.safetensors": {}, "model-00002-of-00002.safetensors": {}}
+    for name, tensor in reference.state_dict().items():
+        shards[f"model-0000{2 if name.startswith('score.') else 1}-of-00002.safetensors"][name] = tensor.contiguous()
+    for file, tensors in shards.items():
+        save_file(tensors, str(tmp_path / file), metadata={"format": "pt"})
+    index = {"metadata": {}, "weight_map": {name: file for file, tensors in shards.items() for name in tensors}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
     raw = config.to_dict() | {"architectures": ["Qwen2ForProcessRewardModel"],
                               "auto_map": {"AutoModel": "modeling_qwen2_rm.Qwen2ForProcessRewardModel"}}
     (tmp_path / "config.json").write_text(json.dumps(raw))
