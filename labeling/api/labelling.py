@@ -6,18 +6,25 @@ needs the annotator role and works only on the caller's own assignments: another
 assignment is a 404, as if it did not exist. What a payload may hold is decided in
 ``labelling_serializers`` (never anything that tells a gold item from ordinary work).
 
-The loop's reads (the project, the annotator, the caller's assignment with what its payload
-shows) are written statements read through ``labeling.rows``: on every task, building them
-with the ORM cost more CPU than the rest of the request.
+The loop's reads (the token and its user, the project, the annotator, the caller's
+assignment with what its payload shows) are written statements read through
+``labeling.rows``: on every task, building them with the ORM cost more CPU than the rest of
+the request.
 """
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, Q
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.drainage import set_override
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from labeling import queue, rows
@@ -48,6 +55,41 @@ _REFUSED = {
     404: OpenApiResponse(description="No such assignment of yours."),
     409: OpenApiResponse(RefusalSerializer, description="The lease expired and someone else holds the solution."),
 }
+
+class LoopTokenAuthentication(TokenAuthentication):
+    """DRF's token authentication with the token and its user read in one written statement.
+
+    The same answers as ``TokenAuthentication`` (the same 401s, ``request.auth`` the token);
+    the user comes with the fields the role check reads, the others load when asked for.
+    """
+
+    user_fields = ("id", "username", "is_active", "is_staff", "is_superuser")
+
+    def authenticate_credentials(self, key):
+        Token, User = self.get_model(), get_user_model()
+        sql = (
+            f"SELECT {rows.columns(Token, 't', ['key', 'user'])}, {rows.columns(User, 'u', self.user_fields)}"
+            f" FROM {Token._meta.db_table} t JOIN {User._meta.db_table} u"
+            f" ON u.{User._meta.pk.column} = t.{Token._meta.get_field('user').column} WHERE t.key = %s"
+        )
+        found = rows.fetch_one(sql, [key], (Token, ["key", "user"]), (User, self.user_fields))
+        if found is None:
+            raise AuthenticationFailed(_("Invalid token."))
+        token, user = found
+        if not user.is_active:
+            raise AuthenticationFailed(_("User inactive or deleted."))
+        token.user = user
+        return user, token
+
+
+# The API schema documents it as the token scheme it is (drf-spectacular would otherwise
+# warn about two classes behind one "tokenAuth").
+set_override(LoopTokenAuthentication, "suppress_collision_warning", True)
+
+# The project's authentication classes, the token one replaced by the above.
+LOOP_AUTHENTICATION = [
+    LoopTokenAuthentication if cls is TokenAuthentication else cls for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES
+]
 
 # The caller's assignment with its project, solution and problem.
 _OWN_SQL = f"""SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Project, 'p')}, {rows.columns(Solution, 's')},
@@ -109,6 +151,7 @@ def checked(serializer_class, request):
 class NextView(APIView):
     """Hand the caller their next assignment in the project."""
 
+    authentication_classes = LOOP_AUTHENTICATION
     permission_classes = [IsAnnotator]
 
     @extend_schema(
@@ -143,6 +186,7 @@ class NextView(APIView):
 class AssignmentView(APIView):
     """One of the caller's assignments: problem, steps, rules and their own ratings."""
 
+    authentication_classes = LOOP_AUTHENTICATION
     permission_classes = [IsAnnotator]
 
     @extend_schema(responses={200: AssignmentSerializer, 404: _REFUSED[404]})
@@ -156,6 +200,7 @@ class DraftView(APIView):
     PUT and PATCH do the same: items name their step, so a save never drops other ratings.
     """
 
+    authentication_classes = LOOP_AUTHENTICATION
     permission_classes = [IsAnnotator]
     parser_classes = [JSONParser]
 
@@ -184,6 +229,7 @@ class DraftView(APIView):
 class SubmitView(APIView):
     """Finish the assignment. A retry with the same ``submit_key`` answers 200 with the same body."""
 
+    authentication_classes = LOOP_AUTHENTICATION
     permission_classes = [IsAnnotator]
     parser_classes = [JSONParser]
 

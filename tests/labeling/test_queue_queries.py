@@ -63,3 +63,80 @@ def test_a_fresh_payload_has_no_ratings_and_the_same_shape():
     fresh = assignment_payload(task)
     assert fresh == serializer_output(task)
     assert fresh["ratings"] == [] and fresh["submitted_at"] is None and len(fresh["steps"]) == 2
+
+
+# Queries per request --------------------------------------------------------------------
+
+
+@pytest.fixture
+def loop_project():
+    project = make_project(overlap=3)
+    for _ in range(4):
+        make_solution(project, steps=3, alternatives={1: 1})
+    return project
+
+
+def count_queries(django_assert_max_num_queries, limit, call):
+    with django_assert_max_num_queries(limit) as captured:
+        answer = call()
+    return answer, [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
+
+
+def test_next_and_submit_run_a_fixed_small_number_of_queries(loop_project, django_assert_max_num_queries):
+    client = token_client(make_user("loop", "annotator"))
+    take = lambda: client.post(reverse("api:project-next", args=[loop_project.pk]))  # noqa: E731
+    answer, next_queries = count_queries(django_assert_max_num_queries, 30, take)
+    assert answer.status_code == 201
+    task = answer.json()
+    # token+user, roles, project, annotator, annotator lock, own work, lapsed leases,
+    # generations, open heads, claim, live count, insert, recount, problem, steps+ratings
+    assert len(next_queries) <= 15, "\n".join(next_queries)
+
+    body = {"finish_reason": "solution", "submit_key": "k1",
+            "ratings": [{"position": p, "value": 1} for p in range(3)] + [{"position": 1, "alternative": 1, "value": 0}]}
+    submit = lambda: client.post(reverse("api:assignment-submit", args=[task["id"]]), body, format="json")  # noqa: E731
+    answer, submit_queries = count_queries(django_assert_max_num_queries, 20, submit)
+    assert answer.status_code == 200, answer.content
+    # token+user, roles, own assignment, solution lock, reload, sheet, ratings upsert,
+    # assignment update, steps+ratings
+    assert len(submit_queries) <= 9, "\n".join(submit_queries)
+    assert len(answer.json()["ratings"]) == 4
+
+    # The same number for the next task: nothing grows with the annotator's history.
+    answer, again = count_queries(django_assert_max_num_queries, 30, take)
+    assert answer.status_code == 201 and len(again) <= 15
+
+
+def test_the_loop_token_check_answers_as_drf_does(loop_project):
+    """The labelling views' token check refuses exactly as the rest of the API does."""
+    url = reverse("api:project-next", args=[loop_project.pk])
+    standard = reverse("api:me-assignments")  # the project's default authentication
+
+    def both(client):
+        mine, theirs = client.post(url), client.get(standard)
+        assert (mine.status_code, mine.json()) == (theirs.status_code, theirs.json())
+        return mine
+
+    bad = APIClient()
+    bad.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    assert both(bad).json()["detail"] == "Invalid token."
+
+    gone = make_user("gone", "annotator")
+    client = token_client(gone)
+    gone.is_active = False
+    gone.save()
+    assert both(client).json()["detail"] == "User inactive or deleted."
+
+    assert token_client(make_user("norole")).post(url).status_code == 403
+    assert token_client(make_user("ok", "annotator")).post(url).status_code == 201
+
+
+def test_a_revoked_role_applies_at_the_next_request(loop_project):
+    from labeling.roles import ANNOTATOR, revoke_role
+
+    user = make_user("revoked", "annotator")
+    client = token_client(user)
+    url = reverse("api:project-next", args=[loop_project.pk])
+    assert client.post(url).status_code == 201
+    revoke_role(user, ANNOTATOR)
+    assert client.post(url).status_code == 403
