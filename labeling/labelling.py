@@ -195,16 +195,8 @@ def _write(assignment, change, now, submitting=False):
     if cleared:
         Rating.objects.filter(assignment=assignment, step_id__in=cleared).delete()
     written = [e for e in change.touched if e.value is not None or e.human]
-    Rating.objects.bulk_create(
-        [
-            Rating(assignment=assignment, step=e.step, value=e.value, flagged=e.flagged, rated_at=now,
-                   chosen=e.step.pk in chosen)
-            for e in written
-        ],
-        update_conflicts=True,
-        unique_fields=["assignment", "step"],
-        update_fields=["value", "flagged", "rated_at", *(["chosen"] if submitting else [])],
-    )
+    if written:
+        _upsert(assignment, [(e.step.pk, e.value, e.flagged, e.step.pk in chosen) for e in written], now, submitting)
     if submitting:
         # Rows stored earlier and not rewritten above whose flag is wrong (a draft's are all false).
         rewritten = {id(e) for e in written}
@@ -351,6 +343,24 @@ def _check_finish(project, sheet, reason, note):
                 f"solution needs no step rated -1, but step {wrong[0]} is: finish with found_error.",
                 field="finish_reason",
             )
+
+
+def _upsert(assignment, ratings, now, submitting):
+    """Insert or update this assignment's ratings ``[(step id, value, flagged, chosen)]``.
+
+    ``chosen`` changes on a stored row only when ``submitting`` (a new row always takes it).
+    """
+    rated_at = connection.ops.adapt_datetimefield_value(now)
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(ratings))
+    updated = "value = EXCLUDED.value, flagged = EXCLUDED.flagged, rated_at = EXCLUDED.rated_at"
+    if submitting:
+        updated += ", chosen = EXCLUDED.chosen"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO labeling_rating (assignment_id, step_id, value, flagged, chosen, rated_at) VALUES {values}"
+            f" ON CONFLICT (assignment_id, step_id) DO UPDATE SET {updated}",
+            [x for step, value, flagged, chosen in ratings for x in (assignment.pk, step, value, flagged, chosen, rated_at)],
+        )
 
 
 def _chosen_steps(sheet):

@@ -97,28 +97,46 @@ def roles_of(user):
     return [role for role in ROLES if has_role(user, role)]
 
 
-_CACHE = "_stepmark_role_codenames"
+def role_columns(user_id_sql):
+    """Select-list SQL: per role in ``ROLES`` order, whether the user ``user_id_sql`` holds its permission.
 
-
-def _role_codenames(user_id):
-    """The role permission codenames the user holds directly or through a group (one query)."""
+    For a statement that reads the user anyway (the labelling API's token check): hand the
+    values to ``remember_roles`` and ``has_role`` asks no more. ``user_id_sql`` is a column
+    or a placeholder (then the statement takes the id twice per role).
+    """
     from django.contrib.auth import get_user_model
-    from django.db import connection
 
     User = get_user_model()
     direct = User.user_permissions.through._meta.db_table
     member = User.groups.through._meta.db_table
     granted = Group.permissions.through._meta.db_table
-    sql = (
-        f"SELECT p.codename FROM {Permission._meta.db_table} p"
+    return ", ".join(
+        f"EXISTS (SELECT 1 FROM {Permission._meta.db_table} p"
         f" JOIN {ContentType._meta.db_table} ct ON ct.id = p.content_type_id"
-        f" WHERE ct.app_label = %s AND (p.id IN (SELECT permission_id FROM {direct} WHERE user_id = %s)"
+        f" WHERE ct.app_label = 'labeling' AND p.codename = '{ROLE_PERMISSIONS[role][0]}'"
+        f" AND (p.id IN (SELECT permission_id FROM {direct} WHERE user_id = {user_id_sql})"
         f" OR p.id IN (SELECT g.permission_id FROM {granted} g JOIN {member} m ON m.group_id = g.group_id"
-        f" WHERE m.user_id = %s))"
+        f" WHERE m.user_id = {user_id_sql})))"
+        for role in ROLES
     )
+
+
+def remember_roles(user, held):
+    """Keep on ``user`` which roles' permissions it holds (``held``: the ``role_columns`` values)."""
+    user.__dict__[_CACHE] = frozenset(ROLE_PERMISSIONS[role][0] for role, yes in zip(ROLES, held) if yes)
+
+
+_CACHE = "_stepmark_role_codenames"
+
+
+def _role_codenames(user_id):
+    """The role permission codenames the user holds directly or through a group (one query)."""
+    from django.db import connection
+
     with connection.cursor() as cursor:
-        cursor.execute(sql, ["labeling", user_id, user_id])
-        return frozenset(codename for (codename,) in cursor.fetchall())
+        cursor.execute(f"SELECT {role_columns('%s')}", [user_id] * (2 * len(ROLES)))
+        held = cursor.fetchone()
+    return frozenset(ROLE_PERMISSIONS[role][0] for role, yes in zip(ROLES, held) if yes)
 
 
 def _forget_cached_permissions(user):

@@ -27,7 +27,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from labeling import queue, rows
+from labeling import queue, roles, rows
 from labeling.labelling import LabellingError, save_draft, submit
 from labeling.models import Annotator, Assignment, Problem, Project, Rating, Solution
 from labeling.permissions import IsAnnotator
@@ -57,10 +57,11 @@ _REFUSED = {
 }
 
 class LoopTokenAuthentication(TokenAuthentication):
-    """DRF's token authentication with the token and its user read in one written statement.
+    """DRF's token authentication with the token, its user and their roles in one written statement.
 
-    The same answers as ``TokenAuthentication`` (the same 401s, ``request.auth`` the token);
-    the user comes with the fields the role check reads, the others load when asked for.
+    The same answers as ``TokenAuthentication`` (the same refusals, ``request.auth`` the
+    token); the user comes with the fields the role check reads (the others load when asked
+    for) and their roles, so ``IsAnnotator`` asks the database nothing.
     """
 
     user_fields = ("id", "username", "is_active", "is_staff", "is_superuser")
@@ -68,17 +69,19 @@ class LoopTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key):
         Token, User = self.get_model(), get_user_model()
         sql = (
-            f"SELECT {rows.columns(Token, 't', ['key', 'user'])}, {rows.columns(User, 'u', self.user_fields)}"
+            f"SELECT {rows.columns(Token, 't', ['key', 'user'])}, {rows.columns(User, 'u', self.user_fields)},"
+            f" {roles.role_columns('u.' + User._meta.pk.column)}"
             f" FROM {Token._meta.db_table} t JOIN {User._meta.db_table} u"
             f" ON u.{User._meta.pk.column} = t.{Token._meta.get_field('user').column} WHERE t.key = %s"
         )
-        found = rows.fetch_one(sql, [key], (Token, ["key", "user"]), (User, self.user_fields))
+        found = rows.fetch_one(sql, [key], (Token, ["key", "user"]), (User, self.user_fields), extra=len(roles.ROLES))
         if found is None:
             raise AuthenticationFailed(_("Invalid token."))
-        token, user = found
+        token, user, *held = found
         if not user.is_active:
             raise AuthenticationFailed(_("User inactive or deleted."))
         token.user = user
+        roles.remember_roles(user, held)  # the role check that follows asks nothing more
         return user, token
 
 
@@ -90,6 +93,10 @@ set_override(LoopTokenAuthentication, "suppress_collision_warning", True)
 LOOP_AUTHENTICATION = [
     LoopTokenAuthentication if cls is TokenAuthentication else cls for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES
 ]
+
+# The project, and the caller's Annotator row when they have one (its id repeated: NULL without).
+_PROJECT_AND_ANNOTATOR_SQL = f"""SELECT {rows.columns(Project, 'p')}, {rows.columns(Annotator, 'a')}, a.id
+    FROM labeling_project p LEFT JOIN labeling_annotator a ON a.user_id = %s WHERE p.id = %s"""
 
 # The caller's assignment with its project, solution and problem.
 _OWN_SQL = f"""SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Project, 'p')}, {rows.columns(Solution, 's')},
@@ -165,14 +172,12 @@ class NextView(APIView):
         },
     )
     def post(self, request, pk):
-        found = rows.fetch_one(f"SELECT {rows.columns(Project, 'p')} FROM labeling_project p WHERE p.id = %s",
-                               [pk], Project)
+        found = rows.fetch_one(_PROJECT_AND_ANNOTATOR_SQL, [request.user.pk, pk], Project, Annotator, extra=1)
         if found is None:
             raise Http404("No such project.")
-        project = found[0]
-        mine = rows.fetch_one(f"SELECT {rows.columns(Annotator, 'a')} FROM labeling_annotator a WHERE a.user_id = %s",
-                              [request.user.pk], Annotator)
-        annotator = mine[0] if mine else Annotator.objects.get_or_create(user=request.user)[0]
+        project, annotator, has_annotator = found
+        if has_annotator is None:  # the role came without the row (granted by hand): make it
+            annotator = Annotator.objects.get_or_create(user=request.user)[0]
         now = timezone.now()
         assignment = queue.next_assignment(annotator, project, now=now)
         if assignment is None:
