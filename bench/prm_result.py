@@ -50,6 +50,8 @@ def parse(argv):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
     parser.add_argument("--reuse", action="store_true", help="evaluate the checkpoint in OUT/checkpoint instead of training")
+    parser.add_argument("--only", default=None, help="comma-separated scorers to (re)evaluate: trained, untrained, constant, "
+                        "position, length (default: all); summary.json covers every report in OUT")
     return parser.parse_args(argv)
 
 
@@ -68,64 +70,96 @@ def train_stage(args, checkpoint):
     return round(time.monotonic() - started, 1)
 
 
-def evaluate_all(args, checkpoint):
+def in_context(tokenizer, max_length, records):
+    """How many steps of each record fit MiniLM's context (the steps the models score)."""
+    from scoring.inputs import encode
+    from scoring.model import STEP_TOKEN
+
+    step_id = tokenizer.convert_tokens_to_ids(STEP_TOKEN)
+    return [encode(tokenizer, r["problem"], r["steps"], step_token_id=step_id, max_length=max_length).n_scored for r in records]
+
+
+def evaluate_all(args, checkpoint, names):
+    """Score and evaluate with each scorer in ``names``; each gets OUT/<name>/report.json and its plots.
+
+    The baselines are read on the steps the models score (those inside MiniLM's 512 tokens), so
+    every scorer's figures cover the same steps.
+    """
     import torch
 
     from scoring.checkpoint import load_checkpoint
     from scoring.data import read_gsm8k_examples, read_prm800k, read_processbench
-    from scoring.evaluate import (BASELINES, best_of_n_protocol, processbench_protocol, score_records, split_by_problem,
+    from scoring.evaluate import (best_of_n_protocol, processbench_protocol, score_records, split_by_problem,
                                   steps_protocol)
-    from scoring.model import default_base_model, new_prm
-    from scoring.report import plot_comparison, write_report
+    from scoring.model import default_base_model, load_tokenizer, new_prm
+    from scoring.report import write_report
 
     torch.set_num_threads(args.threads)
     test_examples = read_prm800k(args.test_data, neutral="positive", limit=args.test_limit)
     bench = read_processbench(args.processbench)
+    tokenizer, max_length = load_tokenizer(checkpoint), json.loads((checkpoint / "stepmark_prm.json").read_text())["max_length"]
     models = {"trained": lambda: load_checkpoint(checkpoint, device="cpu"),
               "untrained": lambda: new_prm(default_base_model(), device="cpu", seed=args.seed)}
-    scorers = [(name, {"model": load}) for name, load in models.items()] + [(name, {"baseline": name}) for name in BASELINES]
-    results = {}
-    for name, how in scorers:
+    for name in names:
         started = time.monotonic()
-        model = how["model"]() if "model" in how else None
+        model = models[name]() if name in models else None
+        baseline = None if model is not None else name
         steps_records = [{"problem": e.problem, "steps": e.steps, "labels": e.labels} for e in test_examples]
         pb_records = [dict(item) for item in bench]
-        score_records(steps_records, model=model, baseline=how.get("baseline"))
-        score_records(pb_records, model=model, baseline=how.get("baseline"))
+        pools = [steps_records, pb_records]
+        if args.best_of_n:
+            pools.append(read_gsm8k_examples(args.gsm8k))
+        for records in pools:
+            score_records(records, model=model, baseline=baseline)
+            if baseline:
+                for record, fits in zip(records, in_context(tokenizer, max_length, records)):
+                    record["step_scores"][fits:] = [None] * (len(record["steps"]) - fits)
+                score_records(records)  # the solution score again, over the steps kept
         test, val = split_by_problem(pb_records, val_fraction=args.pb_val_fraction, seed=args.seed)
         report = {"scorer": name, "steps": steps_protocol(steps_records), "processbench": processbench_protocol(test, val)}
         if args.best_of_n:
-            pool = score_records(read_gsm8k_examples(args.gsm8k), model=model, baseline=how.get("baseline"))
-            report["best_of_n"] = best_of_n_protocol(pool, seed=args.seed)
+            report["best_of_n"] = best_of_n_protocol(pools[2], seed=args.seed)
         write_report(report, args.out / name, title=f"{name}: ")
-        results[name] = report
         print(f"{name}: step AUROC {report['steps']['auroc']:.3f}  ProcessBench F1 {report['processbench']['test']['f1']:.3f} "
               f"({time.monotonic() - started:.0f}s)", flush=True)
         del model
-    plot_comparison(results, args.out)
-    return results
+
+
+def summarise(report):
+    steps, bench = report["steps"], report["processbench"]
+    row = {"step_auroc": steps["auroc"], "step_f1_negative": steps["f1_negative"], "steps": steps["steps"],
+           "ece": steps["calibration"]["ece"], "processbench_threshold": bench["threshold"], "processbench_f1": bench["test"]["f1"],
+           "processbench_error_accuracy": bench["test"]["error_accuracy"],
+           "processbench_correct_accuracy": bench["test"]["correct_accuracy"]}
+    if "best_of_n" in report:
+        row["best_of_n"] = {"ns": report["best_of_n"]["ns"], **report["best_of_n"]["solved"]}
+    return row
 
 
 def main(argv=None):
-    args = parse(sys.argv[1:] if argv is None else argv)
+    from scoring.evaluate import BASELINES
+    from scoring.report import plot_comparison
+
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     checkpoint = args.out / "checkpoint"
     train_s = None
     if not args.reuse:
         train_s = train_stage(args, checkpoint)
     meta = json.loads((checkpoint / "stepmark_prm.json").read_text())
-    results = evaluate_all(args, checkpoint)
-    summary = {
-        "command": " ".join([".venv/bin/python", "bench/prm_result.py", *(sys.argv[1:] if argv is None else argv)]),
-        "train_seconds": train_s, "training": meta.get("metrics"), "config": meta.get("config"),
-        "test_records": args.test_limit or "all", "results": {
-            name: {"step_auroc": r["steps"]["auroc"], "step_f1_negative": r["steps"]["f1_negative"], "steps": r["steps"]["steps"],
-                   "ece": r["steps"]["calibration"]["ece"], "processbench_threshold": r["processbench"]["threshold"],
-                   "processbench_f1": r["processbench"]["test"]["f1"],
-                   "processbench_error_accuracy": r["processbench"]["test"]["error_accuracy"],
-                   "processbench_correct_accuracy": r["processbench"]["test"]["correct_accuracy"],
-                   **({"best_of_4": {m: v[-1] for m, v in r["best_of_n"]["solved"].items()}} if "best_of_n" in r else {})}
-            for name, r in results.items()}}
+    every = ["trained", "untrained", *BASELINES]
+    names = args.only.split(",") if args.only else every
+    unknown = set(names) - set(every)
+    if unknown:
+        raise SystemExit(f"unknown scorers {', '.join(sorted(unknown))}; choose from {', '.join(every)}")
+    evaluate_all(args, checkpoint, names)
+    # the summary covers every scorer with a report in OUT (--only redoes some, keeps the others)
+    reports = {n: json.loads((args.out / n / "report.json").read_text()) for n in every if (args.out / n / "report.json").is_file()}
+    plot_comparison(reports, args.out)
+    summary = {"command": " ".join([".venv/bin/python", "bench/prm_result.py", *argv]), "train_seconds": train_s,
+               "training": meta.get("metrics"), "config": meta.get("config"), "test_records": args.test_limit or "all",
+               "results": {name: summarise(report) for name, report in reports.items()}}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary["results"], indent=2))
     return 0
