@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling import labelling, queue
-from labeling.api.labelling_serializers import AssignmentSerializer, assignment_payload
+from labeling.api.labelling_serializers import AssignmentSerializer, SubmitSerializer, assignment_payload, plain_submit
 from labeling.models import Annotator, Assignment, Step
 
 from .api.conftest import make_user
@@ -151,3 +151,60 @@ def test_a_role_granted_without_an_annotator_row_gets_one_at_the_first_task(loop
     answer = token_client(user).post(reverse("api:project-next", args=[loop_project.pk]))
     assert answer.status_code == 201
     assert Assignment.objects.get(pk=answer.json()["id"]).annotator == Annotator.objects.get(user=user)
+
+
+# The submit body checked by hand --------------------------------------------------------
+
+PLAIN_BODIES = [
+    {"finish_reason": "solution"},
+    {"finish_reason": "solution", "note": "", "ratings": [], "submit_key": None, "client_elapsed_ms": None},
+    {"finish_reason": "found_error", "note": "  spaced  ", "submit_key": "k-1", "client_elapsed_ms": 0,
+     "ratings": [{"position": 0, "value": 1}, {"position": 1, "alternative": 2, "value": -1, "flagged": True},
+                 {"position": 2, "alternative": None, "value": None, "flagged": None, "text": ""},
+                 {"position": 3, "value": 0, "text": " my step ", "unknown": "ignored"}]},
+    {"finish_reason": "give_up", "note": "why", "client_elapsed_ms": 12.5, "extra": [1, 2]},
+]
+
+# DRF takes these too, after coercing or trimming: the hand check leaves them to it.
+COERCED_BODIES = [
+    {"finish_reason": "solution", "ratings": [{"position": "1", "value": 1}]},
+    {"finish_reason": "solution", "ratings": [{"position": 1, "value": 1, "flagged": "true"}]},
+    {"finish_reason": "solution", "submit_key": " padded "},
+    {"finish_reason": "solution", "client_elapsed_ms": "15"},
+    {"finish_reason": "solution", "note": 5},
+    {"finish_reason": "solution", "client_elapsed_ms": True},
+]
+
+REFUSED_BODIES = [
+    [], {"finish_reason": "maybe"}, {"finish_reason": "solution", "note": None},
+    {"finish_reason": "solution", "ratings": {"position": 0}},
+    {"finish_reason": "solution", "ratings": [{"position": 0}]},
+    {"finish_reason": "solution", "ratings": [{"position": -1, "value": 1}]},
+    {"finish_reason": "solution", "ratings": [{"position": True, "value": 1}]},
+    {"finish_reason": "solution", "ratings": [{"position": 0, "value": 2}]},
+    {"finish_reason": "solution", "ratings": [{"position": 0, "value": 1, "alternative": -1}]},
+    {"finish_reason": "solution", "ratings": [{"position": 0, "value": 1, "text": "x" * 20001}]},
+    {"finish_reason": "solution", "ratings": [{"position": 0, "value": 1, "text": "a\x00b"}]},
+    {"finish_reason": "solution", "submit_key": ""}, {"finish_reason": "solution", "submit_key": "k" * 101},
+    {"finish_reason": "solution", "client_elapsed_ms": -1},
+    {"finish_reason": "solution", "client_elapsed_ms": float("nan")},
+    {"finish_reason": "solution", "client_elapsed_ms": 10**400},
+]
+
+
+def drf(body):
+    form = SubmitSerializer(data=body)
+    return form.validated_data if form.is_valid() else None
+
+
+@pytest.mark.parametrize("body", PLAIN_BODIES)
+def test_a_plain_submit_body_is_checked_by_hand_to_what_drf_gives(body):
+    expected = drf(body)
+    assert expected is not None
+    assert plain_submit(body) == expected  # DRF's OrderedDicts compare equal to plain dicts
+
+
+@pytest.mark.parametrize("body", COERCED_BODIES + REFUSED_BODIES)
+def test_anything_else_is_left_to_drf(body):
+    assert plain_submit(body) is None
+    assert (drf(body) is not None) == (body in COERCED_BODIES)
