@@ -184,12 +184,17 @@ def test_processes_draining_the_queue_never_share_a_slot():
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
     args = lambda p: (p.pk, project.pk, database, later(0).timestamp(), out)  # noqa: E731
-    children = [context.Process(target=claim_until_empty, args=args(p)) for p in people]
+    # Daemonic, and killed on the way out: a stuck child must fail this test, not hang the run.
+    children = [context.Process(target=claim_until_empty, args=args(p), daemon=True) for p in people]
     for child in children:
         child.start()
-    reports = [out.get(timeout=120) for _ in children]
-    for child in children:
-        child.join(30)
+    try:
+        reports = [out.get(timeout=120) for _ in children]
+    finally:
+        for child in children:
+            child.join(30)
+            if child.is_alive():
+                child.kill()
     assert [error for _, _, error in reports if error] == []
     handed = [(annotator_id, Assignment.objects.get(pk=pk)) for annotator_id, got, _ in reports for pk in got]
     assert len(handed) == 48
