@@ -45,7 +45,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from . import rows, screening
-from .models import Annotator, Assignment, Generation, Solution
+from .models import Annotator, Assignment, Generation, Problem, Solution
 
 LIVE_STATES = (Assignment.ACTIVE, Assignment.SUBMITTED)
 # What may change on an assignment while nobody holds its solution's lock; its project,
@@ -271,16 +271,17 @@ def _generations(project):
     return _fetch(_SQL_GENERATIONS, [project.pk]) + [(None, None)]
 
 
-def _open_solutions(annotator, project, generation_id, level):
+def _open_solutions(annotator, project, generation_id, level, columns, join=""):
     """Ordinary solutions of one generation holding ``level`` live assignments, in queue order.
 
     One counter value at a time, so that solution_open_idx (project, generation,
     live_assignments, selection_rank, id) hands rows over in order: no sort of the open set,
-    no walk over the full ones. Returns ``(sql, params)`` selecting ``{columns}``.
+    no walk over the full ones. Returns ``(sql, params)`` selecting ``columns`` (of the
+    solution ``s`` and what ``join`` adds).
     """
     generation = "s.generation_id IS NULL" if generation_id is None else "s.generation_id = %s"
     params = [project.pk, *([] if generation_id is None else [generation_id]), level, annotator.pk]
-    return _SQL_OPEN.replace("{generation}", generation), params
+    return _SQL_OPEN.format(columns=columns, join=join, generation=generation), params
 
 
 def _next_open(annotator, project, generation_id):
@@ -292,15 +293,18 @@ def _next_open(annotator, project, generation_id):
         # the earliest first.
         parts, params = [], []
         for level in levels:
-            sql, part_params = _open_solutions(annotator, project, generation_id, level)
-            parts.append(f"SELECT * FROM ({sql.format(columns=f'{level} AS level, s.selection_rank, s.id')}) h{level}")
+            sql, part_params = _open_solutions(annotator, project, generation_id, level,
+                                               f"{level} AS level, s.selection_rank, s.id")
+            parts.append(f"SELECT * FROM ({sql}) h{level}")
             params += part_params
         heads = _fetch(" UNION ALL ".join(parts), params)
         levels = [level for level, rank, pk in sorted(heads, key=lambda h: (h[1] is None, h[1] or 0, h[2]))]
     for level in levels:
-        sql, params = _open_solutions(annotator, project, generation_id, level)
-        sql = sql.format(columns=_CANDIDATE_COLUMNS) + _lock(skip_locked=True)
-        for candidate in Solution.objects.raw(sql, params):
+        # With the problem, which the hand-out's payload shows (only the solution is locked).
+        sql, params = _open_solutions(annotator, project, generation_id, level, _CANDIDATE_COLUMNS, _CANDIDATE_JOIN)
+        found = rows.fetch_one(sql + _lock(skip_locked=True), params, (Solution, _CANDIDATE), (Problem, _PROBLEM))
+        if found is not None:
+            candidate, candidate.problem = found
             return candidate
     return None
 
@@ -351,8 +355,8 @@ def _busy_candidate(annotator, project, now):
     """A solution with work for ``annotator`` that another transaction holds locked, or None."""
     for generation_id, _ in _generations(project):
         for level in range(project.overlap):
-            sql, params = _open_solutions(annotator, project, generation_id, level)
-            row = _fetch(sql.format(columns="s.id"), params)
+            sql, params = _open_solutions(annotator, project, generation_id, level, "s.id")
+            row = _fetch(sql, params)
             if row:
                 return row[0][0]
     seen = Assignment.objects.filter(solution=OuterRef("solution_id"), annotator=annotator)
@@ -411,14 +415,18 @@ _SQL_GENERATIONS = "SELECT id, number FROM labeling_generation WHERE project_id 
 
 # The constant leading columns are in the ORDER BY too: PostgreSQL does not count
 # "generation IS NULL" as an equality, and without them sorts the whole open set instead.
-_SQL_OPEN = """SELECT {columns} FROM labeling_solution s
+_SQL_OPEN = """SELECT {columns} FROM labeling_solution s {join}
     WHERE s.project_id = %s AND {generation} AND s.live_assignments = %s AND NOT s.is_gold AND NOT s.is_screening
         AND NOT EXISTS (SELECT 1 FROM labeling_assignment a WHERE a.solution_id = s.id AND a.annotator_id = %s)
     ORDER BY s.project_id, s.generation_id, s.live_assignments, s.selection_rank NULLS LAST, s.id
     LIMIT 1"""
 
-# What a hand-out and its payload read of the solution (the rest loads if asked for).
-_CANDIDATE_COLUMNS = "s.id, s.problem_id, s.generation_id, s.is_gold, s.is_screening"
+# What a hand-out and its payload read of the solution and its problem (the rest loads if
+# asked for).
+_CANDIDATE = ("id", "problem", "generation", "is_gold", "is_screening")
+_PROBLEM = ("id", "problem", "ground_truth_answer")
+_CANDIDATE_COLUMNS = f"{rows.columns(Solution, 's', _CANDIDATE)}, {rows.columns(Problem, 'pr', _PROBLEM)}"
+_CANDIDATE_JOIN = "JOIN labeling_problem pr ON pr.id = s.problem_id"
 
 
 def _lock(skip_locked=False):
