@@ -16,7 +16,10 @@ from django.db import models
 from django.utils import timezone
 
 ID_BLOCK = 8192
-SKIP_ROW_TRIGGERS = True  # see BulkWriter.row_triggers_off; tests turn it off to cover both ways
+# Off by default: the database checks every foreign key of an import, as it does everywhere
+# else. Measured on 100,000 solutions / 1M ratings (bench.import_export, idle machine): 56 s
+# with the checks, 44 s without. See BulkWriter.row_triggers_off; tests cover both ways.
+SKIP_ROW_TRIGGERS = False
 
 
 class BulkWriter:
