@@ -123,3 +123,53 @@ def test_the_payload_of_a_gold_item_is_the_payload_of_its_twin(served):
     volatile = ("id", "handed_out_at", "lease_expires_at")
     assert {k: v for k, v in first.items() if k not in volatile} == {
         k: v for k, v in second.items() if k not in volatile}
+
+
+def every_route():
+    """Every named URL of the site (API and pages), with sample keyword arguments."""
+    from django.urls import get_resolver
+
+    from .test_security import walk
+
+    return [(route, name, kwargs) for route, name, kwargs in walk(get_resolver().url_patterns)
+            if name and not route.lstrip("^").startswith("admin/")]
+
+
+def test_no_route_or_page_an_annotator_reaches_shows_the_gold(served):
+    """Walk every route of the site as the annotator who holds the gold item: GET each one with
+    every id that matters here (project, both solutions, the assignment, the annotator) and
+    check that no answer an annotator is allowed to read carries a gold tell-tale."""
+    client, project, gold, ordinary = served
+    taken = client.post(reverse("api:project-next", args=[project.pk]))
+    assert taken.status_code == 201
+    assignment = gold.assignments.get()
+    annotator = assignment.annotator
+    browser = APIClient()
+    browser.force_login(annotator.user)  # the pages use the session
+    ids = sorted({project.pk, gold.pk, ordinary.pk, assignment.pk, annotator.pk})
+    read = 0
+    for route, name, kwargs in every_route():
+        for pk in ids:
+            filled = {k: (str(pk) if k in ("pk", "id", "annotator_id", "project_id", "solution_id") else v)
+                      for k, v in kwargs.items()}
+            try:
+                url = reverse(name, kwargs=filled)
+            except Exception:  # noqa: BLE001 - a route whose sample arguments do not fit
+                continue
+            for who in (client, browser):
+                answer = who.get(url)
+                if answer.status_code != 200:
+                    continue
+                read += 1
+                if getattr(answer, "streaming", False):
+                    body = b"".join(answer.streaming_content).decode(errors="replace")
+                else:
+                    body = answer.content.decode(errors="replace")
+                found = [tell for tell in GOLD_TELLS if tell in body]
+                assert not found, f"{name} ({url}) shows {found} to an annotator"
+                if answer.get("Content-Type", "").startswith("application/json"):
+                    named = [k for k in keys(json.loads(body)) if any(w in k.lower() for w in FORBIDDEN_IN_KEYS)]
+                    assert not named, f"{name} ({url}) names {named}"
+            if not kwargs:
+                break
+    assert read >= 8, "the walk read almost nothing: it is not checking what it claims"
