@@ -87,7 +87,9 @@ def on_submit(sender, instance, created=False, **kwargs):
     if kwargs.get("signal_name") != "delete" and instance.state != Assignment.SUBMITTED:
         return
     project = Project(pk=instance.project_id, created_at=_created_at(instance))
-    transaction.on_commit(lambda: bump(project))
+    # robust: the work is committed by now; a cache that cannot be reached (Redis down) must
+    # not turn a stored submit into an error. The dashboard then catches up on its expiry.
+    transaction.on_commit(lambda: bump(project), robust=True)
 
 
 def on_delete(sender, instance, **kwargs):
