@@ -42,6 +42,7 @@ class Entry:
         self.item = item  # index of the request item that set it, for error messages
         self.stored = stored  # a rating row exists (before this change)
         self.chosen = chosen  # the stored row's chosen flag
+        self.ends_solution = False  # set by _check_finish: the pass finishes as solution here
 
     @property
     def human(self):
@@ -293,7 +294,11 @@ def _check_human_steps(sheet):
 
 
 def _check_order(sheet):
-    """Phase 2: rate the solution's steps in order and stop at the first -1."""
+    """Phase 2: rate the solution's steps in order and stop at the first -1.
+
+    Phase 1 has no order rule here: its passes go on past a -1 (through an alternative or the
+    annotator's own step), and the page reveals the steps in order (sequence.js).
+    """
     main = _main(sheet)
     positions = list(main)
     first_unrated = next((p for p in positions if main[p].value is None), None)
@@ -315,6 +320,16 @@ def _check_order(sheet):
 
 
 def _check_finish(project, sheet, reason, note):
+    """Refuse ``reason`` unless the ratings fit it.
+
+    ``found_error``: the last rated own step is -1 (and, where alternatives are rated, every
+    alternative there is rated). ``solution``: every own step is rated and none is an
+    uncorrected -1. A -1 is corrected by the annotator's own step rated 0 or +1 or, in phase 1
+    with alternatives (PRM800K: the labeler rates every completion and picks one to go on
+    with), by a model alternative rated 0 or +1 once every alternative there is rated.
+    Accepting ``solution`` marks the last own step (``Entry.ends_solution``) so that
+    ``_chosen_steps`` picks a completion at the last position too.
+    """
     main = _main(sheet)
     rated = [p for p, e in main.items() if e.value is not None]
     human_ok = {p for (p, _), e in sheet.items() if e.human and e.value is not None and e.value != -1}
@@ -326,23 +341,56 @@ def _check_finish(project, sheet, reason, note):
             raise LabellingError("found_error needs the last rated step to be rated -1.", field="finish_reason")
         error = rated[-1]
         if project.allow_alternatives:
-            for (p, a), e in sorted(sheet.items()):
-                if p == error and a > 0 and not e.human and e.value is None:
-                    raise LabellingError(
-                        f"Rate every alternative at step {error} (alternative {a} is unrated).", field="ratings"
-                    )
+            _require_alternatives_rated(sheet, error)
     elif reason == FinishReason.SOLUTION:
         missing = [p for p in main if p not in rated]
         if not main or missing:
             raise LabellingError(
                 f"solution needs every step rated; step {missing[0] if missing else 0} is not.", field="finish_reason"
             )
-        wrong = [p for p in rated if main[p].value == -1 and p not in human_ok]
+        by_alternative = project.allow_alternatives and not project.stop_at_first_error
+        wrong = [
+            p for p in rated
+            if main[p].value == -1 and p not in human_ok and not (by_alternative and _continuation(sheet, p))
+        ]
+        if wrong and by_alternative:
+            raise LabellingError(
+                f"solution needs a completion rated 0 or +1 wherever a step is rated -1, but step {wrong[0]}"
+                " has none: finish with found_error.",
+                field="finish_reason",
+            )
         if wrong:
             raise LabellingError(
                 f"solution needs no step rated -1, but step {wrong[0]} is: finish with found_error.",
                 field="finish_reason",
             )
+        if by_alternative:
+            for p in rated:
+                if main[p].value == -1 and p not in human_ok:
+                    _require_alternatives_rated(sheet, p)
+        main[rated[-1]].ends_solution = True
+
+
+def _require_alternatives_rated(sheet, position):
+    for (p, a), e in sorted(sheet.items()):
+        if p == position and a > 0 and not e.human and e.value is None:
+            raise LabellingError(
+                f"Rate every alternative at step {position} (alternative {a} is unrated).", field="ratings"
+            )
+
+
+def _continuation(sheet, position):
+    """The model alternative a phase-1 trajectory continues with after a -1 own step, or None.
+
+    The one the annotator would pick: the lowest-index alternative rated +1, else the lowest
+    rated 0.
+    """
+    models = [e for (p, a), e in sorted(sheet.items()) if p == position and a > 0 and not e.human]
+    for value in (1, 0):
+        found = next((e for e in models if e.value == value), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _upsert(assignment, ratings, now, submitting):
@@ -364,9 +412,18 @@ def _upsert(assignment, ratings, now, submitting):
 
 
 def _chosen_steps(sheet):
-    """Step ids of the completion the trajectory continues with at each rated position."""
+    """Step ids of the completion the trajectory continues with at each rated position.
+
+    The annotator's own step where there is one, else the solution's own step unless it is
+    -1. After a -1 own step the best alternative rated 0 or +1 (``_continuation``) is chosen
+    when the trajectory went on past it: a later position is rated, or the pass finished as
+    solution there. A pass that ends at the -1 (found_error, give_up) chose nothing there, as
+    PRM800K writes it; phase 2 never rates past an uncorrected -1 (``_check_order``) nor
+    finishes as solution with one, so this only happens in phase 1.
+    """
     chosen = set()
     positions = sorted({p for (p, _) in sheet})
+    last_rated = max((p for (p, _), e in sheet.items() if e.value is not None), default=None)
     for position in positions:
         here = {a: e for (p, a), e in sheet.items() if p == position}
         human = [e for e in here.values() if e.human]
@@ -375,6 +432,10 @@ def _chosen_steps(sheet):
             chosen.add(human[0].step.pk)
         elif main is not None and not main.human and main.value is not None and main.value != -1:
             chosen.add(main.step.pk)
+        elif main is not None and main.value == -1 and (position < last_rated or main.ends_solution):
+            alternative = _continuation(sheet, position)
+            if alternative is not None:
+                chosen.add(alternative.step.pk)
     return chosen
 
 

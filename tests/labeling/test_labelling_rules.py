@@ -1,4 +1,5 @@
 """Server-side labelling rules (labeling/labelling.py): drafts, submission, chosen, time."""
+import json
 from datetime import timedelta
 
 import pytest
@@ -267,6 +268,96 @@ def test_a_human_step_can_be_withdrawn_before_submission():
     save_draft(a, [{"position": 1, "human_text": None}, r(1, 1)], now=later(2))
     assert not Step.objects.filter(author=a).exists()
     assert values(a) == {(1, 0): 1, (1, 1): -1}
+
+
+# Continuing through an alternative (phase 1) ---------------------------------------------
+
+
+def phase_one_alternatives(steps=3, alternatives=None, **extra):
+    return handed(steps=steps, alternatives=alternatives or {1: 3}, stop_at_first_error=False, **extra)
+
+
+def exported_steps(assignment):
+    from labeling.exports import ExportFilters, get_exporter
+
+    [line] = get_exporter("prm800k")(ExportFilters(project_id=assignment.project_id))
+    label = json.loads(line)["label"]
+    return label["finish_reason"], label["steps"]
+
+
+def test_phase_one_goes_on_through_an_alternative_and_exports_it_as_chosen():
+    a = phase_one_alternatives()
+    ratings = [r(0, 1), r(1, -1), r(1, 0, alternative=1), r(1, 1, alternative=2), r(1, 1, alternative=3), r(2, 1)]
+    submit(a, finish_reason="solution", ratings=ratings, now=later(1))
+    # The lowest-index +1 is chosen over an earlier 0 and a later +1.
+    assert chosen(a) == [(0, 0), (1, 2), (2, 0)]
+    reason, steps = exported_steps(a)
+    assert reason == "solution"
+    assert [s["chosen_completion"] for s in steps] == [0, 2, 0]
+    assert [c["rating"] for c in steps[1]["completions"]] == [-1, 0, 1, 1]
+
+
+def test_phase_one_goes_on_through_an_alternative_rated_zero_when_none_is_plus_one():
+    a = phase_one_alternatives()
+    ratings = [r(0, 1), r(1, -1), r(1, -1, alternative=1), r(1, 0, alternative=2), r(1, 0, alternative=3), r(2, 0)]
+    submit(a, finish_reason="solution", ratings=ratings, now=later(1))
+    assert chosen(a) == [(0, 0), (1, 2), (2, 0)]
+
+
+def test_phase_one_solution_through_an_alternative_needs_every_alternative_there_rated():
+    a = phase_one_alternatives()
+    ratings = [r(0, 1), r(1, -1), r(1, 1, alternative=1), r(1, -1, alternative=2), r(2, 1)]
+    err = error_of(submit, a, finish_reason="solution", ratings=ratings, now=later(1))
+    assert "alternative 3" in err.message
+    a.refresh_from_db()
+    assert a.state == Assignment.ACTIVE and len(values(a)) == 5  # kept as a draft
+    submit(a, finish_reason="solution", ratings=[r(1, -1, alternative=3)], now=later(2))
+    assert chosen(a) == [(0, 0), (1, 1), (2, 0)]
+
+
+def test_phase_one_solution_is_refused_where_every_completion_at_a_minus_one_is_minus_one():
+    a = phase_one_alternatives(alternatives={1: 1})
+    ratings = [r(0, 1), r(1, -1), r(1, -1, alternative=1), r(2, 1)]
+    err = error_of(submit, a, finish_reason="solution", ratings=ratings, now=later(1))
+    assert "step 1 has none" in err.message and err.field == "finish_reason"
+
+
+def test_phase_one_found_error_still_ends_at_a_minus_one_with_a_good_alternative():
+    a = phase_one_alternatives(alternatives={1: 1})
+    submit(a, finish_reason="found_error", ratings=[r(0, 1), r(1, -1), r(1, 1, alternative=1)], now=later(1))
+    assert chosen(a) == [(0, 0)]  # the pass ended at step 1: nothing chosen there
+    _, steps = exported_steps(a)
+    assert [s["chosen_completion"] for s in steps] == [0, None]
+
+
+@pytest.mark.parametrize("reason, picked", [("solution", [(0, 0), (1, 1)]), ("found_error", [(0, 0)])])
+def test_at_the_last_step_the_finish_decides_whether_the_alternative_is_chosen(reason, picked):
+    a = phase_one_alternatives(steps=2, alternatives={1: 1})
+    submit(a, finish_reason=reason, ratings=[r(0, 1), r(1, -1), r(1, 1, alternative=1)], now=later(1))
+    assert chosen(a) == picked
+
+
+def test_a_pass_given_up_after_going_on_through_an_alternative_keeps_it_chosen():
+    a = phase_one_alternatives(steps=4)
+    save_draft(a, [r(0, 1), r(1, -1), r(1, -1, alternative=1), r(1, 0, alternative=2), r(1, -1, alternative=3)],
+               now=later(1))
+    submit(a, finish_reason="give_up", note="stuck", ratings=[r(2, 1)], now=later(2))
+    assert chosen(a) == [(0, 0), (1, 2), (2, 0)]
+
+
+def test_phase_two_still_ends_at_the_first_minus_one_whatever_its_alternatives():
+    a = handed(steps=3, alternatives={1: 1})
+    save_draft(a, [r(0, 1), r(1, -1), r(1, 1, alternative=1)], now=later(1))
+    assert "after the -1" in error_of(save_draft, a, [r(2, 1)], now=later(2)).message
+    assert error_of(submit, a, finish_reason="solution", now=later(3)).field == "finish_reason"
+    submit(a, finish_reason="found_error", now=later(4))
+    assert chosen(a) == [(0, 0)]
+
+
+def test_phase_one_without_alternatives_still_needs_no_uncorrected_minus_one():
+    a = handed(steps=2, stop_at_first_error=False, allow_alternatives=False)
+    err = error_of(submit, a, finish_reason="solution", ratings=[r(0, -1), r(1, 1)], now=later(1))
+    assert "no step rated -1" in err.message
 
 
 # Time -----------------------------------------------------------------------------------
