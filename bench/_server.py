@@ -52,8 +52,9 @@ def gunicorn(database_url, *, workers, threads, ready_path, headers=None, timeou
         sys.executable, "-m", "gunicorn", "annotator.wsgi",
         "--bind", f"127.0.0.1:{port}",
         "--workers", str(workers),
-        "--threads", str(threads),
-        "--worker-class", "gthread",  # keep-alive, so clients do not reconnect per request
+        # threads=0: sync workers (one request at a time each, a connection per request, so
+        # the kernel's accept queue spreads the load); otherwise gthread with keep-alive.
+        *(["--worker-class", "sync"] if not threads else ["--worker-class", "gthread", "--threads", str(threads)]),
         "--graceful-timeout", "30",
         "--log-level", "warning",
         "--error-logfile", log.name,

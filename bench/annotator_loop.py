@@ -64,7 +64,7 @@ def main(argv=None):
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N loops in-process")
     args = parser.parse_args(argv)
     # --servers '' with --profile: only the in-process profile.
-    servers = [tuple(int(n) for n in spec.lower().split("x")) for spec in args.servers.split(",") if spec]
+    servers = [_server_shape(spec) for spec in args.servers.split(",") if spec]
 
     workdir = tempfile.mkdtemp(prefix="stepmark-loadbench-")
     database_url = _configure(args.sqlite, workdir)
@@ -81,7 +81,7 @@ def main(argv=None):
             before = _cpu_snapshot(pid)
             run = _drive(port, project_id, tokens, args.warmup, args.duration)
             run["cpu"] = _cpu_used(before, _cpu_snapshot(pid))
-        run.update(server=f"{workers}x{threads}", load=(load_before, os.getloadavg()[0]))
+        run.update(server=_shape_name(workers, threads), load=(load_before, os.getloadavg()[0]))
         run["integrity"] = _integrity(project_id, run)
         results.append(run)
         _report(run, args)
@@ -95,6 +95,16 @@ def main(argv=None):
             os.unlink(os.path.join(workdir, name))
     os.rmdir(workdir)
     return 1 if any(sum(r["integrity"].values()) for r in results) else 0
+
+
+def _server_shape(spec):
+    """``WxT`` (gthread: W workers of T threads) or ``W`` (W sync workers) as (W, T or 0)."""
+    workers, _, threads = spec.lower().partition("x")
+    return int(workers), int(threads or 0)
+
+
+def _shape_name(workers, threads):
+    return f"{workers}x{threads} gthread" if threads else f"{workers} sync"
 
 
 # --- the database and the project --------------------------------------------------------
@@ -363,7 +373,7 @@ def _percentile(values, q):
 
 def _report(run, args):
     print()
-    print(f"server gunicorn gthread {run['server']} (workers x threads), {args.concurrency} clients, "
+    print(f"server gunicorn {run['server']}, {args.concurrency} clients, "
           f"{'SQLite' if args.sqlite else 'PostgreSQL'}; load average {run['load'][0]:.1f} before, "
           f"{run['load'][1]:.1f} after ({os.cpu_count()} CPUs, shared)")
     print(f"loops/s {run['loops'] / run['seconds']:.1f} ({run['loops']:,} next+submit loops in {run['seconds']:.0f} s "

@@ -89,8 +89,9 @@ def next_assignment(annotator, project, now=None):
             gold = _claim_quality_control(annotator, project, now, in_screening)
             if gold is not None or in_screening:
                 return gold
-            _reap_lapsed(project, now)
-            found = _claim_open(annotator, project, now)
+            lapsed, generations = _survey(project, now)
+            _reap_lapsed(lapsed, now)
+            found = _claim_open(annotator, project, now, generations)
             if found is not None:
                 return found
             busy = _busy_candidate(annotator, project, now)
@@ -225,8 +226,21 @@ def _resume_own(annotator, project, now):
     return _renew(mine, project, now)
 
 
-def _reap_lapsed(project, now):
-    ids = [pk for (pk,) in _fetch(_SQL_LAPSED, [project.pk, _when(now), REAP_BATCH])]
+def _survey(project, now):
+    """``(lapsed, generations)``: up to ``REAP_BATCH`` solutions with a lapsed lease, and ``_generations``.
+
+    One statement for both: a hand-out reads them every time, and each round trip costs the
+    web process and the database more than the reading does.
+    """
+    lapsed, generations = [], []
+    for kind, pk, number in _fetch(_SQL_SURVEY, [project.pk, project.pk, _when(now), REAP_BATCH]):
+        (generations if kind == 0 else lapsed).append(pk if kind else (pk, number))
+    generations.sort(key=lambda g: g[1], reverse=True)
+    return lapsed, generations + [(None, None)]
+
+
+def _reap_lapsed(ids, now):
+    """Mark the lapsed leases of solutions ``ids`` expired, where nobody holds the solution."""
     if not ids:
         return
     locked = list(
@@ -309,15 +323,15 @@ def _next_open(annotator, project, generation_id):
     return None
 
 
-def _claim_open(annotator, project, now):
-    for generation_id, number in _generations(project):
+def _claim_open(annotator, project, now, generations):
+    for generation_id, number in generations:
         while True:
             candidate = _next_open(annotator, project, generation_id)
             if candidate is None:
                 break
             live = _count_live(candidate.pk, now)
             if live < project.overlap:
-                return _hand_out(annotator, project, candidate, number, now)
+                return _hand_out(annotator, project, candidate, number, now, live=live)
             # The counter was behind (work added outside the queue): correct it, look again.
             Solution.objects.filter(pk=candidate.pk).update(live_assignments=live)
     return None
@@ -334,12 +348,19 @@ def _claim_quality_control(annotator, project, now, in_screening=False):
     return _hand_out(annotator, project, gold, number, now)
 
 
-def _hand_out(annotator, project, solution, generation_number, now):
-    assignment = Assignment.objects.create(
+def _hand_out(annotator, project, solution, generation_number, now, live=None):
+    """Create the active assignment of ``annotator`` on the locked ``solution`` and recount it.
+
+    ``live``: the solution's live assignments counted under the lock (``_count_live``), so the
+    new count is known without counting again; on PostgreSQL the insert and the counter's
+    update then go in one statement.
+    """
+    assignment = Assignment(
         project=project,
         solution=solution,
         annotator=annotator,
         state=Assignment.ACTIVE,
+        created_at=now,
         handed_out_at=now,
         last_activity_at=now,
         lease_expires_at=now + timedelta(seconds=project.lease_seconds),
@@ -347,7 +368,16 @@ def _hand_out(annotator, project, solution, generation_number, now):
         is_quality_control=solution.is_gold,
         is_screening=solution.is_screening,
     )
-    _recount_one(solution.pk)
+    # Written SQL, not save(): no signal listens to a hand-out (stats_cache only to submits).
+    values = [_when(now), _when(now), _when(now), _when(assignment.lease_expires_at)]
+    params = [project.pk, solution.pk, annotator.pk, *values, generation_number, solution.is_gold,
+              solution.is_screening]
+    if live is not None and connection.features.can_return_columns_from_insert and connection.vendor == "postgresql":
+        ((assignment.pk,),) = _fetch(_SQL_RECOUNTED + _SQL_HAND_OUT, [live + 1, solution.pk, *params])
+    else:
+        ((assignment.pk,),) = _fetch(_SQL_HAND_OUT, params)
+        _recount_one(solution.pk)
+    assignment._state.adding, assignment._state.db = False, connection.alias
     return assignment
 
 
@@ -401,8 +431,18 @@ _SQL_SOLUTION = f"SELECT {rows.columns(Solution, 's')} FROM labeling_solution s 
 _RELOADED = ("id", *MUTABLE_FIELDS)
 _SQL_RELOAD = f"SELECT {rows.columns(Assignment, 'a', _RELOADED)} FROM labeling_assignment a WHERE a.id = %s"
 
-_SQL_LAPSED = f"""SELECT DISTINCT solution_id FROM labeling_assignment
-    WHERE project_id = %s AND state = {_ACTIVE} AND lease_expires_at < %s LIMIT %s"""
+# (0, generation id, number) per generation and (1, solution id, NULL) per solution with a
+# lapsed lease (up to a limit).
+_SQL_SURVEY = f"""SELECT 0, id, number FROM labeling_generation WHERE project_id = %s
+    UNION ALL SELECT 1, solution_id, NULL FROM (SELECT DISTINCT solution_id FROM labeling_assignment
+        WHERE project_id = %s AND state = {_ACTIVE} AND lease_expires_at < %s LIMIT %s) lapsed"""
+
+_SQL_HAND_OUT = f"""INSERT INTO labeling_assignment (project_id, solution_id, annotator_id, state, created_at,
+        handed_out_at, last_activity_at, lease_expires_at, finish_note, generation, is_quality_control, is_screening)
+    VALUES (%s, %s, %s, {_ACTIVE}, %s, %s, %s, %s, '', %s, %s, %s) RETURNING id"""
+
+# Prefixed to _SQL_HAND_OUT on PostgreSQL: the counter's new value set in the same statement.
+_SQL_RECOUNTED = "WITH recounted AS (UPDATE labeling_solution SET live_assignments = %s WHERE id = %s) "
 
 # (live, of which lapsed) assignments of one solution.
 _SQL_COUNT_LIVE = f"""SELECT COUNT(*), COALESCE(SUM(CASE WHEN state = {_ACTIVE} AND lease_expires_at < %s

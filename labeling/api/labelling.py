@@ -11,6 +11,8 @@ assignment with what its payload shows) are written statements read through
 ``labeling.rows``: on every task, building them with the ORM cost more CPU than the rest of
 the request.
 """
+import functools
+
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, Q
@@ -57,33 +59,85 @@ _REFUSED = {
     409: OpenApiResponse(RefusalSerializer, description="The lease expired and someone else holds the solution."),
 }
 
+class Rider:
+    """What a view reads first, joined onto the token check so that it costs no round trip.
+
+    ``joins``: SQL after the token ``t`` and its user ``u``, whose ``%s`` placeholders take
+    the URL's keyword arguments named in ``kwargs``, in order. ``parts``: ``(part, alias)``
+    with ``part`` as for ``rows.fetch``; ``extra``: SQL of raw trailing values. The view picks
+    the result up with ``rider_rows(request)``; under session authentication there is none
+    and the view reads on its own.
+    """
+
+    def __init__(self, joins, parts, extra=(), kwargs=("pk",)):
+        self.joins, self.kwargs, self.extra = joins, kwargs, list(extra)
+        self.parts = [part for part, alias in parts]
+        self.columns = ", ".join(
+            rows.columns(*(part if isinstance(part, tuple) else (part, None))[:1], alias,
+                         part[1] if isinstance(part, tuple) else None)
+            for part, alias in parts
+        )
+
+
 class LoopTokenAuthentication(TokenAuthentication):
     """DRF's token authentication with the token, its user and their roles in one written statement.
 
     The same answers as ``TokenAuthentication`` (the same refusals, ``request.auth`` the
     token); the user comes with the fields the role check reads (the others load when asked
-    for) and their roles, so ``IsAnnotator`` asks the database nothing.
+    for) and their roles, so ``IsAnnotator`` asks the database nothing. A view with a
+    ``rider`` (see ``Rider``) gets its first read from the same statement.
     """
 
     user_fields = ("id", "username", "is_active", "is_staff", "is_superuser")
 
+    def authenticate(self, request):
+        context = getattr(request, "parser_context", None) or {}
+        self.rider = getattr(context.get("view"), "rider", None)
+        self.rider_params = [context.get("kwargs", {}).get(name) for name in self.rider.kwargs] if self.rider else []
+        self.request = request
+        return super().authenticate(request)
+
     def authenticate_credentials(self, key):
         Token, User = self.get_model(), get_user_model()
-        sql = (
-            f"SELECT {rows.columns(Token, 't', ['key', 'user'])}, {rows.columns(User, 'u', self.user_fields)},"
-            f" {roles.role_columns('u.' + User._meta.pk.column)}"
-            f" FROM {Token._meta.db_table} t JOIN {User._meta.db_table} u"
-            f" ON u.{User._meta.pk.column} = t.{Token._meta.get_field('user').column} WHERE t.key = %s"
-        )
-        found = rows.fetch_one(sql, [key], (Token, ["key", "user"]), (User, self.user_fields), extra=len(roles.ROLES))
+        rider = getattr(self, "rider", None)
+        parts = [(Token, ["key", "user"]), (User, self.user_fields)]
+        if rider is not None:
+            parts += rider.parts
+        found = rows.fetch_one(self.statement(rider), [*getattr(self, "rider_params", []), key], *parts,
+                               extra=len(roles.ROLES) + (len(rider.extra) if rider else 0))
         if found is None:
             raise AuthenticationFailed(_("Invalid token."))
-        token, user, *held = found
+        token, user = found[:2]
         if not user.is_active:
             raise AuthenticationFailed(_("User inactive or deleted."))
         token.user = user
+        if rider is None:
+            held = found[2:]
+        else:
+            riding = len(rider.parts)
+            held = found[2 + riding:2 + riding + len(roles.ROLES)]
+            self.request._rider_rows = (*found[2:2 + riding], *found[2 + riding + len(roles.ROLES):])
         roles.remember_roles(user, held)  # the role check that follows asks nothing more
         return user, token
+
+    @classmethod
+    @functools.cache
+    def statement(cls, rider=None):
+        """The token check's SQL (with a view's rider), built once: it runs on every request of the loop."""
+        Token, User = cls().get_model(), get_user_model()
+        return (
+            f"SELECT {rows.columns(Token, 't', ['key', 'user'])}, {rows.columns(User, 'u', cls.user_fields)},"
+            f" {rider.columns + ',' if rider else ''} {roles.role_columns('u.' + User._meta.pk.column)}"
+            f"{''.join(', ' + sql for sql in rider.extra) if rider else ''}"
+            f" FROM {Token._meta.db_table} t JOIN {User._meta.db_table} u"
+            f" ON u.{User._meta.pk.column} = t.{Token._meta.get_field('user').column}"
+            f" {rider.joins if rider else ''} WHERE t.key = %s"
+        )
+
+
+def rider_rows(request):
+    """The view's rider read by the token check, or None (another authentication, or none)."""
+    return getattr(request, "_rider_rows", None)
 
 
 # The API schema documents it as the token scheme it is (drf-spectacular would otherwise
@@ -113,13 +167,25 @@ def annotator_of(user):
     return Annotator.objects.filter(user=user).first() if user.is_authenticated else None
 
 
+# The rider of the views on one of the caller's assignments: ``_OWN_SQL`` joined onto the token check.
+OWN_RIDER = Rider(
+    """LEFT JOIN labeling_annotator n ON n.user_id = u.id
+        LEFT JOIN labeling_assignment a ON a.id = %s AND a.annotator_id = n.id
+        LEFT JOIN labeling_project p ON p.id = a.project_id LEFT JOIN labeling_solution s ON s.id = a.solution_id
+        LEFT JOIN labeling_problem pr ON pr.id = s.problem_id""",
+    [(Assignment, "a"), (Project, "p"), (Solution, "s"), (Problem, "pr")],
+)
+
+
 def own_assignment(request, pk):
     """The caller's assignment ``pk``, or 404: another person's work does not exist for them."""
     if not request.user.is_authenticated:
         raise Http404("No such assignment.")
     # One statement: the owner is matched through their Annotator row's user.
-    found = rows.fetch_one(_OWN_SQL, [pk, request.user.pk], Assignment, Project, Solution, Problem)
+    found = rider_rows(request)
     if found is None:
+        found = rows.fetch_one(_OWN_SQL, [pk, request.user.pk], Assignment, Project, Solution, Problem)
+    if found is None or found[0].pk is None:
         raise Http404("No such assignment.")
     assignment, project, solution, problem = found
     solution.problem, assignment.project, assignment.solution = problem, project, solution
@@ -161,6 +227,10 @@ class NextView(APIView):
 
     authentication_classes = LOOP_AUTHENTICATION
     permission_classes = [IsAnnotator]
+    rider = Rider(
+        "LEFT JOIN labeling_project p ON p.id = %s LEFT JOIN labeling_annotator a ON a.user_id = u.id",
+        [(Project, "p"), (Annotator, "a")], extra=["a.id"],
+    )
 
     @extend_schema(
         operation_id="projects_next_create",
@@ -173,8 +243,10 @@ class NextView(APIView):
         },
     )
     def post(self, request, pk):
-        found = rows.fetch_one(_PROJECT_AND_ANNOTATOR_SQL, [request.user.pk, pk], Project, Annotator, extra=1)
+        found = rider_rows(request)
         if found is None:
+            found = rows.fetch_one(_PROJECT_AND_ANNOTATOR_SQL, [request.user.pk, pk], Project, Annotator, extra=1)
+        if found is None or found[0].pk is None:
             raise Http404("No such project.")
         project, annotator, has_annotator = found
         if has_annotator is None:  # the role came without the row (granted by hand): make it
@@ -194,6 +266,7 @@ class AssignmentView(APIView):
 
     authentication_classes = LOOP_AUTHENTICATION
     permission_classes = [IsAnnotator]
+    rider = OWN_RIDER
 
     @extend_schema(responses={200: AssignmentSerializer, 404: _REFUSED[404]})
     def get(self, request, pk):
@@ -208,6 +281,7 @@ class DraftView(APIView):
 
     authentication_classes = LOOP_AUTHENTICATION
     permission_classes = [IsAnnotator]
+    rider = OWN_RIDER
     parser_classes = [JSONParser]
 
     @extend_schema(operation_id="assignments_draft_update", request=DraftSerializer,
@@ -237,6 +311,7 @@ class SubmitView(APIView):
 
     authentication_classes = LOOP_AUTHENTICATION
     permission_classes = [IsAnnotator]
+    rider = OWN_RIDER
     parser_classes = [JSONParser]
 
     @extend_schema(operation_id="assignments_submit_create", request=SubmitSerializer,

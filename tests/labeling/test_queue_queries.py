@@ -85,23 +85,24 @@ def test_next_and_submit_run_a_fixed_small_number_of_queries(loop_project, djang
     answer, next_queries = count_queries(django_assert_max_num_queries, 30, take)
     assert answer.status_code == 201
     task = answer.json()
-    # token+user+roles, project+annotator, annotator lock, own work, lapsed leases,
-    # generations, open heads, claim with its problem, live count, insert, recount, steps+ratings
-    assert len(next_queries) <= 12, "\n".join(next_queries)
+    # token+user+roles with project+annotator, annotator lock, own work, lapsed leases with
+    # generations, open heads, claim with its problem, live count, insert with recount,
+    # steps+ratings
+    assert len(next_queries) <= 9, "\n".join(next_queries)
 
     body = {"finish_reason": "solution", "submit_key": "k1",
             "ratings": [{"position": p, "value": 1} for p in range(3)] + [{"position": 1, "alternative": 1, "value": 0}]}
     submit = lambda: client.post(reverse("api:assignment-submit", args=[task["id"]]), body, format="json")  # noqa: E731
     answer, submit_queries = count_queries(django_assert_max_num_queries, 20, submit)
     assert answer.status_code == 200, answer.content
-    # token+user+roles, own assignment, solution lock, reload, sheet, ratings upsert,
+    # token+user+roles with the own assignment, solution lock, reload, sheet, ratings upsert,
     # assignment update, steps+ratings
-    assert len(submit_queries) <= 8, "\n".join(submit_queries)
+    assert len(submit_queries) <= 7, "\n".join(submit_queries)
     assert len(answer.json()["ratings"]) == 4
 
     # The same number for the next task: nothing grows with the annotator's history.
     answer, again = count_queries(django_assert_max_num_queries, 30, take)
-    assert answer.status_code == 201 and len(again) <= 12
+    assert answer.status_code == 201 and len(again) <= 9
 
 
 def test_the_loop_token_check_answers_as_drf_does(loop_project):
@@ -126,6 +127,26 @@ def test_the_loop_token_check_answers_as_drf_does(loop_project):
 
     assert token_client(make_user("norole")).post(url).status_code == 403
     assert token_client(make_user("ok", "annotator")).post(url).status_code == 201
+
+
+def test_reads_joined_onto_the_token_check_answer_as_the_views_own_reads(loop_project):
+    """The rider reads (project, own assignment) refuse what the views' own statements refuse."""
+    mine, theirs = token_client(make_user("mine", "annotator")), token_client(make_user("theirs", "annotator"))
+    assert mine.post(reverse("api:project-next", args=[loop_project.pk + 999])).status_code == 404
+    task = mine.post(reverse("api:project-next", args=[loop_project.pk])).json()
+    body = {"finish_reason": "solution", "ratings": [{"position": p, "value": 1} for p in range(3)]
+            + [{"position": 1, "alternative": 1, "value": 0}]}
+    for method, name, data in [("get", "api:assignment-detail", None), ("put", "api:assignment-draft", body),
+                               ("post", "api:assignment-submit", body)]:
+        url = reverse(name, args=[task["id"]])
+        assert getattr(theirs, method)(url, data, format="json").status_code == 404, name
+        assert getattr(mine, method)(reverse(name, args=[task["id"] + 999]), data, format="json").status_code == 404
+    assert Assignment.objects.get(pk=task["id"]).state == Assignment.ACTIVE
+    assert not Assignment.objects.get(pk=task["id"]).ratings.exists()
+    # The owner's own reads, through the token check, see the whole assignment.
+    own = mine.get(reverse("api:assignment-detail", args=[task["id"]])).json()
+    assert own == task | {"lease_expires_at": own["lease_expires_at"]}
+    assert mine.post(reverse("api:assignment-submit", args=[task["id"]]), body, format="json").status_code == 200
 
 
 def test_a_revoked_role_applies_at_the_next_request(loop_project):
