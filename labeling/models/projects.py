@@ -6,8 +6,9 @@ class Project(models.Model):
     """A labelling project: the problems and solutions people rate, and the rules they follow.
 
     The phase rules mirror PRM800K: phase 2 stops a pass at the first -1
-    (``stop_at_first_error``); phase 1 rates every step and lets annotators write their own
-    step when every candidate is wrong (``allow_human_steps``).
+    (``stop_at_first_error``); phase 1 rates every step and goes on past a -1 through an
+    alternative rated 0 or +1 there (the chosen completion, with ``allow_alternatives``) or,
+    when every candidate is wrong, through the annotator's own step (``allow_human_steps``).
     """
 
     name = models.CharField(max_length=200, unique=True)

@@ -5,12 +5,16 @@
 //   - the solution's own steps (alternative 0) are rated in order;
 //   - in phase 1 (stop_at_first_error off) the alternatives at every position are rated
 //     right after the position's own step; in phase 2 only those at the -1;
-//   - a -1 on a solution's own step ends the pass there (found_error), with one way on: in
-//     projects that take human steps, once every completion at the position is -1 the
-//     annotator may write their own step (the HUMAN item). Rated 0 or +1 it carries the
-//     trajectory on to the next position; rated -1 the pass ends there. The server accepts
-//     ``solution`` only when every -1 on the solution's own steps has such a step, which is
-//     why an uncorrected -1 ends the pass in phase 1 too;
+//   - a -1 on a solution's own step ends the pass there (found_error) unless something at the
+//     position carries the trajectory on:
+//       - in phase 1 with alternatives, an alternative rated 0 or +1 (PRM800K's chosen
+//         completion: the lowest-index +1, else the lowest 0, as labelling._continuation
+//         picks it). Its card is marked (``continues``) and the next position is revealed;
+//       - else, in projects that take human steps, once every completion at the position is
+//         -1 the annotator may write their own step (the HUMAN item). Rated 0 or +1 it
+//         carries the trajectory on to the next position; rated -1 the pass ends there.
+//     The server accepts ``solution`` only when every -1 on the solution's own steps is
+//     carried on like that, which is why any other -1 ends the pass in phase 1 too;
 //   - rating every step without an uncorrected -1 finishes the pass as solution.
 // Plain functions over the API's assignment payload and a ratings Map, no DOM.
 
@@ -66,7 +70,8 @@ function valueOf(ratings, position, alternative) {
  *
  * Returns ``{items, current, finish}``: ``items`` are ``{position, alternative, text}`` in
  * the order they are rated (the own step: ``{position, alternative: HUMAN, human: true,
- * text}``, text null until written); ``current`` is the first unrated one (null when every
+ * text}``, text null until written; the alternative a phase-1 pass goes on with after a -1
+ * has ``continues: true``); ``current`` is the first unrated one (null when every
  * revealed step is rated); ``finish`` is "found_error" or "solution" once the pass can be
  * submitted with that reason, else null. While the own step is still to be written,
  * ``current`` is that item and ``finish`` is "found_error": writing is an offer.
@@ -92,6 +97,13 @@ export function sequence(assignment, ratings) {
       }
     }
     if (!error) continue;
+    if (project.allow_alternatives && !project.stop_at_first_error) {
+      const chosen = continuation(models, ratings, position);
+      if (chosen) {
+        items.find((i) => i.position === position && i.alternative === chosen.alternative).continues = true;
+        continue;
+      }
+    }
     // The server counts every model completion here, shown or not (labelling._check_human_steps).
     const allBad = models.every((a) => valueOf(ratings, position, a.alternative) === -1);
     if (!(project.allow_human_steps && allBad)) return stop(null, "found_error");
@@ -103,6 +115,17 @@ export function sequence(assignment, ratings) {
     if (own.value === -1) return stop(null, "found_error");
   }
   return stop(null, items.length ? "solution" : null);
+}
+
+// The alternative a phase-1 trajectory goes on with after a -1 own step: the lowest-index one
+// rated +1, else the lowest rated 0, else null. Every alternative is rated by now.
+function continuation(models, ratings, position) {
+  const alternatives = models.filter((a) => a.alternative > 0).sort((x, y) => x.alternative - y.alternative);
+  for (const wanted of [1, 0]) {
+    const found = alternatives.find((a) => valueOf(ratings, position, a.alternative) === wanted);
+    if (found) return found;
+  }
+  return null;
 }
 
 /** The last rated item in rating order (what "undo" clears), or null. */

@@ -157,6 +157,8 @@ export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer 
     badge.textContent = value === null ? (current ? unrated : "") : RATING_LABEL[value];
     badge.className = "ws-badge " + (value === null ? "" : RATING_CLASS[value]);
     card.querySelector(".ws-flag").hidden = !flagged;
+    card.querySelector(".ws-continues").hidden = !item.continues;
+    card.classList.toggle("continues", Boolean(item.continues));
     if (!item.human && item.alternative > 0 && !(prev && prev.position === item.position && prev.alternative > 0)) {
       wanted.push(alternativesHeading(ui, item.position));
     }
@@ -203,7 +205,10 @@ function stepCard(item) {
   head.append(el("span", "ws-step-label", label));
   const flag = el("span", "ws-flag", "unsure");
   flag.hidden = true;
-  head.append(flag, el("span", "ws-badge"));
+  // Phase 1: the alternative the solution goes on with after a -1 on its own step.
+  const continues = el("span", "ws-continues", "the solution goes on from this one");
+  continues.hidden = true;
+  head.append(flag, continues, el("span", "ws-badge"));
   const text = el("div", "ws-step-text ws-text");
   if (!item.human) renderMath(text, item.text);
   card.append(head, text);
