@@ -17,6 +17,7 @@ without the time the tab was hidden. The client counts its visible time and send
 more. Without a client figure the wall time since hand-out is used.
 """
 from django.db import connection, transaction
+from django.db.models.signals import post_save, pre_save
 from django.utils import timezone
 
 from . import queue, rows, screening
@@ -42,7 +43,6 @@ class Entry:
         self.item = item  # index of the request item that set it, for error messages
         self.stored = stored  # a rating row exists (before this change)
         self.chosen = chosen  # the stored row's chosen flag
-        self.ends_solution = False  # set by _check_finish: the pass finishes as solution here
 
     @property
     def human(self):
@@ -59,8 +59,10 @@ def save_draft(assignment, ratings, *, now=None):
     with transaction.atomic():
         solution = queue.lock_solution(assignment)
         _require_open(assignment, solution, now)
-        _write(assignment, _merge(assignment, ratings), now)
+        change = _merge(assignment, ratings)
+        _write(assignment, change, now)
         queue.touch(assignment, now)
+    assignment.sheet = change.sheet
     return assignment
 
 
@@ -70,6 +72,10 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
     Idempotent: a retry with the ``submit_key`` of the stored submission returns it as is.
     When the ratings are valid but do not fit ``finish_reason``, they are kept as a draft and
     the error is raised; malformed input stores nothing.
+
+    Afterwards (as after ``save_draft``) ``assignment.sheet`` holds the steps it may rate
+    with its ratings as stored, ``{(position, alternative): Entry}``, so the response needs
+    no second read; a retried submit leaves it unset.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -95,19 +101,37 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
             failure = refused
         else:
             failure = None
-            _write(assignment, change, now, submitting=True)
+            _write(assignment, change, now, finish_reason=finish_reason)
             assignment.state = Assignment.SUBMITTED
             assignment.finish_reason = finish_reason
             assignment.finish_note = note or ""
             assignment.submit_key = submit_key
             assignment.submitted_at = assignment.last_activity_at = now
             assignment.total_time = elapsed
-            assignment.save(update_fields=_SUBMIT_FIELDS)
+            _save_submitted(assignment)
             # Gold and screening passes are scored (and may pause the annotator) with the submit.
             screening.after_submit(assignment, solution, now)
     if failure is not None:
         raise failure
+    assignment.sheet = change.sheet
     return assignment
+
+
+def _save_submitted(assignment):
+    """``assignment.save(update_fields=_SUBMIT_FIELDS)`` as one written statement, signals and all.
+
+    The ORM's save builds its UPDATE anew on every submit, which costs more than the
+    database spends on it; the signals (stats_cache bumps the dashboard on post_save) are
+    sent as save() would.
+    """
+    fields = [Assignment._meta.get_field(name) for name in _SUBMIT_FIELDS]
+    pre_save.send(sender=Assignment, instance=assignment, raw=False, using=connection.alias,
+                  update_fields=frozenset(_SUBMIT_FIELDS))
+    values = [f.get_db_prep_save(getattr(assignment, f.attname), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(_SQL_SUBMITTED, [*values, assignment.pk])
+    post_save.send(sender=Assignment, instance=assignment, created=False, raw=False, using=connection.alias,
+                   update_fields=frozenset(_SUBMIT_FIELDS))
 
 
 def total_time(assignment, client_elapsed_ms, now):
@@ -132,6 +156,9 @@ def _require_open(assignment, solution, now):
 
 
 _SUBMIT_FIELDS = ["state", "finish_reason", "finish_note", "submit_key", "submitted_at", "last_activity_at", "total_time"]
+_SQL_SUBMITTED = (
+    f"UPDATE labeling_assignment SET {', '.join(f'{name} = %s' for name in _SUBMIT_FIELDS)} WHERE id = %s"
+)
 
 # The steps this assignment may rate (every model step, human steps it wrote) with its
 # rating of each, in one statement.
@@ -181,20 +208,21 @@ def _merge(assignment, items):
     return Change(sheet, list(touched.values()), removed)
 
 
-def _write(assignment, change, now, submitting=False):
-    """Store a merged change; ``submitting`` also sets the chosen flags of every rating."""
+def _write(assignment, change, now, finish_reason=None):
+    """Store a merged change; with the ``finish_reason`` of a submit, also the chosen flag of every rating."""
+    submitting = finish_reason is not None
     for step in change.removed:
         if step.pk is not None:
             step.delete()
     for entry in change.touched:
         if entry.human:
             entry.step.save()
-    chosen = _chosen_steps(change.sheet) if submitting else set()
+    chosen = _chosen_steps(change.sheet, finish_reason) if submitting else set()
     # A cleared rating (undo) removes the row: an export must not list a step the annotator
     # un-rated as "shown, rated null".
-    cleared = [e.step.pk for e in change.touched if e.value is None and not e.human and e.step.pk]
+    cleared = [e for e in change.touched if e.value is None and not e.human and e.step.pk]
     if cleared:
-        Rating.objects.filter(assignment=assignment, step_id__in=cleared).delete()
+        Rating.objects.filter(assignment=assignment, step_id__in=[e.step.pk for e in cleared]).delete()
     written = [e for e in change.touched if e.value is not None or e.human]
     if written:
         _upsert(assignment, [(e.step.pk, e.value, e.flagged, e.step.pk in chosen) for e in written], now, submitting)
@@ -204,6 +232,11 @@ def _write(assignment, change, now, submitting=False):
         wrong = [e for e in change.sheet.values() if e.stored and id(e) not in rewritten and e.chosen != (e.step.pk in chosen)]
         if wrong:
             _set_chosen(assignment, [e.step.pk for e in wrong], chosen)
+    # The sheet now says what is stored (the response is built from it).
+    for entry in cleared:
+        entry.stored = False
+    for entry in written:
+        entry.stored = True
 
 
 def _merge_item(project, assignment, sheet, i, item):
@@ -327,8 +360,6 @@ def _check_finish(project, sheet, reason, note):
     uncorrected -1. A -1 is corrected by the annotator's own step rated 0 or +1 or, in phase 1
     with alternatives (PRM800K: the labeler rates every completion and picks one to go on
     with), by a model alternative rated 0 or +1 once every alternative there is rated.
-    Accepting ``solution`` marks the last own step (``Entry.ends_solution``) so that
-    ``_chosen_steps`` picks a completion at the last position too.
     """
     main = _main(sheet)
     rated = [p for p, e in main.items() if e.value is not None]
@@ -368,7 +399,6 @@ def _check_finish(project, sheet, reason, note):
             for p in rated:
                 if main[p].value == -1 and p not in human_ok:
                     _require_alternatives_rated(sheet, p)
-        main[rated[-1]].ends_solution = True
 
 
 def _require_alternatives_rated(sheet, position):
@@ -411,7 +441,7 @@ def _upsert(assignment, ratings, now, submitting):
         )
 
 
-def _chosen_steps(sheet):
+def _chosen_steps(sheet, finish_reason):
     """Step ids of the completion the trajectory continues with at each rated position.
 
     The annotator's own step where there is one, else the solution's own step unless it is
@@ -432,7 +462,7 @@ def _chosen_steps(sheet):
             chosen.add(human[0].step.pk)
         elif main is not None and not main.human and main.value is not None and main.value != -1:
             chosen.add(main.step.pk)
-        elif main is not None and main.value == -1 and (position < last_rated or main.ends_solution):
+        elif main is not None and main.value == -1 and (position < last_rated or finish_reason == FinishReason.SOLUTION):
             alternative = _continuation(sheet, position)
             if alternative is not None:
                 chosen.add(alternative.step.pk)

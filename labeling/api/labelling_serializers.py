@@ -132,10 +132,7 @@ def assignment_payload(assignment):
         solution.problem = rows.fetch_one(_SQL_PROBLEM, [solution.problem_id], (Problem, _PROBLEM_FIELDS))[0]
     problem = solution.problem
     positions, ratings = {}, []
-    with connection.cursor() as cursor:
-        cursor.execute(_SQL_PAYLOAD, [assignment.pk, assignment.solution_id, assignment.pk])
-        found = cursor.fetchall()
-    for position, alternative, text, source, author_id, rating_id, value, flagged in found:
+    for position, alternative, text, source, author_id, rating_id, value, flagged in _visible(assignment):
         if author_id == assignment.pk or (author_id is None and source != Step.HUMAN):
             positions.setdefault(position, []).append({"alternative": alternative, "text": text, "source": source})
         if rating_id is not None:
@@ -163,6 +160,21 @@ def assignment_payload(assignment):
         "steps": [{"position": p, "alternatives": alts} for p, alts in positions.items()],
         "ratings": ratings,
     }
+
+
+def _visible(assignment):
+    """``_SQL_PAYLOAD``'s rows: from the sheet a save or submit left on the assignment, else read."""
+    sheet = getattr(assignment, "sheet", None)
+    if sheet is None:
+        with connection.cursor() as cursor:
+            cursor.execute(_SQL_PAYLOAD, [assignment.pk, assignment.solution_id, assignment.pk])
+            return cursor.fetchall()
+    return [
+        (step.position, step.alternative, step.text, step.source, step.author_id, True if entry.stored else None,
+         entry.value, entry.flagged)
+        for (position, alternative), entry in sorted(sheet.items())
+        for step in [entry.step]
+    ]
 
 
 class MyPassSerializer(serializers.Serializer):

@@ -53,6 +53,34 @@ def test_the_direct_payload_is_what_the_serializer_would_render():
     assert any(a["source"] == Step.HUMAN for s in payload["steps"] for a in s["alternatives"])
 
 
+def test_the_payload_after_a_save_or_submit_is_what_a_fresh_read_gives():
+    """A save or submit answers from the ratings it just wrote, without reading them back."""
+    project = make_project(stop_at_first_error=False, allow_alternatives=True, allow_human_steps=True)
+    make_solution(project, steps=3, alternatives={1: 1})
+    task = queue.next_assignment(Annotator.objects.create(), project)
+
+    def reread():
+        fresh = Assignment.objects.select_related("project", "solution__problem").get(pk=task.pk)
+        return assignment_payload(fresh)
+
+    saves = [
+        [{"position": 0, "value": 1, "flagged": True}, {"position": 1, "value": -1}],
+        [{"position": 1, "alternative": 1, "value": -1}, {"position": 1, "human_text": "my step", "value": 0}],
+        [{"position": 0, "value": None}, {"position": 1, "human_text": "my better step"}],  # undo, rewrite
+        [{"position": 0, "value": 0}, {"position": 1, "human_text": None}],  # withdraw the own step
+    ]
+    for items in saves:
+        saved = labelling.save_draft(task, items)
+        assert saved.sheet is not None
+        assert assignment_payload(saved) == reread()
+    done = labelling.submit(task, finish_reason="give_up", note="enough",
+                            ratings=[{"position": 2, "value": None}, {"position": 0, "flagged": False, "value": 1}])
+    payload = assignment_payload(done)
+    assert payload == reread()
+    assert [(r["position"], r["alternative"], r["value"], r["flagged"]) for r in payload["ratings"]] == [
+        (0, 0, 1, False), (1, 0, -1, False), (1, 1, -1, False)]
+
+
 def test_a_fresh_payload_has_no_ratings_and_the_same_shape():
     project = make_project()
     make_solution(project, steps=2)
