@@ -126,8 +126,9 @@ def _add_common(parser):
     parser.add_argument("--format", choices=("auto", *FORMATS), default="auto", help=FORMAT_HELP)
     parser.add_argument("--aggregation", choices=sorted(AGGREGATIONS), default=None,
                         help="solution score from step scores: prod, min, last or mean (default: the checkpoint's, else prod)")
-    parser.add_argument("--max-tokens", type=int, default=16384, help="padded tokens per batch (default 16384)")
-    parser.add_argument("--max-batch", type=int, default=64, help="solutions per batch at most (default 64)")
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="padded tokens per batch (default 4096 on CPU, 16384 on GPU)")
+    parser.add_argument("--max-batch", type=int, default=None, help="solutions per batch at most (default 8 on CPU, 64 on GPU)")
     _add_device(parser)
 
 

@@ -6,7 +6,7 @@ import torch
 
 from scoring.inputs import collate, encode, pad_id
 from scoring.model import CORRECT, new_prm
-from scoring.scorer import aggregate, score_solutions
+from scoring.scorer import BATCHING, aggregate, batching, score_solutions
 
 
 def test_aggregations_by_hand():
@@ -40,6 +40,16 @@ def test_batched_scores_equal_step_by_step_scores(prm, processbench_items):
             naive = torch.softmax(logits[0, row.step_positions[-1]], -1)[CORRECT].item()
             assert result.step_scores[k] == pytest.approx(naive, abs=1e-5)
         assert result.score == pytest.approx(math.prod(result.step_scores), rel=1e-6)
+
+
+def test_batch_sizes_default_by_device_and_give_the_same_scores(prm, processbench_items):
+    assert batching("cpu") == BATCHING["cpu"] and batching("cuda:0") == BATCHING["cuda"]
+    assert batching("cpu", max_tokens=100) == (100, BATCHING["cpu"][1])
+    solutions = [(item["problem"], item["steps"]) for item in processbench_items[:6]]
+    default = score_solutions(prm, solutions)
+    one_by_one = score_solutions(prm, solutions, max_tokens=1, max_batch=1)
+    for a, b in zip(default, one_by_one):
+        assert a.step_scores == pytest.approx(b.step_scores, abs=1e-5)
 
 
 def test_steps_past_the_context_are_reported_unscored(tiny_bases, processbench_items):
