@@ -5,8 +5,9 @@
 
 Sets up a project (overlap 3, phase-2 rules) of about 5,000 candidate solutions from real
 data (GSM8K's example model solutions, four per problem), ``--concurrency`` annotators with
-API tokens, and serves it with gunicorn (``annotator.wsgi``, DEBUG off, gthread workers; each
-``WxT`` in ``--servers`` is one run with W workers of T threads). Then as many client threads
+API tokens, and serves it with gunicorn (``annotator.wsgi``, DEBUG off; each ``WxT`` in
+``--servers`` is one run with W gthread workers of T threads, a plain ``W`` one with W sync
+workers, which take a connection per request). Then as many client threads
 as annotators, each on its own keep-alive connection, loop: ``POST /api/projects/{id}/next/``,
 then ``POST /api/assignments/{id}/submit/`` with the ratings in the body (mostly every step
 +1 and ``solution``; otherwise steps in order up to a -1 and ``found_error``). After a warm-up
