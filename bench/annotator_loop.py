@@ -62,6 +62,9 @@ def main(argv=None):
     parser.add_argument("--warmup", type=float, default=5, help="seconds before measuring (default 5)")
     parser.add_argument("--servers", default="2x8", help="gunicorn WORKERSxTHREADS, comma-separated (default 2x8)")
     parser.add_argument("--sqlite", action="store_true", help="the embedded SQLite default instead of PostgreSQL")
+    parser.add_argument("--keep-alive", type=int, default=2, metavar="SECONDS",
+                        help="gunicorn's keep-alive for gthread workers; 0 closes every connection after its "
+                             "response, as behind a proxy that does not keep upstream connections (default 2)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N loops in-process")
     args = parser.parse_args(argv)
     # --servers '' with --profile: only the in-process profile.
@@ -78,11 +81,13 @@ def main(argv=None):
         _reset(project_id)
         load_before = os.getloadavg()[0]
         with gunicorn(database_url, workers=workers, threads=threads, ready_path="/api/me/",
+                      extra_args=["--keep-alive", str(args.keep_alive)],
                       headers={"Authorization": f"Token {tokens[0][0]}"}) as (port, pid):
             before = _cpu_snapshot(pid)
             run = _drive(port, project_id, tokens, args.warmup, args.duration)
             run["cpu"] = _cpu_used(before, _cpu_snapshot(pid))
-        run.update(server=_shape_name(workers, threads), load=(load_before, os.getloadavg()[0]))
+        shape = _shape_name(workers, threads) + (f", keep-alive {args.keep_alive} s" if threads else "")
+        run.update(server=shape, load=(load_before, os.getloadavg()[0]))
         run["integrity"] = _integrity(project_id, run)
         results.append(run)
         _report(run, args)
@@ -407,11 +412,11 @@ def _report(run, args):
 
 
 def _summary(results):
-    print("\nserver   loops/s  next p95  submit p95  CPU ms/loop  violations  load avg")
+    print("\nserver                            loops/s  next p95  submit p95  CPU ms/loop  violations  load avg")
     for r in results:
         p95 = [_percentile(r["latencies"].get(e, []), .95) for e in ("next", "submit")]
         per_loop = sum(r["cpu"].values()) / (len(r["acked"]) or 1) * 1000
-        print(f"{r['server']:<8} {r['loops'] / r['seconds']:>7.1f} {p95[0]:>9.1f} {p95[1]:>11.1f} {per_loop:>12.1f} "
+        print(f"{r['server']:<33} {r['loops'] / r['seconds']:>7.1f} {p95[0]:>9.1f} {p95[1]:>11.1f} {per_loop:>12.1f} "
               f"{sum(r['integrity'].values()):>11} {r['load'][1]:>9.1f}")
 
 
