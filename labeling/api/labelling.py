@@ -60,23 +60,43 @@ _REFUSED = {
 }
 
 class Rider:
-    """What a view reads first, joined onto the token check so that it costs no round trip.
+    """A view's first read, joined onto the token check so that it costs no round trip.
 
-    ``joins``: SQL after the token ``t`` and its user ``u``, whose ``%s`` placeholders take
-    the URL's keyword arguments named in ``kwargs``, in order. ``parts``: ``(part, alias)``
-    with ``part`` as for ``rows.fetch``; ``extra``: SQL of raw trailing values. The view picks
-    the result up with ``rider_rows(request)``; under session authentication there is none
-    and the view reads on its own.
+    ``joins``: SQL joined after the caller's user row ``u``; its ``%s`` placeholders take the
+    URL's keyword arguments named in ``kwargs``, in order. ``parts``: ``(part, alias)`` with
+    ``part`` as ``rows.fetch`` takes it; ``extra``: SQL of raw values after them. Under token
+    authentication the row comes with the token check (``LoopTokenAuthentication``); under
+    any other the same joins are read from the user row (``read``). Either way the view gets
+    it from ``rider_row``.
     """
 
     def __init__(self, joins, parts, extra=(), kwargs=("pk",)):
         self.joins, self.kwargs, self.extra = joins, kwargs, list(extra)
         self.parts = [part for part, alias in parts]
-        self.columns = ", ".join(
-            rows.columns(*(part if isinstance(part, tuple) else (part, None))[:1], alias,
-                         part[1] if isinstance(part, tuple) else None)
-            for part, alias in parts
-        )
+        self.columns = ", ".join(_columns(part, alias) for part, alias in parts)
+
+    def params(self, request):
+        kwargs = (getattr(request, "parser_context", None) or {}).get("kwargs", {})
+        return [kwargs.get(name) for name in self.kwargs]
+
+    def fetch(self, sql, params, *leading, held=0):
+        """``rows.fetch_one`` of a statement selecting ``leading`` parts, ``held`` raw values, then the rider's."""
+        return rows.fetch_one(sql, params, *leading, *self.parts, extra=held + len(self.extra))
+
+    def select(self, held_sql=""):
+        """The select list: the rider's parts, ``held_sql`` (raw values of the statement's own), its extras."""
+        return ", ".join(filter(None, [self.columns, held_sql, *self.extra]))
+
+    def read(self, request):
+        """The rider's row read on its own, from the caller's user row."""
+        User = get_user_model()
+        sql = f"SELECT {self.select()} FROM {User._meta.db_table} u {self.joins} WHERE u.{User._meta.pk.column} = %s"
+        return self.fetch(sql, [*self.params(request), request.user.pk])
+
+
+def _columns(part, alias):
+    model, fields = part if isinstance(part, tuple) else (part, None)
+    return rows.columns(model, alias, fields)
 
 
 class LoopTokenAuthentication(TokenAuthentication):
@@ -84,40 +104,39 @@ class LoopTokenAuthentication(TokenAuthentication):
 
     The same answers as ``TokenAuthentication`` (the same refusals, ``request.auth`` the
     token); the user comes with the fields the role check reads (the others load when asked
-    for) and their roles, so ``IsAnnotator`` asks the database nothing. A view with a
-    ``rider`` (see ``Rider``) gets its first read from the same statement.
+    for) and their roles, so ``IsAnnotator`` asks the database nothing. A view's ``rider``
+    (see ``Rider``) is read by the same statement.
     """
 
     user_fields = ("id", "username", "is_active", "is_staff", "is_superuser")
+    request = rider = None
 
     def authenticate(self, request):
-        context = getattr(request, "parser_context", None) or {}
-        self.rider = getattr(context.get("view"), "rider", None)
-        self.rider_params = [context.get("kwargs", {}).get(name) for name in self.rider.kwargs] if self.rider else []
         self.request = request
+        self.rider = getattr((getattr(request, "parser_context", None) or {}).get("view"), "rider", None)
         return super().authenticate(request)
 
     def authenticate_credentials(self, key):
         Token, User = self.get_model(), get_user_model()
-        rider = getattr(self, "rider", None)
-        parts = [(Token, ["key", "user"]), (User, self.user_fields)]
-        if rider is not None:
-            parts += rider.parts
-        found = rows.fetch_one(self.statement(rider), [*getattr(self, "rider_params", []), key], *parts,
-                               extra=len(roles.ROLES) + (len(rider.extra) if rider else 0))
+        leading = [(Token, ["key", "user"]), (User, self.user_fields)]
+        held = len(roles.ROLES)
+        if self.rider is None:
+            found = rows.fetch_one(self.statement(), [key], *leading, extra=held)
+        else:
+            found = self.rider.fetch(self.statement(self.rider), [*self.rider.params(self.request), key], *leading,
+                                     held=held)
         if found is None:
             raise AuthenticationFailed(_("Invalid token."))
         token, user = found[:2]
         if not user.is_active:
             raise AuthenticationFailed(_("User inactive or deleted."))
         token.user = user
-        if rider is None:
-            held = found[2:]
+        if self.rider is None:
+            roles.remember_roles(user, found[2:])
         else:
-            riding = len(rider.parts)
-            held = found[2 + riding:2 + riding + len(roles.ROLES)]
-            self.request._rider_rows = (*found[2:2 + riding], *found[2 + riding + len(roles.ROLES):])
-        roles.remember_roles(user, held)  # the role check that follows asks nothing more
+            riding = len(self.rider.parts)
+            roles.remember_roles(user, found[2 + riding:2 + riding + held])
+            self.request._rider_row = (*found[2:2 + riding], *found[2 + riding + held:])
         return user, token
 
     @classmethod
@@ -125,19 +144,20 @@ class LoopTokenAuthentication(TokenAuthentication):
     def statement(cls, rider=None):
         """The token check's SQL (with a view's rider), built once: it runs on every request of the loop."""
         Token, User = cls().get_model(), get_user_model()
+        held = roles.role_columns("u." + User._meta.pk.column)
         return (
             f"SELECT {rows.columns(Token, 't', ['key', 'user'])}, {rows.columns(User, 'u', cls.user_fields)},"
-            f" {rider.columns + ',' if rider else ''} {roles.role_columns('u.' + User._meta.pk.column)}"
-            f"{''.join(', ' + sql for sql in rider.extra) if rider else ''}"
+            f" {rider.select(held) if rider else held}"
             f" FROM {Token._meta.db_table} t JOIN {User._meta.db_table} u"
             f" ON u.{User._meta.pk.column} = t.{Token._meta.get_field('user').column}"
             f" {rider.joins if rider else ''} WHERE t.key = %s"
         )
 
 
-def rider_rows(request):
-    """The view's rider read by the token check, or None (another authentication, or none)."""
-    return getattr(request, "_rider_rows", None)
+def rider_row(request, rider):
+    """The row of the view's ``rider``: from the token check, else read now (session authentication)."""
+    found = getattr(request, "_rider_row", None)
+    return found if found is not None else rider.read(request)
 
 
 # The API schema documents it as the token scheme it is (drf-spectacular would otherwise
@@ -149,25 +169,12 @@ LOOP_AUTHENTICATION = [
     LoopTokenAuthentication if cls is TokenAuthentication else cls for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES
 ]
 
-# The project, and the caller's Annotator row when they have one (its id repeated: NULL without).
-_PROJECT_AND_ANNOTATOR_SQL = f"""SELECT {rows.columns(Project, 'p')}, {rows.columns(Annotator, 'a')}, a.id
-    FROM labeling_project p LEFT JOIN labeling_annotator a ON a.user_id = %s WHERE p.id = %s"""
-
-# The caller's assignment with its project, solution and problem.
-_OWN_SQL = f"""SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Project, 'p')}, {rows.columns(Solution, 's')},
-        {rows.columns(Problem, 'pr')}
-    FROM labeling_assignment a JOIN labeling_annotator n ON n.id = a.annotator_id
-        JOIN labeling_project p ON p.id = a.project_id JOIN labeling_solution s ON s.id = a.solution_id
-        JOIN labeling_problem pr ON pr.id = s.problem_id
-    WHERE a.id = %s AND n.user_id = %s"""
-
-
 def annotator_of(user):
     """The caller's Annotator row, or None (staff pass the role check without one)."""
     return Annotator.objects.filter(user=user).first() if user.is_authenticated else None
 
 
-# The rider of the views on one of the caller's assignments: ``_OWN_SQL`` joined onto the token check.
+# The caller's assignment with its project, solution and problem (all NULL when it is not theirs).
 OWN_RIDER = Rider(
     """LEFT JOIN labeling_annotator n ON n.user_id = u.id
         LEFT JOIN labeling_assignment a ON a.id = %s AND a.annotator_id = n.id
@@ -177,14 +184,12 @@ OWN_RIDER = Rider(
 )
 
 
-def own_assignment(request, pk):
-    """The caller's assignment ``pk``, or 404: another person's work does not exist for them."""
+def own_assignment(request):
+    """The caller's assignment named by the URL's ``pk``, or 404: another person's work does not exist for them."""
     if not request.user.is_authenticated:
         raise Http404("No such assignment.")
     # One statement: the owner is matched through their Annotator row's user.
-    found = rider_rows(request)
-    if found is None:
-        found = rows.fetch_one(_OWN_SQL, [pk, request.user.pk], Assignment, Project, Solution, Problem)
+    found = rider_row(request, OWN_RIDER)
     if found is None or found[0].pk is None:
         raise Http404("No such assignment.")
     assignment, project, solution, problem = found
@@ -243,9 +248,8 @@ class NextView(APIView):
         },
     )
     def post(self, request, pk):
-        found = rider_rows(request)
-        if found is None:
-            found = rows.fetch_one(_PROJECT_AND_ANNOTATOR_SQL, [request.user.pk, pk], Project, Annotator, extra=1)
+        # The project, and the caller's Annotator row when they have one (its id repeated: NULL without).
+        found = rider_row(request, self.rider)
         if found is None or found[0].pk is None:
             raise Http404("No such project.")
         project, annotator, has_annotator = found
@@ -270,7 +274,7 @@ class AssignmentView(APIView):
 
     @extend_schema(responses={200: AssignmentSerializer, 404: _REFUSED[404]})
     def get(self, request, pk):
-        return render(own_assignment(request, pk))
+        return render(own_assignment(request))
 
 
 class DraftView(APIView):
@@ -295,7 +299,7 @@ class DraftView(APIView):
         return self.save(request, pk)
 
     def save(self, request, pk):
-        assignment = own_assignment(request, pk)
+        assignment = own_assignment(request)
         data, bad = checked(DraftSerializer, request)
         if bad is not None:
             return bad
@@ -317,7 +321,7 @@ class SubmitView(APIView):
     @extend_schema(operation_id="assignments_submit_create", request=SubmitSerializer,
                    responses={200: AssignmentSerializer, **_REFUSED})
     def post(self, request, pk):
-        assignment = own_assignment(request, pk)
+        assignment = own_assignment(request)
         data = plain_submit(request.data)
         if data is None:
             data, bad = checked(SubmitSerializer, request)

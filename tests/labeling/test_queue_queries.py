@@ -157,9 +157,16 @@ def test_the_loop_token_check_answers_as_drf_does(loop_project):
     assert token_client(make_user("ok", "annotator")).post(url).status_code == 201
 
 
-def test_reads_joined_onto_the_token_check_answer_as_the_views_own_reads(loop_project):
-    """The rider reads (project, own assignment) refuse what the views' own statements refuse."""
-    mine, theirs = token_client(make_user("mine", "annotator")), token_client(make_user("theirs", "annotator"))
+def session_client(user):
+    client = APIClient()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("login", [token_client, session_client], ids=["token", "session"])
+def test_reads_joined_onto_the_token_check_answer_as_the_views_own_reads(loop_project, login):
+    """The views' first reads (project, own assignment) refuse the same with the token check and without."""
+    mine, theirs = login(make_user("mine", "annotator")), login(make_user("theirs", "annotator"))
     assert mine.post(reverse("api:project-next", args=[loop_project.pk + 999])).status_code == 404
     task = mine.post(reverse("api:project-next", args=[loop_project.pk])).json()
     body = {"finish_reason": "solution", "ratings": [{"position": p, "value": 1} for p in range(3)]
