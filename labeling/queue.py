@@ -232,10 +232,9 @@ def _survey(project, now):
     One statement for both: a hand-out reads them every time, and each round trip costs the
     web process and the database more than the reading does.
     """
-    lapsed, generations = [], []
-    for kind, pk, number in _fetch(_SQL_SURVEY, [project.pk, project.pk, _when(now), REAP_BATCH]):
-        (generations if kind == 0 else lapsed).append(pk if kind else (pk, number))
-    generations.sort(key=lambda g: g[1], reverse=True)
+    found = _fetch(_SQL_SURVEY, [project.pk, project.pk, _when(now), REAP_BATCH])
+    lapsed = [pk for lapse, pk, number in found if lapse]
+    generations = sorted(((pk, number) for lapse, pk, number in found if not lapse), key=lambda g: -g[1])
     return lapsed, generations + [(None, None)]
 
 
@@ -368,11 +367,14 @@ def _hand_out(annotator, project, solution, generation_number, now, live=None):
         is_quality_control=solution.is_gold,
         is_screening=solution.is_screening,
     )
+    if not connection.features.can_return_columns_from_insert:  # SQLite before 3.35
+        assignment.save(force_insert=True)
+        _recount_one(solution.pk)
+        return assignment
     # Written SQL, not save(): no signal listens to a hand-out (stats_cache only to submits).
-    values = [_when(now), _when(now), _when(now), _when(assignment.lease_expires_at)]
-    params = [project.pk, solution.pk, annotator.pk, *values, generation_number, solution.is_gold,
-              solution.is_screening]
-    if live is not None and connection.features.can_return_columns_from_insert and connection.vendor == "postgresql":
+    params = [project.pk, solution.pk, annotator.pk, *[_when(now)] * 3, _when(assignment.lease_expires_at),
+              generation_number, solution.is_gold, solution.is_screening]
+    if live is not None and connection.vendor == "postgresql":
         ((assignment.pk,),) = _fetch(_SQL_RECOUNTED + _SQL_HAND_OUT, [live + 1, solution.pk, *params])
     else:
         ((assignment.pk,),) = _fetch(_SQL_HAND_OUT, params)
