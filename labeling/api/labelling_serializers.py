@@ -169,12 +169,12 @@ def _visible(assignment):
         with connection.cursor() as cursor:
             cursor.execute(_SQL_PAYLOAD, [assignment.pk, assignment.solution_id, assignment.pk])
             return cursor.fetchall()
-    return [
-        (step.position, step.alternative, step.text, step.source, step.author_id, True if entry.stored else None,
-         entry.value, entry.flagged)
-        for (position, alternative), entry in sorted(sheet.items())
-        for step in [entry.step]
-    ]
+    found = []
+    for _, entry in sorted(sheet.items()):
+        step = entry.step
+        found.append((step.position, step.alternative, step.text, step.source, step.author_id,
+                      True if entry.stored else None, entry.value, entry.flagged))
+    return found
 
 
 class MyPassSerializer(serializers.Serializer):
