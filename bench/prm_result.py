@@ -16,7 +16,7 @@ the comparison plots sit at the top of ``--out``. Time is bounded with ``--max-t
 ``--reuse`` evaluates an already trained checkpoint again. The command in docs/prm.md is the one
 whose figures are quoted there::
 
-    .venv/bin/python bench/prm_result.py --out var/prm_result --max-train-steps 120 --test-limit 40
+    .venv/bin/python bench/prm_result.py --out var/prm_result_800 --max-train-steps 800 --test-limit 40
 """
 import argparse
 import json
