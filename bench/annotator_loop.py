@@ -38,6 +38,7 @@ import os
 import pstats
 import random
 import resource
+import statistics
 import sys
 import tempfile
 import threading
@@ -299,6 +300,13 @@ def _drive(port, project_id, tokens, warmup, duration):
         "unanswered": set().union(*(c.unanswered for c in clients)),
         "resumed": sum(c.resumed for c in clients),
         "out_of_work": sum(1 for c in clients if c.requests and c.requests[-1][3] == 204),
+        # Each annotator's median request in the window: a wide spread means the server treats
+        # connections unequally (a gthread worker keeps its keep-alive connections, so a worker
+        # holding more of them serves each one more slowly), not that requests vary.
+        "client_medians": sorted(
+            statistics.median(seconds for _, at, seconds, _ in c.requests if window(at))
+            for c in clients if any(window(at) for _, at, _, _ in c.requests)
+        ),
     }
 
 
@@ -399,6 +407,10 @@ def _report(run, args):
     print(f"capacity with all {os.cpu_count()} CPUs to ourselves (CPUs / CPU per loop): "
           f"about {os.cpu_count() / per_loop:.0f} loops/s")
     print(f"responses (whole run, warm-up included): {by_status}")
+    medians = run["client_medians"]
+    if medians:
+        print(f"median request per annotator: fastest {medians[0] * 1000:.1f} ms, "
+              f"middle {medians[len(medians) // 2] * 1000:.1f} ms, slowest {medians[-1] * 1000:.1f} ms")
     if run["resumed"] or run["out_of_work"] or run["unanswered"]:
         print(f"resumed assignments: {run['resumed']}, clients out of work: {run['out_of_work']}, "
               f"submits without an answer: {len(run['unanswered'])}")
