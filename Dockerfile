@@ -37,7 +37,7 @@ WORKDIR /app
 # torch first, from the chosen index, so that installing Stepmark keeps it.
 RUN pip install --index-url "${TORCH_INDEX_URL}" "torch==${TORCH_VERSION}"
 
-COPY pyproject.toml README.md manage.py ./
+COPY pyproject.toml README.md manage.py gunicorn.conf.py ./
 COPY annotator/ annotator/
 COPY labeling/ labeling/
 COPY scoring/ scoring/

@@ -38,6 +38,7 @@ import os
 import pstats
 import random
 import resource
+import runpy
 import statistics
 import sys
 import tempfile
@@ -66,6 +67,9 @@ def main(argv=None):
     parser.add_argument("--keep-alive", type=int, default=2, metavar="SECONDS",
                         help="gunicorn's keep-alive for gthread workers; 0 closes every connection after its "
                              "response, as behind a proxy that does not keep upstream connections (default 2)")
+    parser.add_argument("--worker-connections", type=int, default=None, metavar="N",
+                        help="connections a gthread worker holds at most (default: gunicorn.conf.py's, 2 per "
+                             "thread; more than the annotators, say 64, shows the server without the cap)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N loops in-process")
     args = parser.parse_args(argv)
     # --servers '' with --profile: only the in-process profile.
@@ -82,12 +86,17 @@ def main(argv=None):
         _reset(project_id)
         load_before = os.getloadavg()[0]
         with gunicorn(database_url, workers=workers, threads=threads, ready_path="/api/me/",
-                      extra_args=["--keep-alive", str(args.keep_alive)],
+                      extra_args=["--keep-alive", str(args.keep_alive),
+                                  *(["--worker-connections", str(args.worker_connections)]
+                                    if args.worker_connections else [])],
                       headers={"Authorization": f"Token {tokens[0][0]}"}) as (port, pid):
             before = _cpu_snapshot(pid)
             run = _drive(port, project_id, tokens, args.warmup, args.duration)
             run["cpu"] = _cpu_used(before, _cpu_snapshot(pid))
-        shape = _shape_name(workers, threads) + (f", keep-alive {args.keep_alive} s" if threads else "")
+        per_thread = runpy.run_path(str(ROOT / "gunicorn.conf.py"))["CONNECTIONS_PER_THREAD"]
+        connections = args.worker_connections or per_thread * threads
+        shape = _shape_name(workers, threads) + (f" ({connections} connections a worker), keep-alive "
+                                                 f"{args.keep_alive} s" if threads else "")
         run.update(server=shape, load=(load_before, os.getloadavg()[0]))
         run["integrity"] = _integrity(project_id, run)
         results.append(run)
