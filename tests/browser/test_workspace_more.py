@@ -44,6 +44,16 @@ def own_step(username):
     return Step.objects.get(source=Step.HUMAN, author__annotator__user__username=username)
 
 
+
+def submitted_record(page, project, username):
+    """Submit with Enter; the annotator's stored pass and its record in the PRM800K export."""
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#workspace[data-state="empty"]')
+    annotator = Annotator.objects.get(user__username=username)
+    lines = [json.loads(line) for line in get_exporter("prm800k")(ExportFilters(project_id=project.pk))]
+    [record] = [r for r in lines if r["labeler"] == str(annotator.uuid)]
+    return Assignment.objects.get(annotator=annotator), record
+
 def test_phase_one_own_step_is_written_rated_kept_over_a_reload_and_exported(page, live_server):
     project, _ = make_task(STEPS, alternatives={1: WRONG}, **PHASE_ONE)
     make_user("ann", "annotator")
@@ -85,14 +95,8 @@ def test_phase_one_own_step_is_written_rated_kept_over_a_reload_and_exported(pag
     page.keyboard.press("1")
     page.keyboard.press("2")
     assert "Every step is rated" in page.inner_text(".ws-hint")
-    page.keyboard.press("Enter")
-    page.wait_for_selector('#workspace[data-state="empty"]')
-
-    annotator = Annotator.objects.get(user__username="ann")
-    done = Assignment.objects.get(annotator=annotator)
+    done, record = submitted_record(page, project, "ann")
     assert (done.state, done.finish_reason) == ("submitted", "solution")
-    lines = [json.loads(line) for line in get_exporter("prm800k")(ExportFilters(project_id=project.pk))]
-    [record] = [r for r in lines if r["labeler"] == str(annotator.uuid)]
     assert record["label"]["finish_reason"] == "solution"
     steps = record["label"]["steps"]
     assert [s["chosen_completion"] for s in steps] == [0, None, 0, 0]
@@ -125,18 +129,13 @@ def test_phase_one_goes_on_through_an_alternative_rated_plus_one_and_submits_as_
     page.keyboard.press("1")
     page.keyboard.press("1")
     assert "Every step is rated" in page.inner_text(".ws-hint")
-    page.keyboard.press("Enter")
-    page.wait_for_selector('#workspace[data-state="empty"]')
-
-    annotator = Annotator.objects.get(user__username="ann")
-    done = Assignment.objects.get(annotator=annotator)
+    done, record = submitted_record(page, project, "ann")
     assert (done.state, done.finish_reason) == ("submitted", "solution")
     assert stored_ratings("ann") == {
         (0, 0): (1, False), (1, 0): (-1, False), (1, 1): (-1, False), (1, 2): (1, False),
         (2, 0): (1, False), (3, 0): (1, False),
     }
-    [line] = get_exporter("prm800k")(ExportFilters(project_id=project.pk))
-    steps = json.loads(line)["label"]["steps"]
+    steps = record["label"]["steps"]
     assert [s["chosen_completion"] for s in steps] == [0, 2, 0, 0]
     assert steps[1]["completions"][2] == {"text": others[1], "rating": 1, "flagged": False}
 
