@@ -56,4 +56,6 @@ RUN useradd --create-home --uid 1000 stepmark \
 USER stepmark
 
 EXPOSE 8000
-CMD ["gunicorn", "annotator.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "4", "--access-logfile", "-"]
+# Sync workers, 2 per CPU + 2 (gunicorn.conf.py); STEPMARK_WEB_WORKERS overrides. Put a buffering
+# proxy in front (docker-compose.yml runs nginx with deploy/nginx.conf).
+CMD ["gunicorn", "annotator.wsgi:application", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]

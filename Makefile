@@ -9,7 +9,7 @@ FRONTEND_STAMP := frontend/dist/.built
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: demo test venv frontend chromium bench clean
+.PHONY: demo test venv frontend chromium nginx bench clean
 
 venv: $(STAMP)
 
@@ -31,10 +31,14 @@ $(FRONTEND_STAMP): $(shell find frontend -path frontend/node_modules -prune -o -
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# The production proxy's config (deploy/nginx.conf) is tested in front of a real gunicorn.
+nginx:
+	@test -x /usr/sbin/nginx || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; }
+
 demo: venv frontend
 	$(PY) -m annotator.demo
 
-test: venv frontend chromium
+test: venv frontend chromium nginx
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_DEBUG=1 \
 		$(PY) -m pytest $(PYTEST_ARGS)
 

@@ -6,6 +6,7 @@ import contextlib
 import http.client
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -74,6 +75,67 @@ def gunicorn(database_url, *, workers, threads, ready_path, headers=None, timeou
                 process.wait()
         log.close()
         os.unlink(log.name)
+
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+def nginx_config(workdir, upstream_port, listen_port):
+    """A whole nginx.conf serving deploy/nginx.conf on ``listen_port`` in front of ``upstream_port``.
+
+    The compose names (``web:8000``, port 80) become local ports; everything nginx writes
+    (pid, error log, temporary files) stays under ``workdir``. Returns the file's path.
+    """
+    workdir = Path(workdir)
+    site = (ROOT / "deploy" / "nginx.conf").read_text()
+    if "server web:8000;" not in site or "listen 80;" not in site:
+        raise ValueError("deploy/nginx.conf no longer names web:8000 and port 80")
+    site = site.replace("server web:8000;", f"server 127.0.0.1:{upstream_port};")
+    (workdir / "site.conf").write_text(site.replace("listen 80;", f"listen 127.0.0.1:{listen_port};"))
+    temp = "\n".join(f"    {kind}_temp_path {workdir}/{kind};" for kind in
+                     ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    config = workdir / "nginx.conf"
+    config.write_text(f"""daemon off;
+pid {workdir}/nginx.pid;
+error_log {workdir}/error.log warn;
+events {{}}
+http {{
+    access_log off;
+{temp}
+    include {workdir}/site.conf;
+}}
+""")
+    return config
+
+
+@contextlib.contextmanager
+def nginx(upstream_port):
+    """Run nginx with deploy/nginx.conf in front of ``upstream_port``; yield ``(port, pid)`` once it answers."""
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="stepmark-nginx-")
+    process = subprocess.Popen([NGINX, "-c", str(nginx_config(workdir, upstream_port, port))],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"nginx did not start: {Path(workdir, 'error.log').read_text(errors='replace')}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("nginx did not listen") from None
+                time.sleep(0.1)
+        yield port, process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _wait_ready(process, port, path, headers, timeout, log_name):

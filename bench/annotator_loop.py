@@ -1,13 +1,15 @@
 """The annotator loop over HTTP under load: next, submit, again, by many people at once.
 
     DJANGO_DEBUG=1 .venv/bin/python -m bench.annotator_loop [--concurrency 32] [--duration 30]
-        [--warmup 5] [--servers 3x4,2x8] [--sqlite] [--profile 200 [--servers '']]
+        [--warmup 5] [--servers conf,6,2x8] [--proxy nginx|none] [--sqlite] [--profile 200 [--servers '']]
 
 Sets up a project (overlap 3, phase-2 rules) of about 5,000 candidate solutions from real
 data (GSM8K's example model solutions, four per problem), ``--concurrency`` annotators with
-API tokens, and serves it with gunicorn (``annotator.wsgi``, DEBUG off; each ``WxT`` in
-``--servers`` is one run with W gthread workers of T threads, a plain ``W`` one with W sync
-workers, which take a connection per request). Then as many client threads
+API tokens, and serves it with gunicorn (``annotator.wsgi``, DEBUG off; ``conf`` in
+``--servers``, the default, is one run with gunicorn.conf.py's shape as production runs it,
+each ``WxT`` one with W gthread workers of T threads, a plain ``W`` one with W sync workers,
+which take a connection per request), behind nginx with deploy/nginx.conf as
+docker-compose.yml runs it (``--proxy none``: the clients talk to gunicorn). Then as many client threads
 as annotators, each on its own keep-alive connection, loop: ``POST /api/projects/{id}/next/``,
 then ``POST /api/assignments/{id}/submit/`` with the ratings in the body (mostly every step
 +1 and ``solution``; otherwise steps in order up to a -1 and ``found_error``). After a warm-up
@@ -31,6 +33,7 @@ migrated, and only the benchmark's project is reset between runs.
 """
 import argparse
 import collections
+import contextlib
 import cProfile
 import http.client
 import json
@@ -48,7 +51,7 @@ import urllib.parse
 import uuid
 from pathlib import Path
 
-from bench._server import children, cpu_seconds, gunicorn
+from bench._server import children, cpu_seconds, gunicorn, nginx
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
@@ -62,7 +65,10 @@ def main(argv=None):
     parser.add_argument("--concurrency", type=int, default=32, help="annotators looping at once (default 32)")
     parser.add_argument("--duration", type=float, default=30, help="measured seconds (default 30)")
     parser.add_argument("--warmup", type=float, default=5, help="seconds before measuring (default 5)")
-    parser.add_argument("--servers", default="2x8", help="gunicorn WORKERSxTHREADS, comma-separated (default 2x8)")
+    parser.add_argument("--servers", default="conf",
+                        help="comma-separated server shapes: 'conf' (gunicorn.conf.py as production runs it: "
+                             "sync workers, 2 per CPU + 2), W (W sync workers) or WxT (W gthread workers of T "
+                             "threads); default conf")
     parser.add_argument("--sqlite", action="store_true", help="the embedded SQLite default instead of PostgreSQL")
     parser.add_argument("--keep-alive", type=int, default=2, metavar="SECONDS",
                         help="gunicorn's keep-alive for gthread workers; 0 closes every connection after its "
@@ -70,6 +76,10 @@ def main(argv=None):
     parser.add_argument("--worker-connections", type=int, default=None, metavar="N",
                         help="connections a gthread worker holds at most (default: gunicorn.conf.py's, 2 per "
                              "thread; more than the annotators, say 64, shows the server without the cap)")
+    parser.add_argument("--proxy", choices=("nginx", "none"), default="nginx",
+                        help="nginx with deploy/nginx.conf in front of gunicorn, as docker-compose.yml runs it "
+                             "(the clients keep their connections to it), or none: clients talk to gunicorn "
+                             "(default nginx)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N loops in-process")
     args = parser.parse_args(argv)
     # --servers '' with --profile: only the in-process profile.
@@ -89,14 +99,16 @@ def main(argv=None):
                       extra_args=["--keep-alive", str(args.keep_alive),
                                   *(["--worker-connections", str(args.worker_connections)]
                                     if args.worker_connections else [])],
-                      headers={"Authorization": f"Token {tokens[0][0]}"}) as (port, pid):
-            before = _cpu_snapshot(pid)
-            run = _drive(port, project_id, tokens, args.warmup, args.duration)
-            run["cpu"] = _cpu_used(before, _cpu_snapshot(pid))
+                      headers={"Authorization": f"Token {tokens[0][0]}"}) as (port, pid), \
+                (nginx(port) if args.proxy == "nginx" else contextlib.nullcontext((port, None))) as (front, proxy):
+            before = _cpu_snapshot(pid, proxy)
+            run = _drive(front, project_id, tokens, args.warmup, args.duration)
+            run["cpu"] = _cpu_used(before, _cpu_snapshot(pid, proxy))
         per_thread = runpy.run_path(str(ROOT / "gunicorn.conf.py"))["CONNECTIONS_PER_THREAD"]
         connections = args.worker_connections or per_thread * threads
         shape = _shape_name(workers, threads) + (f" ({connections} connections a worker), keep-alive "
                                                  f"{args.keep_alive} s" if threads else "")
+        shape += " behind nginx" if args.proxy == "nginx" else ""
         run.update(server=shape, load=(load_before, os.getloadavg()[0]))
         run["integrity"] = _integrity(project_id, run)
         results.append(run)
@@ -114,7 +126,10 @@ def main(argv=None):
 
 
 def _server_shape(spec):
-    """``WxT`` (gthread: W workers of T threads) or ``W`` (W sync workers) as (W, T or 0)."""
+    """``WxT`` (gthread: W workers of T threads) or ``W`` (W sync workers) as (W, T or 0); ``conf``: the file's."""
+    if spec.strip() == "conf":
+        conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+        return conf["workers"], 0 if conf["worker_class"] == "sync" else conf.get("threads", 1)
     workers, _, threads = spec.lower().partition("x")
     return int(workers), int(threads or 0)
 
@@ -319,8 +334,8 @@ def _drive(port, project_id, tokens, warmup, duration):
     }
 
 
-def _cpu_snapshot(server_pid):
-    """CPU seconds so far of the server's processes, the database's backends and this process."""
+def _cpu_snapshot(server_pid, proxy_pid=None):
+    """CPU seconds so far of the server's processes, the proxy's, the database's backends and this process."""
     from django.db import connection
 
     backends = []
@@ -334,6 +349,7 @@ def _cpu_snapshot(server_pid):
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {
         "server": {pid: cpu_seconds(pid) for pid in [server_pid, *children(server_pid)]},
+        "proxy": {pid: cpu_seconds(pid) for pid in ([proxy_pid, *children(proxy_pid)] if proxy_pid else [])},
         "database": {pid: cpu_seconds(pid) for pid in backends},
         "client": usage.ru_utime + usage.ru_stime,
     }
@@ -342,7 +358,7 @@ def _cpu_snapshot(server_pid):
 def _cpu_used(before, after):
     # Processes started during the run (database backends of new connections) count from 0.
     used = {part: sum(s - before[part].get(pid, 0.0) for pid, s in after[part].items())
-            for part in ("server", "database")}
+            for part in ("server", "proxy", "database")}
     used["client"] = after["client"] - before["client"]
     return used
 
@@ -410,7 +426,8 @@ def _report(run, args):
     cpu, loops = run["cpu"], len(run["acked"]) or 1
     database = "in the gunicorn workers" if args.sqlite else f"{cpu['database'] / loops * 1000:.1f} ms"
     per_loop = sum(cpu.values()) / loops
-    print(f"CPU per loop (whole run, {loops:,} loops): gunicorn {cpu['server'] / loops * 1000:.1f} ms, "
+    proxy = f"nginx {cpu['proxy'] / loops * 1000:.1f} ms, " if args.proxy == "nginx" else ""
+    print(f"CPU per loop (whole run, {loops:,} loops): gunicorn {cpu['server'] / loops * 1000:.1f} ms, {proxy}"
           f"database backends {database}, load generator {cpu['client'] / loops * 1000:.1f} ms; "
           f"{sum(cpu.values()) / (run['seconds'] + args.warmup + run['tail']):.2f} CPUs busy on average")
     print(f"capacity with all {os.cpu_count()} CPUs to ourselves (CPUs / CPU per loop): "

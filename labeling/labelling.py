@@ -21,7 +21,7 @@ from django.db.models.signals import post_save, pre_save
 from django.utils import timezone
 
 from . import queue, rows, screening
-from .models import Assignment, FinishReason, Rating, Step
+from .models import Assignment, FinishReason, Rating, Solution, Step
 
 
 class LabellingError(Exception):
@@ -57,9 +57,9 @@ def save_draft(assignment, ratings, *, now=None):
     """Store ``ratings`` on an unsubmitted assignment and renew its lease."""
     now = now or timezone.now()
     with transaction.atomic():
-        solution = queue.lock_solution(assignment)
+        solution, sheet = _lock_with_sheet(assignment)
         _require_open(assignment, solution, now)
-        change = _merge(assignment, ratings)
+        change = _merge(assignment, ratings, sheet)
         _write(assignment, change, now)
         queue.touch(assignment, now)
     assignment.sheet = change.sheet
@@ -79,7 +79,7 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
     """
     now = now or timezone.now()
     with transaction.atomic():
-        solution = queue.lock_solution(assignment)
+        solution, sheet = _lock_with_sheet(assignment)
         if assignment.state == Assignment.SUBMITTED:
             if submit_key is not None and submit_key == assignment.submit_key:
                 return assignment
@@ -91,7 +91,7 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
             )
         elapsed = total_time(assignment, client_elapsed_ms, now)
         _require_open(assignment, solution, now)
-        change = _merge(assignment, ratings or [])
+        change = _merge(assignment, ratings or [], sheet)
         try:
             _check_finish(assignment.project, change.sheet, finish_reason, note or "")
         except LabellingError as refused:
@@ -101,14 +101,14 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
             failure = refused
         else:
             failure = None
-            _write(assignment, change, now, finish_reason=finish_reason)
             assignment.state = Assignment.SUBMITTED
             assignment.finish_reason = finish_reason
             assignment.finish_note = note or ""
             assignment.submit_key = submit_key
             assignment.submitted_at = assignment.last_activity_at = now
             assignment.total_time = elapsed
-            _save_submitted(assignment)
+            _save_submitted(assignment, lambda update: _write(assignment, change, now, finish_reason=finish_reason,
+                                                              then=update))
             # Gold and screening passes are scored (and may pause the annotator) with the submit.
             screening.after_submit(assignment, solution, now)
     if failure is not None:
@@ -117,19 +117,24 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
     return assignment
 
 
-def _save_submitted(assignment):
-    """``assignment.save(update_fields=_SUBMIT_FIELDS)`` as one written statement, signals and all.
+def _save_submitted(assignment, write):
+    """``write`` the ratings, then ``assignment.save(update_fields=_SUBMIT_FIELDS)``, signals and all.
 
-    The ORM's save builds its UPDATE anew on every submit, which costs more than the
-    database spends on it; the signals (stats_cache bumps the dashboard on post_save) are
-    sent as save() would.
+    The save is one written statement: the ORM's save builds its UPDATE anew on every
+    submit, which costs more than the database spends on it. ``write(update)`` gets that
+    statement as ``(sql, params)`` (None where the database cannot carry it along) and
+    returns True when it ran it as part of its own ratings statement (on PostgreSQL, one
+    round trip fewer while the solution's lock is held); otherwise it runs here. The signals
+    (stats_cache bumps the dashboard on post_save) are sent as save() would, around both.
     """
     fields = [Assignment._meta.get_field(name) for name in _SUBMIT_FIELDS]
     pre_save.send(sender=Assignment, instance=assignment, raw=False, using=connection.alias,
                   update_fields=frozenset(_SUBMIT_FIELDS))
     values = [f.get_db_prep_save(getattr(assignment, f.attname), connection) for f in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(_SQL_SUBMITTED, [*values, assignment.pk])
+    update = (_SQL_SUBMITTED, [*values, assignment.pk])
+    if not write(update if connection.vendor == "postgresql" else None):
+        with connection.cursor() as cursor:
+            cursor.execute(*update)
     post_save.send(sender=Assignment, instance=assignment, created=False, raw=False, using=connection.alias,
                    update_fields=frozenset(_SUBMIT_FIELDS))
 
@@ -168,6 +173,41 @@ _SQL_SHEET = f"""SELECT {rows.columns(Step, 's')}, r.id, r.value, r.flagged, r.c
     ORDER BY s.position, s.alternative"""
 
 
+def _lock_with_sheet(assignment):
+    """``(solution, sheet)``: ``queue.lock_solution``, then the sheet (None: ``_merge`` reads it).
+
+    On PostgreSQL with ``STEPMARK_QUEUE_FUNCTIONS`` the lock, the reload and the sheet are
+    one call of ``stepmark_lock_sheet`` (migration 0008): the same statements in the same
+    order, but one round trip, so the lock is held for two round trips fewer. The solution
+    is then the caller's instance (what may change on a solution row, its counter and queue
+    position, is not read under this lock).
+    """
+    if not queue.uses_functions():
+        return queue.lock_solution(assignment), None
+    with connection.cursor() as cursor:
+        cursor.execute(_SQL_LOCK_SHEET, [assignment.solution_id, assignment.pk, Step.HUMAN])
+        found = cursor.fetchall()
+    if not found:
+        raise Solution.DoesNotExist(f"Solution {assignment.solution_id} no longer exists.")
+    head, steps = found[0], found[1:]
+    if head[0] is None:  # state is never NULL on a stored assignment
+        raise Assignment.DoesNotExist(f"Assignment {assignment.pk} no longer exists.")
+    for name, value in zip(queue.MUTABLE_FIELDS, head):
+        setattr(assignment, name, value)
+    sheet = {}
+    for row in steps:
+        step_id, position, alternative, text, source, author_id, solution_id, rating_id, value, flagged, chosen = row[8:]
+        by_name = {"id": step_id, "solution_id": solution_id, "position": position, "alternative": alternative,
+                   "text": text, "source": source, "author_id": author_id}
+        step = Step.from_db(connection.alias, _STEP_NAMES, [by_name[name] for name in _STEP_NAMES])
+        sheet[(position, alternative)] = Entry(step, value, flagged, stored=rating_id is not None, chosen=bool(chosen))
+    return assignment.solution, sheet
+
+
+_SQL_LOCK_SHEET = "SELECT * FROM stepmark_lock_sheet(%s, %s, %s)"
+_STEP_NAMES = [f.attname for f in Step._meta.concrete_fields]
+
+
 def _sheet(assignment):
     """{(position, alternative): Entry} for the steps this assignment may rate."""
     found = rows.fetch(_SQL_SHEET, [assignment.pk, assignment.solution_id, Step.HUMAN, assignment.pk], Step, extra=4)
@@ -188,12 +228,13 @@ class Change:
         self.sheet, self.touched, self.removed = sheet, touched, removed
 
 
-def _merge(assignment, items):
-    """Merge ``items`` into the stored ratings and check the result; nothing is written yet."""
+def _merge(assignment, items, sheet=None):
+    """Merge ``items`` into the stored ratings (``sheet``, read when None) and check the result; nothing is written yet."""
     project = assignment.project
     if not isinstance(items, list):
         raise LabellingError("ratings must be a list.", field="ratings")
-    sheet = _sheet(assignment)
+    if sheet is None:
+        sheet = _sheet(assignment)
     touched, removed = {}, []
     for i, item in enumerate(items):
         entry = _merge_item(project, assignment, sheet, i, item)
@@ -208,8 +249,12 @@ def _merge(assignment, items):
     return Change(sheet, list(touched.values()), removed)
 
 
-def _write(assignment, change, now, finish_reason=None):
-    """Store a merged change; with the ``finish_reason`` of a submit, also the chosen flag of every rating."""
+def _write(assignment, change, now, finish_reason=None, then=None):
+    """Store a merged change; with the ``finish_reason`` of a submit, also the chosen flag of every rating.
+
+    ``then``: ``(sql, params)`` of a statement on another table that may run as part of the
+    ratings' upsert (see ``_save_submitted``); returns True when it did.
+    """
     submitting = finish_reason is not None
     for step in change.removed:
         if step.pk is not None:
@@ -224,8 +269,11 @@ def _write(assignment, change, now, finish_reason=None):
     if cleared:
         Rating.objects.filter(assignment=assignment, step_id__in=[e.step.pk for e in cleared]).delete()
     written = [e for e in change.touched if e.value is not None or e.human]
+    carried = False
     if written:
-        _upsert(assignment, [(e.step.pk, e.value, e.flagged, e.step.pk in chosen) for e in written], now, submitting)
+        _upsert(assignment, [(e.step.pk, e.value, e.flagged, e.step.pk in chosen) for e in written], now, submitting,
+                then=then)
+        carried = then is not None
     if submitting:
         # Rows stored earlier and not rewritten above whose flag is wrong (a draft's are all false).
         rewritten = {id(e) for e in written}
@@ -237,6 +285,7 @@ def _write(assignment, change, now, finish_reason=None):
         entry.stored = False
     for entry in written:
         entry.stored = True
+    return carried
 
 
 def _merge_item(project, assignment, sheet, i, item):
@@ -423,22 +472,25 @@ def _continuation(sheet, position):
     return None
 
 
-def _upsert(assignment, ratings, now, submitting):
+def _upsert(assignment, ratings, now, submitting, then=None):
     """Insert or update this assignment's ratings ``[(step id, value, flagged, chosen)]``.
 
     ``chosen`` changes on a stored row only when ``submitting`` (a new row always takes it).
+    ``then``: ``(sql, params)`` of a statement run in the same one (PostgreSQL: the upsert
+    becomes a data-modifying WITH clause of it; the two touch different tables).
     """
     rated_at = connection.ops.adapt_datetimefield_value(now)
     values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(ratings))
     updated = "value = EXCLUDED.value, flagged = EXCLUDED.flagged, rated_at = EXCLUDED.rated_at"
     if submitting:
         updated += ", chosen = EXCLUDED.chosen"
+    sql = (f"INSERT INTO labeling_rating (assignment_id, step_id, value, flagged, chosen, rated_at) VALUES {values}"
+           f" ON CONFLICT (assignment_id, step_id) DO UPDATE SET {updated}")
+    params = [x for step, value, flagged, chosen in ratings for x in (assignment.pk, step, value, flagged, chosen, rated_at)]
+    if then is not None:
+        sql, params = f"WITH upserted AS ({sql}) {then[0]}", params + list(then[1])
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO labeling_rating (assignment_id, step_id, value, flagged, chosen, rated_at) VALUES {values}"
-            f" ON CONFLICT (assignment_id, step_id) DO UPDATE SET {updated}",
-            [x for step, value, flagged, chosen in ratings for x in (assignment.pk, step, value, flagged, chosen, rated_at)],
-        )
+        cursor.execute(sql, params)
 
 
 def _chosen_steps(sheet, finish_reason):

@@ -35,6 +35,7 @@ import time
 
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 
@@ -73,11 +74,32 @@ def version(project):
 def bump(project):
     """Mark every cached dashboard of ``project`` stale; returns the new version."""
     key = f"{_project_key(project)}:version"
+    cache = _cache()
+    if isinstance(cache, RedisCache):
+        return _bump_redis(cache, key)
     try:
-        return _cache().incr(key)
+        return cache.incr(key)
     except ValueError:  # no counter yet (or evicted): start above any earlier one
-        _cache().add(key, time.time_ns(), timeout=None)
-        return _cache().get(key)
+        cache.add(key, time.time_ns(), timeout=None)
+        return cache.get(key)
+
+
+def _bump_redis(cache, key):
+    """``bump`` on Redis in one round trip: start a missing counter from the clock, then increment.
+
+    Every submit bumps. Django's ``incr`` asks whether the key exists first (two round trips)
+    and builds a new Redis client each time; this keeps one client per cache object (its
+    connection pool is shared anyway). The counter is stored as Django stores integers, so
+    ``version`` reads it as usual.
+    """
+    full = cache.make_and_validate_key(key)
+    client = cache.__dict__.get("_stepmark_writer")
+    if client is None:
+        client = cache.__dict__["_stepmark_writer"] = cache._cache.get_client(full, write=True)
+    pipe = client.pipeline(transaction=False)
+    pipe.set(full, time.time_ns(), nx=True)
+    pipe.incr(full)
+    return pipe.execute()[1]
 
 
 def on_submit(sender, instance, created=False, **kwargs):

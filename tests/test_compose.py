@@ -109,7 +109,7 @@ def test_secrets_are_required_variables(variable):
 
 def test_every_service_exists_and_has_a_healthcheck(compose):
     services = compose["services"]
-    for name in [*APP_SERVICES, "postgres", "redis", "migrate"]:
+    for name in [*APP_SERVICES, "proxy", "postgres", "redis", "migrate"]:
         assert name in services, f"service {name} is missing"
         check = services[name].get("healthcheck")
         assert check and check.get("test") and not check.get("disable"), f"{name} has no health check"
@@ -196,3 +196,22 @@ def test_dockerfile_builds_frontend_and_pins_torch():
     assert "ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" in dockerfile
     assert "npm ci" in dockerfile and "npm run build" in dockerfile
     assert "COPY --from=frontend" in dockerfile
+
+
+def test_a_buffering_proxy_is_the_only_way_in(compose):
+    """nginx (deploy/nginx.conf, tested live in test_proxy.py) in front of gunicorn's sync workers."""
+    services = compose["services"]
+    proxy = services["proxy"]
+    assert proxy["image"].startswith("nginx:")
+    assert "./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro" in proxy["volumes"]
+    assert proxy["depends_on"]["web"]["condition"] == "service_healthy"
+    assert [name for name, service in services.items() if service.get("ports")] == ["proxy"]
+    assert proxy["ports"] == ["8000:80"]
+    assert (ROOT / "deploy" / "nginx.conf").read_text().count("server web:8000;") == 1
+    # The worker shape is gunicorn.conf.py's; WEB_WORKERS sets the count.
+    web = services["web"]
+    assert not any(flag in " ".join(web["command"]) for flag in ("--workers", "--threads", "--worker-class"))
+    assert web["environment"]["STEPMARK_WEB_WORKERS"] == ""
+    custom = load_compose({**REQUIRED_ENV, "WEB_WORKERS": "9", "STEPMARK_HTTP_PORT": "80"})["services"]
+    assert custom["web"]["environment"]["STEPMARK_WEB_WORKERS"] == "9"
+    assert custom["proxy"]["ports"] == ["80:80"]

@@ -1,4 +1,5 @@
 """gunicorn.conf.py: the web process's settings, as gunicorn loads them."""
+import os
 import runpy
 import subprocess
 import sys
@@ -29,11 +30,37 @@ def after_start(threads, connections=None):
     return cfg.worker_connections
 
 
-def test_gunicorn_loads_the_file_from_the_repository_root():
-    config = {k.strip(): v.strip() for k, v in printed_config("--threads", "8").items()}
+def clean(config):
+    return {k.strip(): v.strip() for k, v in config.items()}
+
+
+def test_gunicorn_loads_the_file_from_the_repository_root(monkeypatch):
+    monkeypatch.delenv("STEPMARK_WEB_WORKERS", raising=False)
+    monkeypatch.delenv("WEB_CONCURRENCY", raising=False)
+    config = clean(printed_config())
     assert config["config"] == "./gunicorn.conf.py"
-    assert config["worker_class"] == "gthread" and config["keepalive"] == "2" and config["threads"] == "8"
+    # Sync workers, 2 per CPU + 2, and time for an import inside its request.
+    assert config["worker_class"] == "sync" and config["threads"] == "1"
+    assert config["workers"] == str(2 * len(os.sched_getaffinity(0)) + 2)
+    assert config["timeout"] == "300"
     assert config["on_starting"] == "<on_starting()>"  # the file's hook, not gunicorn's no-op
+
+
+@pytest.mark.parametrize("variable", ["STEPMARK_WEB_WORKERS", "WEB_CONCURRENCY"])
+def test_the_worker_count_comes_from_the_environment(monkeypatch, variable):
+    monkeypatch.delenv("STEPMARK_WEB_WORKERS", raising=False)
+    monkeypatch.delenv("WEB_CONCURRENCY", raising=False)
+    monkeypatch.setenv(variable, "3")
+    assert clean(printed_config())["workers"] == "3"
+
+
+def test_threads_on_the_command_line_give_gthread_with_keep_alive():
+    config = clean(printed_config("--threads", "8"))
+    assert config["threads"] == "8" and config["keepalive"] == "2"
+    cfg = Config()
+    cfg.set("worker_class", "sync")
+    cfg.set("threads", 8)
+    assert cfg.worker_class_str == "gthread"  # gunicorn's own switch for sync with threads
 
 
 @pytest.mark.parametrize("threads", [1, 4, 8])

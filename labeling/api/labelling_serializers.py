@@ -163,8 +163,11 @@ def assignment_payload(assignment):
 
 
 def _visible(assignment):
-    """``_SQL_PAYLOAD``'s rows: from the sheet a save or submit left on the assignment, else read."""
+    """``_SQL_PAYLOAD``'s rows: from the sheet a save or submit left on the assignment, or from
+    its hand-out (``queue._hand_out_in_one``), else read."""
     sheet = getattr(assignment, "sheet", None)
+    if sheet is None and getattr(assignment, "payload_rows", None) is not None:
+        return assignment.payload_rows
     if sheet is None:
         with connection.cursor() as cursor:
             cursor.execute(_SQL_PAYLOAD, [assignment.pk, assignment.solution_id, assignment.pk])

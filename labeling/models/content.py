@@ -58,8 +58,11 @@ class Solution(models.Model):
     ``verifier_score`` say when, in which order and with what score.
     """
 
-    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="solutions")
-    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="solutions")
+    # No single-column indexes of their own: solution_unique_content and the queue's indexes
+    # lead with the project, solution_problem_idx is the problem's. The queue rewrites a
+    # solution's counter on every hand-out, and that update writes every index of the row.
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="solutions", db_index=False)
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="solutions", db_index=False)
     generator = models.CharField(max_length=200, blank=True)
     final_answer = models.TextField(null=True, blank=True)
     is_correct = models.BooleanField(null=True, help_text="Final answer graded against the ground truth.")

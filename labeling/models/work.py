@@ -113,8 +113,11 @@ class Rating(models.Model):
     those). ``chosen`` marks the completion the trajectory continued with.
     """
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="ratings")
-    step = models.ForeignKey("labeling.Step", on_delete=models.CASCADE, related_name="ratings")
+    # No single-column indexes of their own: rating_once_per_step leads with the assignment,
+    # rating_step_idx is the step's. Every submit writes several ratings, and each index more
+    # is written with each of them.
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="ratings", db_index=False)
+    step = models.ForeignKey("labeling.Step", on_delete=models.CASCADE, related_name="ratings", db_index=False)
     value = models.SmallIntegerField(null=True, blank=True)
     flagged = models.BooleanField(null=True, blank=True)
     chosen = models.BooleanField(default=False)

@@ -284,3 +284,20 @@ def test_the_lead_pages_need_the_lead_role(client, rated):
     assert [a.status_code for a in answers] == [200, 200]
     assert f"/api/projects/{project.pk}/annotators/{ann.pk}/resume/".encode() in answers[1].content
     assert f'href="/projects/{project.pk}/dashboard/"'.encode() in client.get("/").content
+
+
+@pytest.mark.parametrize("backend", ["redis", "files"])
+def test_a_bump_starts_a_missing_counter_above_the_clock_then_counts_up(backend, settings, tmp_path):
+    if backend == "files":
+        settings.CACHES = {**settings.CACHES, "stats": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(tmp_path)}}
+    from django.core.cache import caches
+    from django.core.cache.backends.redis import RedisCache
+
+    assert isinstance(caches["stats"], RedisCache) == (backend == "redis")
+    project = make_project()
+    before = time.time_ns()
+    first = stats_cache.bump(project)  # no counter yet
+    assert first >= before and stats_cache.version(project) == first
+    assert stats_cache.bump(project) == first + 1 and stats_cache.bump(project) == first + 2
+    assert stats_cache.version(project) == first + 2

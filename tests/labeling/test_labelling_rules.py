@@ -13,6 +13,13 @@ from .test_queue import NOW, later, live, make_annotator, make_project, make_sol
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True, params=["functions", "python"])
+def loop_path(request, settings):
+    """Every rule is checked with the PostgreSQL functions (migrations 0007, 0008) and without."""
+    settings.STEPMARK_QUEUE_FUNCTIONS = request.param == "functions"
+    return request.param
+
+
 def handed(project=None, steps=3, alternatives=None, **project_fields):
     project = project or make_project(**project_fields)
     make_solution(project, steps=steps, alternatives=alternatives)
@@ -169,6 +176,21 @@ def test_submit_records_the_finish_and_is_idempotent_with_its_key():
     assert error_of(submit, a, finish_reason="solution", submit_key="k2", now=later(30)).field == "submit_key"
     assert error_of(submit, a, finish_reason="solution", now=later(30)).field == "submit_key"
     assert live(a.solution) == 1
+
+
+@pytest.mark.parametrize("in_the_submit", [True, False])
+def test_a_submit_stores_its_fields_whether_or_not_it_writes_ratings(in_the_submit):
+    """With ratings the assignment's update rides on their upsert (PostgreSQL); without, it runs alone."""
+    a = handed(steps=2)
+    if not in_the_submit:
+        save_draft(a, [r(0, 1), r(1, 0)], now=later(5))
+    submit(a, finish_reason="solution", ratings=[r(0, 1), r(1, 0)] if in_the_submit else [], submit_key="k",
+           client_elapsed_ms=4000, now=later(10))
+    stored = Assignment.objects.get(pk=a.pk)
+    assert (stored.state, stored.finish_reason, stored.submit_key, stored.submitted_at, stored.last_activity_at,
+            stored.total_time) == (Assignment.SUBMITTED, "solution", "k", later(10), later(10), 4000)
+    assert values(a) == {(0, 0): 1, (1, 0): 0}
+    assert set(Rating.objects.filter(assignment=a, chosen=True).values_list("step__position", flat=True)) == {0, 1}
 
 
 def test_an_unknown_finish_reason_is_refused():

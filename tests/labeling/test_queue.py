@@ -18,6 +18,13 @@ pytestmark = pytest.mark.django_db
 _serial = itertools.count()
 
 
+@pytest.fixture(autouse=True, params=["function", "python"])
+def hand_out_path(request, settings):
+    """Every test here runs twice: with the hand-out function (migration 0007) and without."""
+    settings.STEPMARK_QUEUE_FUNCTIONS = request.param == "function"
+    return request.param
+
+
 def make_project(**fields):
     fields.setdefault("name", f"project-{uuid.uuid4()}")
     return Project.objects.create(**fields)
