@@ -9,7 +9,8 @@ class Problem(models.Model):
     answer), which makes imports idempotent.
     """
 
-    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="problems")
+    # problem_unique_content leads with the project: no index of its own.
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="problems", db_index=False)
     problem = models.TextField()
     ground_truth_solution = models.TextField(null=True, blank=True)
     ground_truth_answer = models.TextField(null=True, blank=True)
@@ -33,7 +34,9 @@ class Problem(models.Model):
 class Generation(models.Model):
     """One active-learning round of a project; number -1 holds the screening items."""
 
-    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="generations")
+    # generation_unique_number leads with the project: no index of its own.
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="generations",
+                                db_index=False)
     number = models.IntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -117,7 +120,8 @@ class Step(models.Model):
     MODEL = "model"
     HUMAN = "human"
 
-    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="steps")
+    # step_unique_slot leads with the solution: no index of its own.
+    solution = models.ForeignKey(Solution, on_delete=models.CASCADE, related_name="steps", db_index=False)
     position = models.PositiveIntegerField()
     alternative = models.PositiveIntegerField(default=0)
     text = models.TextField()

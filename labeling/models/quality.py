@@ -39,7 +39,9 @@ class GoldScore(models.Model):
     """
 
     assignment = models.OneToOneField("labeling.Assignment", on_delete=models.CASCADE, related_name="gold_score")
-    annotator = models.ForeignKey("labeling.Annotator", on_delete=models.CASCADE, related_name="gold_scores")
+    # gold_score_rolling_idx leads with the annotator: no index of its own.
+    annotator = models.ForeignKey("labeling.Annotator", on_delete=models.CASCADE, related_name="gold_scores",
+                                  db_index=False)
     project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="gold_scores")
     is_screening = models.BooleanField(default=False)
     submitted_at = models.DateTimeField()
@@ -77,8 +79,11 @@ class AnnotatorProjectStatus(models.Model):
         (PAUSED, "paused"),
     ]
 
-    annotator = models.ForeignKey("labeling.Annotator", on_delete=models.CASCADE, related_name="project_statuses")
-    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="project_statuses")
+    # annotator_status_once_per_project and annotator_status_state_idx lead with these.
+    annotator = models.ForeignKey("labeling.Annotator", on_delete=models.CASCADE, related_name="project_statuses",
+                                  db_index=False)
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="project_statuses",
+                                db_index=False)
     state = models.CharField(max_length=20, choices=STATE_CHOICES, default=ACTIVE)
     reason = models.TextField(blank=True)
     screening_score = models.FloatField(null=True, blank=True)

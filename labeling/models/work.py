@@ -49,10 +49,16 @@ class Assignment(models.Model):
     EXPIRED = "expired"
     STATE_CHOICES = [(ACTIVE, "active"), (SUBMITTED, "submitted"), (EXPIRED, "expired")]
 
-    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="assignments")
-    solution = models.ForeignKey("labeling.Solution", on_delete=models.CASCADE, related_name="assignments")
+    # No single-column indexes for these keys: assignment_state_idx leads with the project,
+    # assignment_solution_idx with the solution and assignment_annotator_idx with the
+    # annotator. Every hand-out inserts a row and every submit changes its indexed state (so
+    # writes every index of the row again); each index more costs both.
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="assignments",
+                                db_index=False)
+    solution = models.ForeignKey("labeling.Solution", on_delete=models.CASCADE, related_name="assignments",
+                                 db_index=False)
     annotator = models.ForeignKey(
-        Annotator, null=True, blank=True, on_delete=models.PROTECT, related_name="assignments"
+        Annotator, null=True, blank=True, on_delete=models.PROTECT, related_name="assignments", db_index=False
     )
     state = models.CharField(max_length=20, choices=STATE_CHOICES, default=ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
