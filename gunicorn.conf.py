@@ -19,6 +19,7 @@ tests/test_proxy.py).
 Started with ``--threads N`` (the demo: one process, SQLite) gunicorn runs gthread workers
 instead; for those, keep-alive and the connection cap in ``on_starting`` apply.
 """
+import gc
 import os
 
 from gunicorn.config import WorkerConnections
@@ -59,3 +60,23 @@ def on_starting(server):
     """
     if server.cfg.worker_connections == WorkerConnections.default:
         server.cfg.set("worker_connections", CONNECTIONS_PER_THREAD * server.cfg.threads)
+
+
+# Young objects collected after this many allocations net (Python's default is 700).
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def post_worker_init(worker):
+    """Keep the garbage collector off what the worker loaded, and run it less often.
+
+    A worker holds about 125,000 objects once Django and DRF are loaded, all of them for
+    life, and every full collection walked them all again: with bench/annotator_loop.py
+    (6 workers, 20 s) the collector took 0.26 s of a worker's 3.6 s of request CPU, and its
+    full passes were where the slowest requests (335-380 ms) stalled. ``gc.freeze()`` moves
+    them out of the collector's sight; a larger young generation threshold means fewer,
+    larger young collections (a request allocates a few thousand objects, nearly all gone
+    when it ends). Measured the same way: 0.11 s, and the slowest requests 200-217 ms.
+    """
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)

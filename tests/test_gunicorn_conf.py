@@ -70,3 +70,20 @@ def test_a_worker_holds_two_connections_a_thread(threads):
 
 def test_an_explicit_connection_limit_is_kept():
     assert after_start(8, connections=64) == 64
+
+
+def test_a_worker_freezes_what_it_loaded_and_collects_young_objects_less_often():
+    # In a process of its own: the hook changes the collector of whoever calls it.
+    probe = (
+        "import gc, runpy; import django.db.models, rest_framework.views;"
+        " before = gc.get_threshold();"
+        " runpy.run_path('gunicorn.conf.py')['post_worker_init'](None);"
+        " print(gc.get_freeze_count(), *before, *gc.get_threshold())"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    frozen, *thresholds = map(int, run.stdout.split())
+    assert frozen > 10_000  # the loaded modules' objects, out of the collector's sight
+    young, middle, old, *after = thresholds
+    assert after == [10_000, middle, old] and young < 10_000
+    assert clean(printed_config())["post_worker_init"] == "<post_worker_init()>"
