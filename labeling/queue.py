@@ -529,13 +529,13 @@ _CANDIDATE_JOIN = "JOIN labeling_problem pr ON pr.id = s.problem_id"
 _SQL_HAND_OUT_FUNCTION = "SELECT * FROM stepmark_hand_out(%s, %s, %s, %s, %s, %s, %s, %s)"
 # The hand-out as a transaction of its own with synchronous_commit off: its commit returns
 # before its WAL is flushed to disk, so a next -> submit loop pays for one flush, the
-# submit's, instead of two (bench/annotator_loop.py: about 3% more loops/s). A crash can lose only the last
-# fraction of a second of hand-outs, each whole (the assignment and its counter are one
-# transaction), and nothing anybody wrote: the next synchronous commit (a draft save or
-# submit, which is where an annotator's work lives) flushes all WAL before it, hand-outs
-# included, so work saved on an assignment never outlives the assignment. A lost hand-out
-# is an assignment that never existed; its annotator's next request says so (404) and they
-# ask for the next.
+# submit's, instead of two (bench/annotator_loop.py: about 3% more loops/s). A crash can
+# lose only the last fraction of a second of hand-outs, each whole (the assignment and its
+# counter are one transaction), and nothing anybody wrote: the next synchronous commit (a
+# draft save or submit, which is where an annotator's work lives) flushes all WAL before
+# it, hand-outs included, so an assignment is on disk before any work saved on it is. A
+# lost hand-out is an assignment that never existed; its annotator's next request on it
+# gets 404, and the next `next` hands out another.
 _SQL_HAND_OUT_ASYNC = ("SELECT h.* FROM set_config('synchronous_commit', 'off', true) c, "
                        "stepmark_hand_out(%s, %s, %s, %s, %s, %s, %s, %s) h")
 
