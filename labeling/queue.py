@@ -415,11 +415,9 @@ def _hand_out_in_one(annotator, project, now):
     the response reads nothing more.
     """
     lease = now + timedelta(seconds=project.lease_seconds)
-    # A hand-out of its own commits without waiting for the disk (see _SQL_HAND_OUT_ASYNC); in
-    # a caller's transaction it must not change how that transaction commits.
-    sql = _SQL_HAND_OUT_FUNCTION if connection.in_atomic_block else _SQL_HAND_OUT_ASYNC
-    found = _fetch(sql, [project.pk, annotator.pk, now, lease, project.overlap, project.requires_screening,
-                         project.quality_control_rate, _phase(annotator)])
+    found = _fetch(_SQL_HAND_OUT_FUNCTION, [project.pk, annotator.pk, now, lease, project.overlap,
+                                            project.requires_screening, project.quality_control_rate,
+                                            _phase(annotator)])
     if not found:
         return None
     assignment_id, solution_id, problem_id, generation_id, number, problem_text, answer = found[0][:7]
@@ -527,17 +525,6 @@ _CANDIDATE_JOIN = "JOIN labeling_problem pr ON pr.id = s.problem_id"
 
 
 _SQL_HAND_OUT_FUNCTION = "SELECT * FROM stepmark_hand_out(%s, %s, %s, %s, %s, %s, %s, %s)"
-# The hand-out as a transaction of its own with synchronous_commit off: its commit returns
-# before its WAL is flushed to disk, so a next -> submit loop pays for one flush, the
-# submit's, instead of two (bench/annotator_loop.py: about 3% more loops/s). A crash can
-# lose only the last fraction of a second of hand-outs, each whole (the assignment and its
-# counter are one transaction), and nothing anybody wrote: the next synchronous commit (a
-# draft save or submit, which is where an annotator's work lives) flushes all WAL before
-# it, hand-outs included, so an assignment is on disk before any work saved on it is. A
-# lost hand-out is an assignment that never existed; its annotator's next request on it
-# gets 404, and the next `next` hands out another.
-_SQL_HAND_OUT_ASYNC = ("SELECT h.* FROM set_config('synchronous_commit', 'off', true) c, "
-                       "stepmark_hand_out(%s, %s, %s, %s, %s, %s, %s, %s) h")
 
 
 def _lock(skip_locked=False):

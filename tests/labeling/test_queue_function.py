@@ -151,32 +151,3 @@ def test_the_function_exists_only_on_postgresql():
         cursor.execute("SELECT count(*) FROM pg_proc WHERE proname = 'stepmark_hand_out'")
         assert cursor.fetchone()[0] == 1
 
-
-def _synchronous_commit():
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW synchronous_commit")
-        return cursor.fetchone()[0]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_hand_out_of_its_own_commits_asynchronously_and_nothing_else_does(settings):
-    from django.db import transaction
-    from django.test.utils import CaptureQueriesContext
-
-    settings.STEPMARK_QUEUE_FUNCTIONS = True
-    project = make_project(overlap=2)
-    make_solution(project, steps=2)
-    make_solution(project, steps=2)
-    first, second = make_annotator(), make_annotator()
-    with CaptureQueriesContext(connection) as own:
-        got = queue.next_assignment(first, project, now=NOW)
-    assert got is not None and any("set_config('synchronous_commit', 'off'" in q["sql"] for q in own.captured_queries)
-    # Local to the hand-out's transaction: the session (and the submit after it) stays durable.
-    assert _synchronous_commit() == "on"
-    labelling.submit(got, finish_reason="give_up", note="n", now=NOW)
-    assert _synchronous_commit() == "on"
-    # Inside a caller's transaction the hand-out leaves that transaction's commit alone.
-    with transaction.atomic(), CaptureQueriesContext(connection) as inside:
-        assert queue.next_assignment(second, project, now=NOW) is not None
-        assert _synchronous_commit() == "on"
-    assert not any("set_config" in q["sql"] for q in inside.captured_queries)
