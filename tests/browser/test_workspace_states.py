@@ -1,4 +1,5 @@
-"""The workspace's other states and guards: hostile text, a lost lease, give up, instructions, access."""
+"""The workspace's other states and guards: hostile text, a lost lease, a removed assignment, give up,
+instructions, access."""
 from datetime import timedelta
 
 import pytest
@@ -58,6 +59,28 @@ def test_lost_lease_says_so_and_offers_the_next_task(page, live_server):
 
     page.keyboard.press("n")  # the next task: nothing is left for Ann
     page.wait_for_selector('#workspace[data-state="empty"]')
+
+
+def test_an_assignment_removed_under_the_page_says_so_and_offers_the_next_task(page, live_server):
+    project, solution = make_task(["Step one.", "Step two."], overlap=3)
+    make_user("ann", "annotator")
+    log_in(page, live_server, "ann")
+    open_workspace(page, live_server, project)
+    mine = Assignment.objects.get(annotator__user__username="ann")
+    page.keyboard.press("1")  # one rating saved and acknowledged: the page keeps a record
+    page.wait_for_function(f"localStorage.getItem('stepmark:assignment:{mine.pk}') !== null")
+    mine.delete()  # a lead removed it (or the database lost a fresh hand-out)
+
+    page.keyboard.press("1")  # the next save answers 404
+    page.wait_for_selector('#workspace[data-state="gone"]')
+    assert "no longer exists" in page.inner_text(".ws-panel")
+    assert page.evaluate(f"localStorage.getItem('stepmark:assignment:{mine.pk}')") is None
+    screenshot(page, "workspace-assignment-gone")
+
+    page.keyboard.press("n")  # the next task: the same solution has free slots, a new assignment
+    page.wait_for_selector('#workspace[data-state="working"]')
+    fresh = Assignment.objects.get(annotator__user__username="ann")
+    assert fresh.pk != mine.pk and fresh.solution_id == solution.pk
 
 
 def test_give_up_asks_for_a_reason_and_submits_it(page, live_server):

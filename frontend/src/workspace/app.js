@@ -343,6 +343,7 @@ export function start(root) {
         return;
       }
       if (answer && answer.status === 409) return leaseLost(detailOf(answer));
+      if (answer && answer.status === 404) return assignmentGone(detailOf(answer));
       if (answer && (answer.status === 401 || answer.status === 403)) return signedOut(detailOf(answer));
       if (answer && answer.status < 500) {
         // A rule refused it: the server kept the ratings as a draft; say why and go on.
@@ -365,6 +366,7 @@ export function start(root) {
   function saveState(state, detail, note) {
     ui.root.dataset.save = state;
     if (state === "lost") return leaseLost(detail);
+    if (state === "gone") return assignmentGone(detail);
     if (state === "signedout") return signedOut(detail);
     if (state === "refused") {
       // The server will never take these ratings; keeping them would refuse the reload too.
@@ -393,6 +395,18 @@ export function start(root) {
     panel("lost", {
       title: "Your lease on this solution expired",
       text: detail,
+      keys: [["n", "take the next task", () => loadNext()]],
+    });
+  }
+
+  function assignmentGone(detail) {
+    // The server has no such assignment of this person's (a lead removed it, or the
+    // database lost it): what the page still holds for it cannot go anywhere.
+    if (task) local.forget(task.assignment.id);
+    stopTask();
+    panel("gone", {
+      title: "This assignment no longer exists",
+      text: `${detail} Take the next task.`,
       keys: [["n", "take the next task", () => loadNext()]],
     });
   }

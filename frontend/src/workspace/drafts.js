@@ -22,8 +22,9 @@ export class DraftQueue {
    * ``pending``: {key: rating} left unsent by an earlier page (from localStorage).
    * ``hooks``: persist(unsentObject), onState(state, detail), where state is "saved",
    * "saving", "retrying" (saves fail; detail = unsent count), "lost" (409; detail = the
-   * server's message), "signedout" (401/403) or "refused" (400; detail = the server's
-   * message). ``ownSteps``: positions where the server holds a step this annotator wrote.
+   * server's message), "gone" (404: no such assignment of theirs any more), "signedout"
+   * (401/403) or "refused" (400; detail = the server's message). ``ownSteps``: positions
+   * where the server holds a step this annotator wrote.
    */
   constructor(assignmentId, pending, hooks, ownSteps) {
     this.id = assignmentId;
@@ -100,9 +101,9 @@ export class DraftQueue {
       return this.retryLater();
     }
     if (answer.status >= 500 || answer.status === 429) return this.retryLater();
-    if (answer.status === 409) {
+    if (answer.status === 409 || answer.status === 404) {
       this.stop();
-      this.hooks.onState("lost", detailOf(answer));
+      this.hooks.onState(answer.status === 409 ? "lost" : "gone", detailOf(answer));
       return false;
     }
     if (answer.status === 401 || answer.status === 403) {
