@@ -150,4 +150,3 @@ def test_the_function_exists_only_on_postgresql():
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_proc WHERE proname = 'stepmark_hand_out'")
         assert cursor.fetchone()[0] == 1
-
