@@ -10,7 +10,7 @@ PRM800K phase-1 test trajectories (MATH, 17 steps a solution, what Stepmark labe
 ProcessBench's GSM8K solutions (5 steps). On a CPU both ways are compute-bound, so the gain
 is about the ratio of tokens pushed through the model, which the script prints too.
 
-    .venv/bin/python bench/scoring_throughput.py [--data FILE ...] [--solutions 100] [--threads 2]
+    .venv/bin/python bench/scoring_throughput.py [--data FILE ...] [--solutions 100] [--min-steps 1] [--threads 2]
 """
 import argparse
 import json
@@ -50,14 +50,17 @@ DEFAULT_DATA = [
 ]
 
 
-def load(path, limit):
-    """``(problem, steps)`` pairs from a PRM800K, ProcessBench, candidate or GSM8K-examples file."""
+def load(path, limit, min_steps=1):
+    """The first ``limit`` ``(problem, steps)`` pairs with at least ``min_steps`` steps from a
+    PRM800K, ProcessBench, candidate or GSM8K-examples file."""
     from scoring.data import detect_format, read_prm800k, read_solutions
 
     if detect_format(path) == "prm800k":  # the trajectories only, not each alternative again
-        examples = read_prm800k(path, alternatives=False, limit=limit)
-        return [(e.problem, e.steps) for e in examples]
-    return [(r["problem"], r["steps"]) for r in read_solutions(path)[:limit]]
+        examples = read_prm800k(path, alternatives=False, limit=None if min_steps > 1 else limit)
+        found = [(e.problem, e.steps) for e in examples]
+    else:
+        found = [(r["problem"], r["steps"]) for r in read_solutions(path)]
+    return [pair for pair in found if len(pair[1]) >= min_steps][:limit]
 
 
 def main():
@@ -65,6 +68,8 @@ def main():
     parser.add_argument("--data", type=Path, nargs="+", default=DEFAULT_DATA,
                         help="solution files (default: PRM800K phase-1 test, ProcessBench GSM8K)")
     parser.add_argument("--solutions", type=int, default=100, help="solutions per file (default 100)")
+    parser.add_argument("--min-steps", type=int, default=1,
+                        help="only solutions with at least this many steps (the gain grows with them)")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
     parser.add_argument("--max-tokens", type=int, default=None, help="padded tokens per batch (scorer's CPU default)")
     parser.add_argument("--max-batch", type=int, default=None, help="solutions per batch (scorer's CPU default)")
@@ -81,7 +86,7 @@ def main():
     print(f"MiniLM-L6 on CPU, {args.threads} threads, torch {torch.__version__}; batches of at most "
           f"{max_tokens} padded tokens and {max_batch} solutions", flush=True)
     for path in args.data:
-        solutions = load(path, args.solutions)
+        solutions = load(path, args.solutions, args.min_steps)
         score_solutions(prm, solutions[:8])  # warm-up
         n_steps = sum(len(steps) for _, steps in solutions)
         print(f"\n{path.name}: {len(solutions)} solutions, {n_steps} steps ({n_steps / len(solutions):.1f} a solution)",
