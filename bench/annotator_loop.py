@@ -5,7 +5,9 @@
 
 Sets up a project (overlap 3, phase-2 rules) of about 5,000 candidate solutions from real
 data (GSM8K's example model solutions, four per problem), ``--concurrency`` annotators with
-API tokens, and serves it with gunicorn (``annotator.wsgi``, DEBUG off; ``conf`` in
+API tokens and, on PostgreSQL, a second project of the same solutions that they labelled
+before (every solution submitted ``overlap`` times: tables the size of a deployment's, not
+empty ones; see ``_seed_history``), and serves it with gunicorn (``annotator.wsgi``, DEBUG off; ``conf`` in
 ``--servers``, the default, is one run with gunicorn.conf.py's shape as production runs it,
 each ``WxT`` one with W gthread workers of T threads, a plain ``W`` one with W sync workers,
 which take a connection per request), behind nginx with deploy/nginx.conf as
@@ -56,6 +58,7 @@ from bench._server import children, cpu_seconds, gunicorn, nginx
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
 PROJECT = "bench annotator loop"
+HISTORY = "bench annotator loop: history"
 OVERLAP = 3
 GOALS = "goals (PostgreSQL, C=32, 2 shared cores): >= 100 loops/s, p95 < 150 ms, 0 integrity violations"
 
@@ -210,7 +213,55 @@ def _prepare(concurrency):
         annotator = grant_role(user, ANNOTATOR)
         token, _ = Token.objects.get_or_create(user=user)
         tokens.append((token.key, annotator.pk))
+    _seed_history([pk for key, pk in tokens])
     return project.pk, tokens
+
+
+def _seed_history(annotators):
+    """A second project of the same solutions, labelled before: what a deployment's tables hold.
+
+    On empty tables PostgreSQL plans sequential scans, and a connection keeps the plans of
+    its prepared statements, of the queue's functions and of its foreign-key checks: each
+    of those would scan the whole table on every call as it grows during the run
+    (autovacuum's re-analysis makes a server replan; this machine runs without it). So the
+    loop runs beside a full pass of ``OVERLAP`` submitted assignments per solution, every
+    step rated, by the same annotators, written once in SQL and kept between runs.
+    """
+    from django.db import connection, transaction
+
+    from labeling.imports import run_import
+    from labeling.models import Project
+
+    if connection.vendor != "postgresql":
+        return  # SQLite plans every statement anew
+    history, created = Project.objects.get_or_create(name=HISTORY, defaults={"overlap": OVERLAP})
+    if not created and history.assignments.exists():
+        return
+    if not history.solutions.exists():
+        run_import("gsm8k-examples", DATA / "gsm8k" / "example_model_solutions.jsonl", history)
+    people = len(annotators)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """INSERT INTO labeling_assignment (project_id, solution_id, annotator_id, state, created_at,
+                   handed_out_at, last_activity_at, lease_expires_at, submitted_at, total_time, finish_reason,
+                   finish_note, is_quality_control, is_screening)
+               SELECT s.project_id, s.id, (%s::bigint[])[1 + (s.id + k) %% %s], 'submitted', at, at, at,
+                      at + interval '1 hour', at + interval '1 minute', 60000, 'solution', '', false, false
+                 FROM labeling_solution s CROSS JOIN generate_series(0, %s - 1) k
+                 CROSS JOIN LATERAL (SELECT now() - interval '30 days' + s.id * interval '1 second' AS at) t
+                WHERE s.project_id = %s""",
+            [annotators, people, min(OVERLAP, people), history.pk],
+        )
+        cursor.execute(
+            """INSERT INTO labeling_rating (assignment_id, step_id, value, flagged, chosen, rated_at)
+               SELECT a.id, st.id, 1, false, true, a.submitted_at
+                 FROM labeling_assignment a JOIN labeling_step st ON st.solution_id = a.solution_id
+                WHERE a.project_id = %s AND st.alternative = 0 AND st.author_id IS NULL""",
+            [history.pk],
+        )
+        cursor.execute("UPDATE labeling_solution SET live_assignments = %s WHERE project_id = %s",
+                       [min(OVERLAP, people), history.pk])
+    print(f"history: {history.assignments.count():,} submitted assignments in {HISTORY!r}", flush=True)
 
 
 def _reset(project_id):
