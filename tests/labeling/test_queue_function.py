@@ -150,3 +150,24 @@ def test_the_function_exists_only_on_postgresql():
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_proc WHERE proname = 'stepmark_hand_out'")
         assert cursor.fetchone()[0] == 1
+
+
+def test_the_function_keeps_one_plan_per_statement():
+    """Without it PL/pgSQL re-plans the counter-heads statement on every hand-out (migration 0011)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT proconfig FROM pg_proc WHERE proname = 'stepmark_hand_out'")
+        assert "plan_cache_mode=force_generic_plan" in cursor.fetchone()[0]
+
+
+def test_a_hand_out_with_expired_own_work_goes_to_python():
+    """The own-work check finds an expired assignment whose slot is free (the 'expired' half of its states)."""
+    project = make_project(overlap=2, lease_seconds=60)
+    make_solution(project)
+    make_solution(project)
+    ann = make_annotator()
+    mine = queue._hand_out_in_one(ann, project, NOW)
+    Assignment.objects.filter(pk=mine.pk).update(state=Assignment.EXPIRED)
+    Solution.objects.filter(pk=mine.solution_id).update(live_assignments=0)
+    assert declines(ann, project, NOW)
+    resumed = queue.next_assignment(ann, project, now=NOW)
+    assert resumed.pk == mine.pk and resumed.state == Assignment.ACTIVE
