@@ -97,12 +97,14 @@ def roles_of(user):
     return [role for role in ROLES if has_role(user, role)]
 
 
-def role_columns(user_id_sql):
-    """Select-list SQL: per role in ``ROLES`` order, whether the user ``user_id_sql`` holds its permission.
+def role_mask_sql(user_id_sql):
+    """Select-list SQL: a bit mask of the roles whose permission the user ``user_id_sql`` holds.
 
-    For a statement that reads the user anyway (the labelling API's token check): hand the
-    values to ``remember_roles`` and ``has_role`` asks no more. ``user_id_sql`` is a column
-    or a placeholder (then the statement takes the id twice per role).
+    Bit ``i`` stands for ``ROLES[i]``. For a statement that reads the user anyway (the
+    labelling API's token check): hand the value to ``remember_roles`` and ``has_role`` asks
+    no more. ``user_id_sql`` is a column or a placeholder (then the statement takes the id
+    twice). One subquery over the role permissions, which PostgreSQL runs in about half the
+    time of an EXISTS per role.
     """
     from django.contrib.auth import get_user_model
 
@@ -110,20 +112,25 @@ def role_columns(user_id_sql):
     direct = User.user_permissions.through._meta.db_table
     member = User.groups.through._meta.db_table
     granted = Group.permissions.through._meta.db_table
-    return ", ".join(
-        f"EXISTS (SELECT 1 FROM {Permission._meta.db_table} p"
+    bits = " ".join(f"WHEN '{ROLE_PERMISSIONS[role][0]}' THEN {1 << i}" for i, role in enumerate(ROLES))
+    codenames = ", ".join(f"'{ROLE_PERMISSIONS[role][0]}'" for role in ROLES)
+    return (
+        f"(SELECT COALESCE(SUM(CASE p.codename {bits} END), 0) FROM {Permission._meta.db_table} p"
         f" JOIN {ContentType._meta.db_table} ct ON ct.id = p.content_type_id"
-        f" WHERE ct.app_label = 'labeling' AND p.codename = '{ROLE_PERMISSIONS[role][0]}'"
+        f" WHERE ct.app_label = 'labeling' AND p.codename IN ({codenames})"
         f" AND (p.id IN (SELECT permission_id FROM {direct} WHERE user_id = {user_id_sql})"
         f" OR p.id IN (SELECT g.permission_id FROM {granted} g JOIN {member} m ON m.group_id = g.group_id"
         f" WHERE m.user_id = {user_id_sql})))"
-        for role in ROLES
     )
 
 
-def remember_roles(user, held):
-    """Keep on ``user`` which roles' permissions it holds (``held``: the ``role_columns`` values)."""
-    user.__dict__[_CACHE] = frozenset(ROLE_PERMISSIONS[role][0] for role, yes in zip(ROLES, held) if yes)
+def remember_roles(user, mask):
+    """Keep on ``user`` which roles' permissions it holds (``mask``: the ``role_mask_sql`` value)."""
+    user.__dict__[_CACHE] = _codenames(mask)
+
+
+def _codenames(mask):
+    return frozenset(ROLE_PERMISSIONS[role][0] for i, role in enumerate(ROLES) if int(mask) >> i & 1)
 
 
 _CACHE = "_stepmark_role_codenames"
@@ -134,9 +141,8 @@ def _role_codenames(user_id):
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {role_columns('%s')}", [user_id] * (2 * len(ROLES)))
-        held = cursor.fetchone()
-    return frozenset(ROLE_PERMISSIONS[role][0] for role, yes in zip(ROLES, held) if yes)
+        cursor.execute(f"SELECT {role_mask_sql('%s')}", [user_id, user_id])
+        return _codenames(cursor.fetchone()[0])
 
 
 def _forget_cached_permissions(user):

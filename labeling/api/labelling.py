@@ -121,7 +121,7 @@ class LoopTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key):
         Token, User = self.get_model(), get_user_model()
         leading = [(Token, ["key", "user"]), (User, self.user_fields)]
-        held = len(roles.ROLES)
+        held = 1  # the role mask
         if self.rider is None:
             found = rows.fetch_one(self.statement(), [key], *leading, extra=held)
         else:
@@ -134,10 +134,10 @@ class LoopTokenAuthentication(TokenAuthentication):
             raise AuthenticationFailed(_("User inactive or deleted."))
         token.user = user
         if self.rider is None:
-            roles.remember_roles(user, found[2:])
+            roles.remember_roles(user, found[2])
         else:
             riding = len(self.rider.parts)
-            roles.remember_roles(user, found[2 + riding:2 + riding + held])
+            roles.remember_roles(user, found[2 + riding])
             self.request._rider_row = (*found[2:2 + riding], *found[2 + riding + held:])
         return user, token
 
@@ -146,7 +146,7 @@ class LoopTokenAuthentication(TokenAuthentication):
     def statement(cls, rider=None):
         """The token check's SQL (with a view's rider), built once: it runs on every request of the loop."""
         Token, User = cls().get_model(), get_user_model()
-        held = roles.role_columns("u." + User._meta.pk.column)
+        held = roles.role_mask_sql("u." + User._meta.pk.column)
         return (
             f"SELECT {rows.columns(Token, 't', ['key', 'user'])}, {rows.columns(User, 'u', cls.user_fields)},"
             f" {rider.select(held) if rider else held}"

@@ -99,3 +99,22 @@ def test_create_roles_command_grants_and_reports_bad_input(capsys):
         call_command("create_roles", "--grant", "ghost", "lead")
     with pytest.raises(CommandError, match="unknown role"):
         call_command("create_roles", "--grant", "cli", "boss")
+
+
+@pytest.mark.parametrize("held", [(), ("annotator",), ("lead", "researcher"), ("annotator", "lead", "researcher")])
+def test_the_token_checks_role_mask_names_exactly_the_roles_held(held):
+    """The one-statement token check reads roles as a bit mask: every combination comes back whole."""
+    from django.db import connection
+
+    from labeling.roles import _role_codenames, role_mask_sql
+
+    u = user("masked")
+    for role in held:
+        grant_role(u, role)
+    if "lead" in held:  # a permission held directly as well as through the group counts once
+        u.user_permissions.add(Group.objects.get(name="lead").permissions.get())
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {role_mask_sql('%s')}", [u.pk, u.pk])
+        mask = cursor.fetchone()[0]
+    assert mask == sum(1 << ROLES.index(role) for role in held)
+    assert _role_codenames(u.pk) == {ROLE_PERMISSIONS[role][0] for role in held}
