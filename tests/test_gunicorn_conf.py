@@ -3,6 +3,7 @@ import os
 import runpy
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -72,18 +73,53 @@ def test_an_explicit_connection_limit_is_kept():
     assert after_start(8, connections=64) == 64
 
 
-def test_a_worker_freezes_what_it_loaded_and_collects_young_objects_less_often():
-    # In a process of its own: the hook changes the collector of whoever calls it.
-    probe = (
-        "import gc, runpy; import django.db.models, rest_framework.views;"
-        " before = gc.get_threshold();"
-        " runpy.run_path('gunicorn.conf.py')['post_worker_init'](None);"
-        " print(gc.get_freeze_count(), *before, *gc.get_threshold())"
-    )
-    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+def in_a_process(code):
+    """Run ``code`` in a fresh Python with Django set up; its printed words, as ints.
+
+    In a process of its own: the hooks change the collector of whoever calls them.
+    """
+    setup = ("import os, gc, runpy, sys, weakref, django\n"
+             "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'annotator.settings')\n"
+             "django.setup()\nconf = runpy.run_path('gunicorn.conf.py')\n")
+    run = subprocess.run([sys.executable, "-c", setup + textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    frozen, *thresholds = map(int, run.stdout.split())
-    assert frozen > 10_000  # the loaded modules' objects, out of the collector's sight
-    young, middle, old, *after = thresholds
-    assert after == [10_000, middle, old] and young < 10_000
-    assert clean(printed_config())["post_worker_init"] == "<post_worker_init()>"
+    return [int(word) for word in run.stdout.split()]
+
+
+def test_a_worker_loads_the_views_freezes_them_and_collects_only_past_the_automatic_threshold():
+    frozen, views_loaded, young, middle, old, *after = in_a_process(
+        """
+        before = gc.get_threshold()
+        conf['post_worker_init'](None)
+        print(gc.get_freeze_count(), int('labeling.api.labelling' in sys.modules), *before, *gc.get_threshold())
+        """)
+    assert frozen > 10_000 and views_loaded == 1  # the views' objects are frozen too
+    assert after == [40_000, middle, old] and young < 10_000
+    config = clean(printed_config())
+    assert config["post_worker_init"] == "<post_worker_init()>"
+    assert config["post_request"] == "<post_request()>"
+
+
+def test_garbage_is_collected_between_requests_once_enough_has_piled_up():
+    found = in_a_process(
+        """
+        conf['post_worker_init'](None)
+        gc.collect()
+
+        class Node:
+            pass
+
+        def cycle():
+            a, b = Node(), Node()
+            a.other, b.other = b, a
+            return weakref.ref(a)
+
+        few = [cycle() for _ in range(100)]
+        early = conf['collect_between_requests']()
+        print(-1 if early is None else early, sum(r() is not None for r in few))
+        many = [cycle() for _ in range(6_000)]
+        print(conf['collect_between_requests'](), sum(r() is not None for r in many), int(gc.get_count()[0] < 1_000))
+        """)
+    early, kept, generation, alive, emptied = found
+    assert early == -1 and kept == 100  # below the threshold: nothing is collected yet
+    assert generation in (0, 1, 2) and alive == 0 and emptied == 1
