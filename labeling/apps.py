@@ -10,7 +10,7 @@ class LabelingConfig(AppConfig):
         # Submits keep the lead dashboard's cache current (labeling/stats_cache.py).
         from django.db.models.signals import post_delete, post_save
 
-        from . import stats_cache
+        from . import checks, stats_cache  # noqa: F401 (checks registers itself)
         from .models import Assignment
 
         post_save.connect(stats_cache.on_submit, sender=Assignment, dispatch_uid="stats_cache_submit")
