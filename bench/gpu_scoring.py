@@ -8,7 +8,8 @@ valid in the larger vocabulary), repeated up to ``--solutions``, and scored by t
 ``scoring.scorer.score_encoded`` the workers call (one pass per solution, length batches,
 ``torch.inference_mode``).
 
-Prints tokens/s (real tokens, padding not counted), solutions/s, steps/s, the share of padding,
+Prints tokens/s (real tokens, padding not counted), rows/s (a trajectory is one row unless it
+is longer than the context), steps/s, the share of padding,
 and model FLOPs utilisation: the useful forward FLOPs per second (2 x non-embedding parameters
 per token, plus causal attention, 2 x T^2 x hidden per layer and row) over the device's peak
 dense bf16 rate (``--peak-tflops``; known for the H100 and H200). Goal (issue #5): MFU >= 40%
@@ -66,10 +67,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--tiny", action="store_true", help="a tiny config instead of the 1.5B one (a smoke run)")
-    parser.add_argument("--solutions", type=int, default=4000, help="solutions to score (default 4000)")
+    parser.add_argument("--solutions", type=int, default=4000, help="rows to score, the trajectories' rows repeated (default 4000)")
     parser.add_argument("--max-length", type=int, default=4096, help="context of the PRM (default 4096)")
     parser.add_argument("--max-tokens", type=int, default=None, help="padded tokens per batch (scorer's default)")
-    parser.add_argument("--max-batch", type=int, default=None, help="solutions per batch (scorer's default)")
+    parser.add_argument("--max-batch", type=int, default=None, help="rows per batch (scorer's default)")
     parser.add_argument("--peak-tflops", type=float, default=None, help="the device's dense bf16 peak (default by name)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over the solutions (default 3)")
     args = parser.parse_args()
@@ -77,7 +78,7 @@ def main():
     import torch
 
     from scoring.data import read_prm800k
-    from scoring.inputs import encode
+    from scoring.inputs import encode_solution
     from scoring.scorer import batching, score_encoded
 
     device = torch.device(args.device)
@@ -87,8 +88,10 @@ def main():
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     prm = build_prm(TINY if args.tiny else QWEN25_15B, device, dtype, args.max_length)
     examples = read_prm800k(DATA, alternatives=False)
-    unique = [encode(prm.tokenizer, e.problem, e.steps, step_token_id=prm.step_token_id, max_length=prm.max_length)
-              for e in examples]
+    # one row per trajectory at this context; a longer one would be several (the sliding window)
+    unique = [row for e in examples
+              for row in encode_solution(prm.tokenizer, e.problem, e.steps, step_token_id=prm.step_token_id,
+                                         max_length=prm.max_length, overflow=prm.overflow)]
     rows = [unique[i % len(unique)] for i in range(args.solutions)]
     steps = sum(row.n_scored for row in rows)
     flops, weights = model_flops(prm, rows)
@@ -97,7 +100,8 @@ def main():
     peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
     print(f"{name}, torch {torch.__version__}, {dtype}, SDPA; backbone {weights / 1e9:.2f}B non-embedding "
           f"parameters ({'tiny' if args.tiny else 'Qwen2.5-1.5B shape'}, random weights)")
-    print(f"{len(rows)} solutions ({len(unique)} distinct PRM800K trajectories), {steps} steps, "
+    print(f"{len(rows)} rows ({len(unique)} distinct rows of {len(examples)} PRM800K trajectories: one each, a "
+          f"trajectory past the context several), {steps} steps, "
           f"{sum(map(len, rows)):,} tokens; batches of at most {max_tokens} padded tokens and {max_batch} rows",
           flush=True)
 
@@ -114,7 +118,7 @@ def main():
     best = min(times)
     tokens = sum(map(len, rows))
     print(f"scoring: {best:.2f} s (best of {args.repeats}: {', '.join(f'{t:.2f}' for t in times)})")
-    print(f"{tokens / best:,.0f} tokens/s   {len(rows) / best:,.1f} solutions/s   {steps / best:,.0f} steps/s")
+    print(f"{tokens / best:,.0f} tokens/s   {len(rows) / best:,.1f} rows/s   {steps / best:,.0f} steps/s")
     print(f"model FLOPs: {flops / best / 1e12:.1f} TFLOP/s" + (
         f"   MFU {flops / best / (peak * 1e12):.1%} of {peak:g} TFLOP/s dense bf16" if peak else
         "   (MFU: give --peak-tflops for this device)"))

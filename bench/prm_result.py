@@ -70,20 +70,26 @@ def train_stage(args, checkpoint):
     return round(time.monotonic() - started, 1)
 
 
-def in_context(tokenizer, max_length, records):
-    """How many steps of each record fit MiniLM's context (the steps the models score)."""
-    from scoring.inputs import encode
+def read_steps(tokenizer, max_length, overflow, records):
+    """Per record, the set of steps the models read (through the window, or those inside the context)."""
+    from scoring.inputs import encode_solution
     from scoring.model import STEP_TOKEN
 
     step_id = tokenizer.convert_tokens_to_ids(STEP_TOKEN)
-    return [encode(tokenizer, r["problem"], r["steps"], step_token_id=step_id, max_length=max_length).n_scored for r in records]
+    found = []
+    for r in records:
+        rows = encode_solution(tokenizer, r["problem"], r["steps"], step_token_id=step_id, max_length=max_length,
+                               overflow=overflow)
+        found.append({row.first_step + i for row in rows for i in range(row.n_scored)})
+    return found
 
 
 def evaluate_all(args, checkpoint, names):
     """Score and evaluate with each scorer in ``names``; each gets OUT/<name>/report.json and its plots.
 
-    The baselines are read on the steps the models score (those inside MiniLM's 512 tokens), so
-    every scorer's figures cover the same steps.
+    The baselines are read on the steps the models score (all but those too long to read beside
+    the problem through the checkpoint's window; with ``overflow`` "unscored", those inside
+    MiniLM's 512 tokens), so every scorer's figures cover the same steps.
     """
     import torch
 
@@ -97,7 +103,8 @@ def evaluate_all(args, checkpoint, names):
     torch.set_num_threads(args.threads)
     test_examples = read_prm800k(args.test_data, neutral="positive", limit=args.test_limit)
     bench = read_processbench(args.processbench)
-    tokenizer, max_length = load_tokenizer(checkpoint), json.loads((checkpoint / "stepmark_prm.json").read_text())["max_length"]
+    meta = json.loads((checkpoint / "stepmark_prm.json").read_text())
+    tokenizer, max_length, overflow = load_tokenizer(checkpoint), meta["max_length"], meta.get("overflow", "unscored")
     models = {"trained": lambda: load_checkpoint(checkpoint, device="cpu"),
               "untrained": lambda: new_prm(default_base_model(), device="cpu", seed=args.seed)}
     for name in names:
@@ -112,8 +119,8 @@ def evaluate_all(args, checkpoint, names):
         for records in pools:
             score_records(records, model=model, baseline=baseline)
             if baseline:
-                for record, fits in zip(records, in_context(tokenizer, max_length, records)):
-                    record["step_scores"][fits:] = [None] * (len(record["steps"]) - fits)
+                for record, read in zip(records, read_steps(tokenizer, max_length, overflow, records)):
+                    record["step_scores"] = [p if k in read else None for k, p in enumerate(record["step_scores"])]
                 score_records(records)  # the solution score again, over the steps kept
         test, val = split_by_problem(pb_records, val_fraction=args.pb_val_fraction, seed=args.seed)
         report = {"scorer": name, "steps": steps_protocol(steps_records), "processbench": processbench_protocol(test, val)}

@@ -2,6 +2,10 @@
 
 The naive way runs one forward pass per step prefix (problem + steps 1..k), one solution at a
 time, and reads the last separator: what a PRM without prefix causality would have to do.
+Past MiniLM's 512 tokens both ways read a step in the same sliding window (the problem, the
+steps just before, the step: ``scoring.inputs.encode_solution``); ``--overflow unscored``
+leaves those steps out of both instead.
+
 The batched scorer reads every step of a solution in one pass and batches solutions of
 similar length. Both score the same solutions; the script checks they agree.
 
@@ -10,7 +14,8 @@ PRM800K phase-1 test trajectories (MATH, 17 steps a solution, what Stepmark labe
 ProcessBench's GSM8K solutions (5 steps). On a CPU both ways are compute-bound, so the gain
 is about the ratio of tokens pushed through the model, which the script prints too.
 
-    .venv/bin/python bench/scoring_throughput.py [--data FILE ...] [--solutions 100] [--min-steps 1] [--threads 2]
+    .venv/bin/python bench/scoring_throughput.py [--data FILE ...] [--solutions 100] [--min-steps 1]
+        [--overflow window|unscored] [--threads 2]
 """
 import argparse
 import json
@@ -25,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 def naive_scores(prm, solutions):
     import torch
 
-    from scoring.inputs import collate, encode, pad_id
+    from scoring.inputs import collate, pad_id
     from scoring.model import CORRECT
 
     results = []
@@ -33,8 +38,8 @@ def naive_scores(prm, solutions):
         for problem, steps in solutions:
             scores = []
             for k in range(len(steps)):
-                row = encode(prm.tokenizer, problem, steps[: k + 1], step_token_id=prm.step_token_id, max_length=prm.max_length)
-                if row.n_scored <= k:
+                row = prefix_row(prm, problem, steps[: k + 1])
+                if row is None:
                     scores.append(None)
                     continue
                 batch = collate([row], pad_token_id=pad_id(prm.tokenizer))
@@ -42,6 +47,19 @@ def naive_scores(prm, solutions):
                 scores.append(torch.softmax(logits[0, row.step_positions[-1]], -1)[CORRECT].item())
             results.append(scores)
     return results
+
+
+def prefix_row(prm, problem, steps):
+    """The one row the naive way runs for the last of ``steps`` (None: it cannot be read).
+
+    Past the context that is the window the PRM reads it in: the problem, the steps just
+    before it, then it.
+    """
+    from scoring.inputs import encode_solution
+
+    row = encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id, max_length=prm.max_length,
+                          overflow=prm.overflow)[-1]
+    return row if row.n_scored and row.first_step + row.n_scored == len(steps) else None
 
 
 DEFAULT_DATA = [
@@ -70,6 +88,9 @@ def main():
     parser.add_argument("--solutions", type=int, default=100, help="solutions per file (default 100)")
     parser.add_argument("--min-steps", type=int, default=1,
                         help="only solutions with at least this many steps (the gain grows with them)")
+    parser.add_argument("--overflow", choices=("window", "unscored"), default="window",
+                        help="steps past MiniLM's 512 tokens: read through the sliding window (the default of new PRMs) "
+                             "or left unscored, both ways (default window)")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
     parser.add_argument("--max-tokens", type=int, default=None, help="padded tokens per batch (scorer's CPU default)")
     parser.add_argument("--max-batch", type=int, default=None, help="solutions per batch (scorer's CPU default)")
@@ -78,13 +99,14 @@ def main():
     import torch
 
     from scoring.model import default_base_model, new_prm
-    from scoring.scorer import batching, score_solutions
+    from scoring.scorer import batching, encode_solutions, score_solutions
 
     torch.set_num_threads(args.threads)
-    prm = new_prm(default_base_model(), device="cpu")  # an untrained head costs the same as a trained one
+    # an untrained head costs the same as a trained one
+    prm = new_prm(default_base_model(), device="cpu", overflow=args.overflow)
     max_tokens, max_batch = batching("cpu", args.max_tokens, args.max_batch)
     print(f"MiniLM-L6 on CPU, {args.threads} threads, torch {torch.__version__}; batches of at most "
-          f"{max_tokens} padded tokens and {max_batch} solutions", flush=True)
+          f"{max_tokens} padded tokens and {max_batch} rows; past {prm.max_length} tokens: {args.overflow}", flush=True)
     for path in args.data:
         solutions = load(path, args.solutions, args.min_steps)
         score_solutions(prm, solutions[:8])  # warm-up
@@ -104,8 +126,9 @@ def main():
         diff = max(abs(a - b) for one, other in zip(batched, naive) for a, b in zip(one.step_scores, other)
                    if a is not None and b is not None)
         unscored = sum(one.unscored_steps for one in batched)
+        windowed = sum(row.n_scored for rows in encode_solutions(prm, solutions) for row in rows[1:])
         print(f"speed-up: {naive_s / batched_s:.1f}x   max |score difference|: {diff:.2e}   "
-              f"steps past the context (unscored both ways): {unscored}")
+              f"steps read through the sliding window: {windowed}   unscored both ways: {unscored}")
         print(f"tokens through the model, naive / one-pass: {prefix_tokens(prm, solutions):.2f}x "
               "(the speed-up a compute-bound device gets from the one pass alone, before batching)", flush=True)
     print("\ngoal: one-pass batched >= 10x the naive way on CPU")
@@ -114,17 +137,17 @@ def main():
 def prefix_tokens(prm, solutions):
     """Tokens the naive way pushes through the model over the tokens of the one pass.
 
-    Only the prefixes the naive way runs count: a prefix past the context is not run.
+    Only the prefixes the naive way runs count: a step that cannot be read is not run.
     """
-    from scoring.inputs import encode
+    from scoring.inputs import encode_solution
 
     full = naive = 0
     for problem, steps in solutions:
         for k in range(1, len(steps) + 1):
-            row = encode(prm.tokenizer, problem, steps[:k], step_token_id=prm.step_token_id, max_length=prm.max_length)
-            if row.n_scored == k:
-                naive += len(row)
-        full += len(encode(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id, max_length=prm.max_length))
+            row = prefix_row(prm, problem, steps[:k])
+            naive += len(row) if row is not None else 0
+        full += sum(map(len, encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id,
+                                             max_length=prm.max_length, overflow=prm.overflow)))
     return naive / full
 
 

@@ -1,13 +1,14 @@
 """Scoring with PRM checkpoints in published layouts, through the same scorer as Stepmark's own.
 
 Every adapter returns a torch module the scorer (``scoring.scorer.score_solutions``) takes as
-it takes a ``scoring.model.PRM``: it has ``tokenizer``, ``step_token_id``, ``max_length`` and
-``device``, and its ``forward(input_ids, attention_mask)`` gives two logits per token,
-``(INCORRECT, CORRECT)``, read at the step separator after each step. On top of that it has
+it takes a ``scoring.model.PRM``: it has ``tokenizer``, ``step_token_id``, ``max_length``,
+``overflow`` (a sliding window past the context, as Stepmark's own default) and ``device``,
+and its ``forward(input_ids, attention_mask)`` gives two logits per token, ``(INCORRECT,
+CORRECT)``, read at the step separator after each step. On top of that it has
 ``prepare(problem, steps)``, which puts the text into the shape the checkpoint was trained on
 (chat template, step prefixes); ``score_solutions`` below applies it. Input is still built by
-``scoring.inputs.encode`` (each step tokenised on its own, the separator id after it), so the
-score of step k depends on the problem and steps 1..k only.
+``scoring.inputs.encode_solution`` (each step tokenised on its own, the separator id after
+it), so the score of step k depends on the problem and steps 1..k only.
 
 Layouts (``ADAPTERS``):
 
@@ -110,6 +111,7 @@ class _Adapted(nn.Module):
     """What every adapter shares: tokenizer, separator, context, device; no extra mask needed (causal LMs)."""
 
     needs_causal_mask = False
+    overflow = "window"  # past the context; the scorer's option can say "unscored" instead
 
     def __init__(self, tokenizer, step_token, step_token_id, max_length):
         super().__init__()

@@ -6,7 +6,8 @@ Contents:
   with the step token in it;
 - ``prm_head.safetensors``: the two-class head;
 - ``stepmark_prm.json``: what scoring needs besides the weights (separator token, label
-  mapping, neutral policy, aggregation, max length, whether the backbone needs the causal mask),
+  mapping, neutral policy, aggregation, max length and what becomes of longer solutions,
+  whether the backbone needs the causal mask),
   where it came from (base model, training-data hash) and how it did (metrics).
 
 A checkpoint is written into a temporary directory beside its destination and renamed into
@@ -58,6 +59,7 @@ def save_checkpoint(prm, path, *, meta=None):
             "step_token": prm.step_token,
             "labels": {str(k): v for k, v in LABELS.items()},
             "max_length": prm.max_length,
+            "overflow": prm.overflow,
             "needs_causal_mask": prm.needs_causal_mask,
             "dtype": str(prm.backbone.dtype).removeprefix("torch."),
             **(meta or {}),
@@ -113,7 +115,9 @@ def load_checkpoint(path, *, device=None, dtype=None):
     meta = read_meta(path)
     tokenizer = load_tokenizer(path)
     backbone = load_backbone(path, device=device, dtype=dtype)
-    prm = PRM(backbone, tokenizer, step_token=meta["step_token"], max_length=meta["max_length"])
+    # Checkpoints written before the sliding window left the steps past the context unscored.
+    prm = PRM(backbone, tokenizer, step_token=meta["step_token"], max_length=meta["max_length"],
+              overflow=meta.get("overflow", "unscored"))
     head = load_file(str(Path(path) / HEAD_FILE))
     prm.head.load_state_dict({k: v.to(prm.head.weight.dtype) for k, v in head.items()})
     prm.needs_causal_mask = probe_causality(prm)

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from scoring.data import FORMATS, NEUTRAL_POLICIES, DataError, read_prm800k, read_solutions
+from scoring.inputs import OVERFLOWS
 from scoring.metrics import best_of_n, earliest_error, processbench, step_metrics
 from scoring.scorer import AGGREGATIONS, aggregate
 
@@ -45,6 +46,11 @@ def build_parser():
                        help="solution score recorded in the checkpoint as its default: prod, min, last or mean of step scores")
     train.add_argument("--max-length", type=int, default=None, help="longest input in tokens (default: the model's context); "
                        "later steps are not trained on and are scored None")
+    train.add_argument("--overflow", choices=OVERFLOWS, default="window",
+                       help="a solution longer than --max-length: 'window' trains and scores it through a sliding window "
+                            "(each row: the problem, up to half the room of earlier steps as context, then the steps it "
+                            "scores; step k still sees only the problem and steps up to k), 'unscored' reads only the "
+                            "steps that fit (default window; stored in the checkpoint)")
     train.add_argument("--limit", type=int, default=None, help="read only the first N records of each file (quick runs)")
     train.add_argument("--lr", type=float, default=d.lr, help=f"peak AdamW learning rate (default {d.lr})")
     train.add_argument("--weight-decay", type=float, default=d.weight_decay, help=f"AdamW weight decay (default {d.weight_decay})")
@@ -126,6 +132,9 @@ def _add_common(parser):
     parser.add_argument("--format", choices=("auto", *FORMATS), default="auto", help=FORMAT_HELP)
     parser.add_argument("--aggregation", choices=sorted(AGGREGATIONS), default=None,
                         help="solution score from step scores: prod, min, last or mean (default: the checkpoint's, else prod)")
+    parser.add_argument("--overflow", choices=OVERFLOWS, default=None,
+                        help="a solution longer than the model's context: 'window' (sliding window) or 'unscored' (its "
+                             "later steps get no score) (default: as the checkpoint was trained; window for --adapter models)")
     parser.add_argument("--max-tokens", type=int, default=None,
                         help="padded tokens per batch (default 4096 on CPU, 16384 on GPU)")
     parser.add_argument("--max-batch", type=int, default=None, help="solutions per batch at most (default 8 on CPU, 64 on GPU)")
@@ -157,7 +166,8 @@ def run_train(args):
     base = args.base or default_base_model()
     device = args.device or default_device()
     # float32 master weights; on CUDA the loop runs under bf16 autocast
-    prm = new_prm(base, device=device, dtype=torch.float32, max_length=args.max_length, seed=config.seed)
+    prm = new_prm(base, device=device, dtype=torch.float32, max_length=args.max_length,
+                  overflow=args.overflow, seed=config.seed)
     log_path = args.log or args.out.with_name(args.out.name + ".metrics.jsonl")
     summary = train(prm, train_set, val_set, config, log_path=log_path, progress=not args.quiet)
     history = summary.pop("history")
@@ -204,7 +214,7 @@ def _scored_records(args, model=None, path=None):
 
     how = args.aggregation or meta.get("aggregation") or "prod"
     return score_records(records, model=model, baseline=baseline, aggregation=how,
-                         max_tokens=args.max_tokens, max_batch=args.max_batch)
+                         overflow=getattr(args, "overflow", None), max_tokens=args.max_tokens, max_batch=args.max_batch)
 
 
 def run_score(args):

@@ -9,28 +9,41 @@ Every segment is tokenised on its own, so the tokens of step k never depend on t
 later step (no merges across a step boundary): together with the causal attention mask this
 is what makes the score of step k a function of the problem and steps 1..k only.
 
-A solution longer than the model's context is never cut mid-step: steps are taken whole while
-they fit, and the ones that do not fit are reported unscored (``Encoded.n_scored`` tells how
-many fit). Rows are padded on the right.
+A solution longer than the model's context is never cut mid-step, and what happens to the
+steps past it is a setting of the model (``OVERFLOWS``, see ``encode_solution``):
+
+- ``"window"`` (the default of new PRMs): a sliding window. The solution becomes several rows,
+  each the start token and the problem, then up to half the context's remaining room of the
+  steps before (context, not scored again), then the steps it scores while they fit. Where a
+  row starts depends only on the steps up to its first scored step, so the score of step k
+  is still a function of the problem and steps 1..k, and scoring the prefix ending at step k
+  builds the very row (cut after step k) that scores step k in the whole solution.
+- ``"unscored"``: one row, steps taken whole while they fit; the others are reported
+  unscored (``Encoded.n_scored`` tells how many fit).
+
+A step too long to fit beside the problem is unscored either way. Rows are padded on the right.
 """
 import dataclasses
 
 import torch
 
 IGNORE = -100  # label value the loss skips (torch's cross_entropy default ignore_index)
+OVERFLOWS = ("window", "unscored")  # what becomes of the steps past the context; see encode_solution
 
 
 @dataclasses.dataclass
 class Encoded:
-    """One solution as token ids.
+    """One row of a solution as token ids.
 
-    ``step_positions[i]`` is the index of the separator token after step i, for the first
-    ``n_scored`` steps; ``n_steps`` is the number of steps the solution has.
+    ``step_positions[i]`` is the index of the separator token after step ``first_step + i``,
+    for the ``n_scored`` steps the row scores; ``n_steps`` is the number of steps the solution
+    has.
     """
 
     input_ids: list
     step_positions: list
     n_steps: int
+    first_step: int = 0
 
     @property
     def n_scored(self):
@@ -56,11 +69,48 @@ def pad_id(tokenizer):
     return 0
 
 
-def encode(tokenizer, problem, steps, *, step_token_id, max_length):
-    """Tokenise ``problem`` and ``steps`` into one row; the steps past ``max_length`` are left out.
+def encode_solution(tokenizer, problem, steps, *, step_token_id, max_length, overflow="window"):
+    """Tokenise ``problem`` and ``steps`` into the rows that score them: a list of ``Encoded``.
 
-    Used by both training and scoring, so the two can never drift apart.
+    Used by both training and scoring, so the two can never drift apart. A solution that fits
+    is one row; past ``max_length`` ``overflow`` decides (see the module's docstring). Every
+    step is scored by at most one row; each row scores a run of consecutive steps.
     """
+    if overflow not in OVERFLOWS:
+        raise ValueError(f"unknown overflow {overflow!r}; choose from {', '.join(OVERFLOWS)}")
+    if overflow == "unscored":
+        return [encode(tokenizer, problem, steps, step_token_id=step_token_id, max_length=max_length)]
+    pieces = tokenizer([problem, *steps], add_special_tokens=False)["input_ids"]
+    prefix = start_ids(tokenizer) + list(pieces[0])
+    segments = [[*piece, step_token_id] for piece in pieces[1:]]
+    room = max_length - len(prefix)  # for steps, in every row
+    rows, ids = [], None
+    for k, segment in enumerate(segments):
+        if ids is not None and len(ids) + len(segment) <= max_length:
+            ids.extend(segment)
+            positions.append(len(ids) - 1)
+            continue
+        if ids is not None:
+            rows.append(Encoded(ids, positions, len(steps), first))
+            ids = None
+        if len(segment) > room:
+            continue  # too long to score in any row; the next row starts after it
+        # A new row at step k, with the steps just before it as context. How far back it
+        # reaches depends on those steps and step k only: the row is the same whatever follows.
+        carry, context = min(room // 2, room - len(segment)), []
+        for before in reversed(segments[:k]):
+            if len(context) + len(before) > carry:
+                break
+            context[:0] = before
+        ids, first = prefix + context + segment, k
+        positions = [len(ids) - 1]
+    if ids is not None:
+        rows.append(Encoded(ids, positions, len(steps), first))
+    return rows or [Encoded(input_ids=[], step_positions=[], n_steps=len(steps))]
+
+
+def encode(tokenizer, problem, steps, *, step_token_id, max_length):
+    """One row of ``problem`` and ``steps``: the steps past ``max_length`` are left out (``"unscored"``)."""
     pieces = tokenizer([problem, *steps], add_special_tokens=False)["input_ids"]
     ids = start_ids(tokenizer) + list(pieces[0])
     positions = []

@@ -17,6 +17,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from scoring.inputs import OVERFLOWS
+
 STEP_TOKEN = "<|stepmark_step|>"
 INCORRECT, CORRECT = 0, 1
 LABELS = {INCORRECT: "incorrect", CORRECT: "correct"}
@@ -57,11 +59,13 @@ def load_tokenizer(path):
 class PRM(nn.Module):
     """Backbone + head, with the tokenizer and the settings that decide how input is built.
 
-    ``forward`` returns two logits per token; ``scoring.inputs.encode`` puts the separators
-    where they are read.
+    ``forward`` returns two logits per token; ``scoring.inputs.encode_solution`` puts the
+    separators where they are read, and ``overflow`` (``scoring.inputs.OVERFLOWS``) says how it
+    treats a solution longer than ``max_length``.
     """
 
-    def __init__(self, backbone, tokenizer, *, step_token=STEP_TOKEN, max_length=None, needs_causal_mask=None):
+    def __init__(self, backbone, tokenizer, *, step_token=STEP_TOKEN, max_length=None, needs_causal_mask=None,
+                 overflow="window"):
         super().__init__()
         self.backbone = backbone
         self.tokenizer = tokenizer
@@ -73,6 +77,9 @@ class PRM(nn.Module):
         self.head = nn.Linear(hidden, 2, device=backbone.device, dtype=backbone.dtype)
         self.max_length = max_length or context_length(backbone, tokenizer)
         self.needs_causal_mask = needs_causal_mask
+        if overflow not in OVERFLOWS:
+            raise ValueError(f"unknown overflow {overflow!r}; choose from {', '.join(OVERFLOWS)}")
+        self.overflow = overflow
 
     @property
     def device(self):
@@ -119,7 +126,7 @@ def add_step_token(tokenizer, backbone, step_token=STEP_TOKEN):
         backbone.resize_token_embeddings(len(tokenizer))
 
 
-def new_prm(base, *, device=None, dtype=None, max_length=None, seed=0):
+def new_prm(base, *, device=None, dtype=None, max_length=None, overflow="window", seed=0):
     """A fresh PRM on the backbone at ``base`` (a local Hugging Face directory), in eval mode.
 
     New embedding rows and the head are drawn from ``seed`` so that runs repeat.
@@ -128,7 +135,7 @@ def new_prm(base, *, device=None, dtype=None, max_length=None, seed=0):
     tokenizer = load_tokenizer(base)
     backbone = load_backbone(base, device=device, dtype=dtype)
     add_step_token(tokenizer, backbone)
-    prm = PRM(backbone, tokenizer, max_length=max_length)
+    prm = PRM(backbone, tokenizer, max_length=max_length, overflow=overflow)
     prm.needs_causal_mask = probe_causality(prm)
     return prm.eval()
 

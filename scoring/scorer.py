@@ -1,16 +1,18 @@
 """Scoring solutions: every step of a solution in one forward pass, batched by length.
 
 ``score_solutions`` returns, per solution, the probability that each step is correct and a
-solution score aggregated from them. Steps past the model's context are never silently
-dropped: their score is ``None``, ``unscored_steps`` counts them, and the solution score is
-aggregated over the steps that were scored (``None`` when there are none).
+solution score aggregated from them. A solution longer than the model's context is scored
+through a sliding window or has its later steps unscored, as the model's ``overflow`` says
+(``scoring.inputs.encode_solution``); nothing is silently dropped: an unscored step's score is
+``None``, ``unscored_steps`` counts them, and the solution score is aggregated over the steps
+that were scored (``None`` when there are none).
 """
 import dataclasses
 import math
 
 import torch
 
-from scoring.inputs import collate, encode, length_batches, pad_id
+from scoring.inputs import collate, encode_solution, length_batches, pad_id
 from scoring.model import CORRECT
 
 
@@ -38,7 +40,7 @@ def aggregate(step_scores, how="prod"):
 class Scored:
     """The scores of one solution."""
 
-    step_scores: list  # P(correct) per step; None for a step past the model's context
+    step_scores: list  # P(correct) per step; None for a step the model could not read (see overflow)
     score: float | None  # aggregate of the scored steps
     unscored_steps: int
 
@@ -88,19 +90,33 @@ def score_encoded(prm, rows, *, max_tokens=None, max_batch=None, progress=None):
     return results
 
 
-def score_solutions(prm, solutions, *, aggregation="prod", max_tokens=None, max_batch=None, progress=None):
+def encode_solutions(prm, solutions, overflow=None):
+    """The rows of each of ``solutions`` (``(problem, steps)`` pairs), as the model builds them."""
+    overflow = overflow or getattr(prm, "overflow", "unscored")
+    return [encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id,
+                            max_length=prm.max_length, overflow=overflow)
+            for problem, steps in solutions]
+
+
+def score_solutions(prm, solutions, *, aggregation="prod", overflow=None, max_tokens=None, max_batch=None,
+                    progress=None):
     """Score ``solutions``, a list of ``(problem, steps)`` pairs; returns one ``Scored`` each.
 
-    ``max_tokens`` bounds a batch's padded size (rows x longest row), ``max_batch`` its rows
-    (defaults by device: ``BATCHING``).
-    ``progress``, when given, is called with the number of solutions finished after each batch.
+    ``overflow`` (``scoring.inputs.OVERFLOWS``) overrides the model's own way with solutions
+    longer than its context. ``max_tokens`` bounds a batch's padded size (rows x longest row),
+    ``max_batch`` its rows (defaults by device: ``BATCHING``). ``progress``, when given, is
+    called with the number of rows finished after each batch (a solution longer than the
+    context through a window is several rows).
     """
     aggregate([1.0], aggregation)  # reject a bad name before any work
-    rows = [encode(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id, max_length=prm.max_length)
-            for problem, steps in solutions]
-    probs = score_encoded(prm, rows, max_tokens=max_tokens, max_batch=max_batch, progress=progress)
+    encoded = encode_solutions(prm, solutions, overflow)
+    flat = [row for rows in encoded for row in rows]
+    probs = iter(score_encoded(prm, flat, max_tokens=max_tokens, max_batch=max_batch, progress=progress))
     scored = []
-    for row, row_probs in zip(rows, probs):
-        step_scores = row_probs + [None] * (row.n_steps - row.n_scored)
-        scored.append(Scored(step_scores, aggregate(step_scores, aggregation), row.n_steps - row.n_scored))
+    for rows in encoded:
+        step_scores = [None] * rows[0].n_steps
+        for row in rows:
+            step_scores[row.first_step:row.first_step + row.n_scored] = next(probs)
+        unscored = step_scores.count(None)
+        scored.append(Scored(step_scores, aggregate(step_scores, aggregation), unscored))
     return scored

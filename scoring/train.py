@@ -6,7 +6,8 @@ CUDA it trains under bfloat16 autocast with gradient checkpointing, and hands ba
 model, the dtype it is saved and scored in. The loss is cross-entropy at each labelled step
 separator; unlabelled steps (``None``) and padding carry no loss.
 
-Training and scoring build their input with the same ``scoring.inputs.encode``.
+Training and scoring build their input with the same ``scoring.inputs.encode_solution``: a
+solution longer than the context trains on each of the rows it is scored in.
 """
 import contextlib
 import dataclasses
@@ -18,7 +19,7 @@ import time
 import torch
 from torch.nn.functional import cross_entropy
 
-from scoring.inputs import IGNORE, collate, encode, length_batches, pad_id
+from scoring.inputs import IGNORE, collate, encode_solution, length_batches, pad_id
 
 
 @dataclasses.dataclass
@@ -54,19 +55,22 @@ def split_by_problem(examples, *, val_fraction, seed):
 
 
 def encode_examples(prm, examples):
-    """Encode examples, keeping those with a labelled step inside the context.
+    """Encode examples as the PRM scores them, keeping the rows with a labelled step.
 
-    Returns ``(rows, labels, dropped)``, ``dropped`` counting labels lost to the context length.
+    Returns ``(rows, labels, dropped)``, ``dropped`` counting labels of steps no row reads (past
+    the context, or too long to read beside the problem).
     """
     rows, labels, dropped = [], [], 0
     for example in examples:
-        row = encode(prm.tokenizer, example.problem, example.steps, step_token_id=prm.step_token_id,
-                     max_length=prm.max_length)
-        kept = example.labels[: row.n_scored]
-        dropped += sum(label is not None for label in example.labels[row.n_scored:])
-        if any(label is not None for label in kept):
-            rows.append(row)
-            labels.append(kept)
+        read = 0
+        for row in encode_solution(prm.tokenizer, example.problem, example.steps, step_token_id=prm.step_token_id,
+                                   max_length=prm.max_length, overflow=prm.overflow):
+            kept = example.labels[row.first_step:row.first_step + row.n_scored]
+            read += sum(label is not None for label in kept)
+            if any(label is not None for label in kept):
+                rows.append(row)
+                labels.append(kept)
+        dropped += sum(label is not None for label in example.labels) - read
     return rows, labels, dropped
 
 

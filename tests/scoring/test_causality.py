@@ -57,6 +57,24 @@ def test_scores_up_to_k_do_not_depend_on_later_steps(prm):
     assert abs(changed.step_scores[1] - full[1]) > 1e-4
 
 
+def test_through_a_sliding_window_step_k_still_sees_only_steps_up_to_k(prm):
+    """A context of a few steps: the solution spans several rows, and every score equals the
+    score of the prefix ending at that step, alone (the naive way) or with other steps after."""
+    from scoring.inputs import encode_solution
+
+    solution = STEPS + [f"Check: {i} clips plus {i} clips is {2 * i} clips." for i in range(1, 7)]
+    tokens = prm.tokenizer([PROBLEM, *solution], add_special_tokens=False)["input_ids"]
+    prm.max_length = 1 + len(tokens[0]) + 3 * max(map(len, tokens[1:]))  # room for about three steps
+    rows = encode_solution(prm.tokenizer, PROBLEM, solution, step_token_id=prm.step_token_id, max_length=prm.max_length)
+    assert len(rows) >= 3 and sum(row.n_scored for row in rows) == len(solution)
+    full = score_solutions(prm, [(PROBLEM, solution)])[0]
+    assert full.unscored_steps == 0
+    for k in range(len(solution)):
+        prefixes = score_solutions(prm, [(PROBLEM, solution[: k + 1]), (PROBLEM, solution[: k + 1] + ["A new ending."])])
+        for result in prefixes:
+            assert result.step_scores[: k + 1] == pytest.approx(full.step_scores[: k + 1], abs=1e-5)
+
+
 def test_without_the_causal_mask_an_encoder_would_leak(tiny_bases):
     prm = new_prm(tiny_bases["bert"], device="cpu", seed=3)
     prm.needs_causal_mask = False  # what BERT does by default in transformers

@@ -25,8 +25,20 @@ def test_a_loaded_checkpoint_scores_exactly_as_the_trained_model(arch, tiny_base
     meta = read_meta(tmp_path / "ckpt")
     assert meta["step_token"] == prm.step_token and meta["labels"] == {"0": "incorrect", "1": "correct"}
     assert meta["needs_causal_mask"] is (arch == "bert") and meta["max_length"] == prm.max_length
+    assert meta["overflow"] == "window" and loaded.overflow == "window"
     assert meta["training_data_sha256"] == file_hash(data)
     assert {"config.json", "model.safetensors", HEAD_FILE, META_FILE} <= {p.name for p in (tmp_path / "ckpt").iterdir()}
+
+
+def test_overflow_is_kept_and_older_checkpoints_leave_long_solutions_unscored(tiny_bases, tmp_path):
+    save_checkpoint(new_prm(tiny_bases["bert"], device="cpu", max_length=64, overflow="unscored"), tmp_path / "a")
+    assert load_checkpoint(tmp_path / "a", device="cpu").overflow == "unscored"
+    save_checkpoint(new_prm(tiny_bases["bert"], device="cpu", max_length=64), tmp_path / "b")
+    meta_path = tmp_path / "b" / META_FILE
+    meta = json.loads(meta_path.read_text())
+    del meta["overflow"]  # as written before the sliding window existed
+    meta_path.write_text(json.dumps(meta))
+    assert load_checkpoint(tmp_path / "b", device="cpu").overflow == "unscored"
 
 
 def test_saving_replaces_whole_checkpoints_and_a_failed_save_loses_nothing(tiny_bases, tmp_path):

@@ -1,7 +1,7 @@
 """The one input builder: layout, whole-step truncation, right padding, length batching."""
 import pytest
 
-from scoring.inputs import IGNORE, collate, encode, length_batches, pad_id
+from scoring.inputs import IGNORE, collate, encode, encode_solution, length_batches, pad_id
 from scoring.model import load_tokenizer, new_prm
 
 PROBLEM = "What is 2 + 3?"
@@ -44,6 +44,73 @@ def test_a_long_solution_keeps_whole_steps_and_leaves_the_rest_unscored(bert_prm
     problem_only = len(tok(PROBLEM, add_special_tokens=False)["input_ids"]) + 1
     row = encode(tok, PROBLEM, STEPS, step_token_id=sep, max_length=problem_only)
     assert row.n_scored == 0 and row.input_ids == []
+
+
+LONG = [f"Step {i}: we add {i} and {i + 1} to get {2 * i + 1}, which we keep." for i in range(12)]
+
+
+def _windows(prm, steps, max_length, problem=PROBLEM):
+    return encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id, max_length=max_length)
+
+
+def test_a_solution_that_fits_is_one_row_whatever_the_overflow(bert_prm):
+    tok, sep = bert_prm.tokenizer, bert_prm.step_token_id
+    one = encode(tok, PROBLEM, STEPS, step_token_id=sep, max_length=512)
+    for overflow in ("window", "unscored"):
+        assert encode_solution(tok, PROBLEM, STEPS, step_token_id=sep, max_length=512, overflow=overflow) == [one]
+    with pytest.raises(ValueError, match="unknown overflow 'slide'"):
+        encode_solution(tok, PROBLEM, STEPS, step_token_id=sep, max_length=512, overflow="slide")
+
+
+def test_the_window_scores_every_step_once_in_rows_that_repeat_the_problem(bert_prm):
+    tok, sep = bert_prm.tokenizer, bert_prm.step_token_id
+    prefix = [tok.cls_token_id] + tok(PROBLEM, add_special_tokens=False)["input_ids"]
+    segments = [tok(step, add_special_tokens=False)["input_ids"] + [sep] for step in LONG]
+    max_length = len(prefix) + 3 * max(map(len, segments))  # about three steps a row
+    rows = _windows(bert_prm, LONG, max_length)
+    assert len(rows) >= 4
+    scored = [row.first_step + i for row in rows for i in range(row.n_scored)]
+    assert scored == list(range(len(LONG)))  # every step once, in order
+    for row in rows:
+        assert len(row) <= max_length and row.n_steps == len(LONG)
+        assert row.input_ids[: len(prefix)] == prefix
+        # the context: whole steps just before the first scored one, then the scored steps
+        body = row.input_ids[len(prefix):]
+        start = next(j for j in range(row.first_step + 1) if sum(map(len, segments[j:row.first_step + row.n_scored])) == len(body))
+        assert body == sum(segments[start:row.first_step + row.n_scored], [])
+        assert sum(map(len, segments[start:row.first_step])) <= (max_length - len(prefix)) // 2
+        assert [row.input_ids[p] for p in row.step_positions] == [sep] * row.n_scored
+        assert row.step_positions[-1] == len(row) - 1
+    assert any(row.first_step > 0 and len(row) > len(prefix) + len(segments[row.first_step]) for row in rows[1:]), \
+        "some later row carries earlier steps as context"
+
+
+def test_the_row_that_scores_step_k_is_the_row_of_the_prefix_ending_at_k(bert_prm, tiny_bases):
+    """What makes a window causal: the steps after k change nothing in the row that reads k."""
+    words = load_tokenizer(tiny_bases["llama"])
+    for tok, sep in ((bert_prm.tokenizer, bert_prm.step_token_id), (words, 7)):
+        for max_length in (48, 64, 100):
+            rows = encode_solution(tok, PROBLEM, LONG, step_token_id=sep, max_length=max_length)
+            for k in range(len(LONG)):
+                alone = encode_solution(tok, PROBLEM, LONG[: k + 1], step_token_id=sep, max_length=max_length)
+                row = next((r for r in rows if r.first_step <= k < r.first_step + r.n_scored), None)
+                if row is None:  # unscored in the whole solution: unscored in its prefix too
+                    assert all(r.first_step + r.n_scored <= k for r in alone)
+                    continue
+                cut = row.step_positions[k - row.first_step] + 1
+                assert alone[-1].input_ids == row.input_ids[:cut]
+                assert alone[-1].first_step == row.first_step and alone[-1].step_positions[-1] == cut - 1
+
+
+def test_a_step_too_long_for_any_row_is_unscored_and_the_next_row_starts_after_it(bert_prm):
+    steps = LONG[:3] + ["an endless step " * 40] + LONG[3:6]
+    rows = _windows(bert_prm, steps, 80)
+    scored = [row.first_step + i for row in rows for i in range(row.n_scored)]
+    assert 3 not in scored and set(scored) == {0, 1, 2, 4, 5, 6}
+    after = next(row for row in rows if row.first_step == 4)
+    assert len(after) <= 80
+    nothing = _windows(bert_prm, steps, 8)  # not even the problem fits
+    assert len(nothing) == 1 and nothing[0].n_scored == 0 and nothing[0].input_ids == []
 
 
 def test_collate_pads_on_the_right_and_places_labels_at_separators(bert_prm):

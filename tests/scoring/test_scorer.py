@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from scoring.inputs import collate, encode, pad_id
+from scoring.inputs import collate, encode, encode_solution, pad_id
 from scoring.model import CORRECT, new_prm
 from scoring.scorer import BATCHING, aggregate, batching, score_solutions
 
@@ -55,13 +55,42 @@ def test_batch_sizes_default_by_device_and_give_the_same_scores(prm, processbenc
 def test_steps_past_the_context_are_reported_unscored(tiny_bases, processbench_items):
     item = max(processbench_items, key=lambda i: len(i["steps"]))
     full = score_solutions(new_prm(tiny_bases["bert"], device="cpu", seed=1), [(item["problem"], item["steps"])])[0]
-    short = new_prm(tiny_bases["bert"], device="cpu", seed=1, max_length=160)
+    short = new_prm(tiny_bases["bert"], device="cpu", seed=1, max_length=160, overflow="unscored")
     result = score_solutions(short, [(item["problem"], item["steps"])], aggregation="min")[0]
     n = len(item["steps"]) - result.unscored_steps
     assert 0 < n < len(item["steps"])
     assert result.step_scores[n:] == [None] * result.unscored_steps
     assert result.step_scores[:n] == pytest.approx(full.step_scores[:n], abs=1e-5)
     assert result.score == min(result.step_scores[:n])
+    # the scorer's option overrides the model's own way
+    windowed = score_solutions(short, [(item["problem"], item["steps"])], overflow="window")[0]
+    assert windowed.unscored_steps < result.unscored_steps
+    assert windowed.step_scores[:n] == pytest.approx(result.step_scores[:n], abs=1e-5)
+
+
+def test_a_window_scores_the_whole_solution_as_the_naive_way_would(tiny_bases, processbench_items):
+    """Long solutions batched with short ones: each step scores as its prefix alone, through its window."""
+    prm = new_prm(tiny_bases["bert"], device="cpu", seed=1, max_length=160)
+    assert prm.overflow == "window"
+    solutions = [(item["problem"], item["steps"]) for item in processbench_items]
+    results = score_solutions(prm, solutions, max_tokens=800, max_batch=4)
+    windowed = 0
+    for (problem, steps), result in zip(solutions, results):
+        rows = encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id, max_length=160)
+        windowed += len(rows) > 1
+        assert result.unscored_steps == sum(s is None for s in result.step_scores)
+        for k in range(len(steps)):
+            row = encode_solution(prm.tokenizer, problem, steps[: k + 1], step_token_id=prm.step_token_id,
+                                  max_length=160)[-1]
+            if row.first_step + row.n_scored <= k:
+                assert result.step_scores[k] is None  # the step alone is too long for the context
+                continue
+            batch = collate([row], pad_token_id=pad_id(prm.tokenizer))
+            with torch.inference_mode():
+                logits = prm(batch["input_ids"], batch["attention_mask"])
+            naive = torch.softmax(logits[0, row.step_positions[-1]], -1)[CORRECT].item()
+            assert result.step_scores[k] == pytest.approx(naive, abs=1e-5)
+    assert windowed >= 2
 
 
 def test_scoring_leaves_the_model_as_it_found_it(prm):

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from scoring.data import read_prm800k
+from scoring.inputs import encode_solution
 from scoring.model import new_prm
 from scoring.train import TrainConfig, encode_examples, split_by_problem, train, validation_loss
 
@@ -55,7 +56,23 @@ def test_early_stopping_gives_up_when_validation_stops_improving(tiny_bases, exa
 
 
 def test_labels_past_the_context_are_counted_not_trained(tiny_bases, examples):
-    prm = new_prm(tiny_bases["bert"], device="cpu", max_length=64)
+    prm = new_prm(tiny_bases["bert"], device="cpu", max_length=64, overflow="unscored")
     rows, labels, dropped = encode_examples(prm, examples)
     assert dropped > 0
     assert all(len(row) <= 64 and len(row_labels) == row.n_scored for row, row_labels in zip(rows, labels))
+
+
+def test_through_the_window_a_long_solution_trains_on_every_row_it_is_scored_in(tiny_bases, examples):
+    unscored = encode_examples(new_prm(tiny_bases["bert"], device="cpu", max_length=128, overflow="unscored"), examples)
+    prm = new_prm(tiny_bases["bert"], device="cpu", max_length=128)
+    rows, labels, dropped = encode_examples(prm, examples)
+    total = sum(label is not None for e in examples for label in e.labels)
+    assert sum(label is not None for row_labels in labels for label in row_labels) == total - dropped
+    assert dropped < unscored[2] and len(rows) > len(unscored[0])
+    # each row carries the labels of exactly the steps it scores
+    expected = {}
+    for example in examples:
+        for row in encode_solution(prm.tokenizer, example.problem, example.steps, step_token_id=prm.step_token_id,
+                                   max_length=128):
+            expected.setdefault(tuple(row.input_ids), example.labels[row.first_step:row.first_step + row.n_scored])
+    assert all(len(row) <= 128 and labels[i] == expected[tuple(row.input_ids)] for i, row in enumerate(rows))
