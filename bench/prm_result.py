@@ -47,6 +47,9 @@ def parse(argv):
     parser.add_argument("--max-batch", type=int, default=8, help="rows per training batch (default 8)")
     parser.add_argument("--val-fraction", type=float, default=0.02, help="training problems held out for validation loss (default 0.02)")
     parser.add_argument("--pb-val-fraction", type=float, default=0.25, help="ProcessBench share used to choose the threshold (default 0.25)")
+    parser.add_argument("--overflow", choices=("window", "unscored"), default="window",
+                        help="steps past MiniLM's 512 tokens: trained and scored through the sliding window, or "
+                             "left out (default window)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
     parser.add_argument("--reuse", action="store_true", help="evaluate the checkpoint in OUT/checkpoint instead of training")
@@ -61,7 +64,7 @@ def train_stage(args, checkpoint):
     argv = ["train", "--data", str(args.train_data), "--out", str(checkpoint), "--device", "cpu",
             "--max-steps", str(args.max_train_steps), "--epochs", str(args.epochs), "--lr", str(args.lr),
             "--max-tokens", str(args.max_tokens), "--max-batch", str(args.max_batch), "--val-fraction", str(args.val_fraction),
-            "--seed", str(args.seed), "--log-every", "5", "--quiet"]
+            "--seed", str(args.seed), "--overflow", args.overflow, "--log-every", "5", "--quiet"]
     if args.limit:
         argv += ["--limit", str(args.limit)]
     started = time.monotonic()
@@ -106,7 +109,7 @@ def evaluate_all(args, checkpoint, names):
     meta = json.loads((checkpoint / "stepmark_prm.json").read_text())
     tokenizer, max_length, overflow = load_tokenizer(checkpoint), meta["max_length"], meta.get("overflow", "unscored")
     models = {"trained": lambda: load_checkpoint(checkpoint, device="cpu"),
-              "untrained": lambda: new_prm(default_base_model(), device="cpu", seed=args.seed)}
+              "untrained": lambda: new_prm(default_base_model(), device="cpu", seed=args.seed, overflow=overflow)}
     for name in names:
         started = time.monotonic()
         model = models[name]() if name in models else None
