@@ -45,7 +45,7 @@ def build_parser():
     train.add_argument("--aggregation", choices=sorted(AGGREGATIONS), default="prod",
                        help="solution score recorded in the checkpoint as its default: prod, min, last or mean of step scores")
     train.add_argument("--max-length", type=int, default=None, help="longest input in tokens (default: the model's context); "
-                       "later steps are not trained on and are scored None")
+                       "a longer solution is read as --overflow says")
     train.add_argument("--overflow", choices=OVERFLOWS, default="window",
                        help="a solution longer than --max-length: 'window' trains and scores it through a sliding window "
                             "(each row: the problem, up to half the room of earlier steps as context, then the steps it "

@@ -107,8 +107,9 @@ class SolutionScore(models.Model):
 
     solution = models.ForeignKey("labeling.Solution", on_delete=models.CASCADE, related_name="scores")
     checkpoint = models.ForeignKey(Checkpoint, on_delete=models.CASCADE, related_name="scores")
-    score = models.FloatField(null=True, help_text="Aggregated over the scored steps; null when none fit.")
-    step_scores = models.JSONField(default=list, help_text="P(correct) per step; null past the context.")
+    score = models.FloatField(null=True, help_text="Aggregated over the scored steps; null when none was scored.")
+    step_scores = models.JSONField(default=list, help_text="P(correct) per step; null for a step the model could not read "
+                                   "(past the context, or too long for its sliding window).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
