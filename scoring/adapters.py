@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from scoring import scorer
-from scoring.model import context_length, default_device, load_tokenizer
+from scoring.model import backbone_mask, context_length, default_device, load_tokenizer
 
 ADAPTERS = ("stepmark", "qwen-prm", "math-shepherd")
 QWEN_STEP_TOKEN = "<extra_0>"
@@ -107,6 +107,11 @@ def _token_id(tokenizer, token, *, path, what):
     return token_id
 
 
+def _mask(attention_mask, model):
+    """A padding mask as it is; a packed prefix tree's 4D bool mask as ``model``'s attention takes it."""
+    return backbone_mask(attention_mask, model) if attention_mask.dim() == 4 else attention_mask
+
+
 class _Adapted(nn.Module):
     """What every adapter shares: tokenizer, separator, context, device; no extra mask needed (causal LMs)."""
 
@@ -141,8 +146,9 @@ class QwenPRM(_Adapted):
             problem = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return problem, steps
 
-    def forward(self, input_ids, attention_mask):
-        out = self.body(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+    def forward(self, input_ids, attention_mask, position_ids=None):
+        attention_mask = _mask(attention_mask, self.body)
+        out = self.body(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False)
         if self.head is None:
             return out.logits.float()
         return self.head(out.last_hidden_state).float()
@@ -199,8 +205,10 @@ class MathShepherdPRM(_Adapted):
             return problem, steps
         return problem, [("\n" if k else " ") + f"Step {k + 1}: {text}" for k, text in enumerate(steps)]
 
-    def forward(self, input_ids, attention_mask):
-        hidden = self.lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+    def forward(self, input_ids, attention_mask, position_ids=None):
+        attention_mask = _mask(attention_mask, self.lm)
+        hidden = self.lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                                       use_cache=False).last_hidden_state
         out = self.lm.get_output_embeddings()
         rows = [self.bad_id, self.good_id]  # (INCORRECT, CORRECT): softmax over them is softmax([+, -]) reversed
         logits = hidden @ out.weight[rows].T

@@ -86,26 +86,41 @@ class PRM(nn.Module):
         return self.head.weight.device
 
     def attention_mask(self, attention_mask):
-        """The mask handed to the backbone: as given (decoders) or causal 4D (encoders)."""
-        if not self.needs_causal_mask:
-            return attention_mask
-        width = attention_mask.shape[1]
-        causal = torch.ones((width, width), dtype=torch.bool, device=attention_mask.device).tril()
-        allowed = causal[None, None, :, :] & attention_mask.bool()[:, None, None, :]
-        if self.backbone.config._attn_implementation == "sdpa":
-            return allowed  # SDPA takes a boolean mask (True = attend), whatever the compute dtype
-        # eager attention adds the mask to the scores
-        blocked = torch.zeros(allowed.shape, dtype=self.backbone.dtype, device=allowed.device)
-        return blocked.masked_fill(~allowed, torch.finfo(self.backbone.dtype).min)
+        """The mask handed to the backbone.
 
-    def backbone_states(self, input_ids, attention_mask):
+        A 2D padding mask goes as it is to a decoder and becomes a causal 4D mask for an
+        encoder. A 4D bool mask (True = attend: a prefix tree's, ``scoring.packing``) already
+        holds causality and padding and goes to either as it is.
+        """
+        if attention_mask.dim() == 4:
+            allowed = attention_mask.bool()
+        elif not self.needs_causal_mask:
+            return attention_mask
+        else:
+            width = attention_mask.shape[1]
+            causal = torch.ones((width, width), dtype=torch.bool, device=attention_mask.device).tril()
+            allowed = causal[None, None, :, :] & attention_mask.bool()[:, None, None, :]
+        return backbone_mask(allowed, self.backbone)
+
+    def backbone_states(self, input_ids, attention_mask, position_ids=None):
         """The backbone's last hidden states under the PRM's mask (no key/value cache kept)."""
         extra = {"use_cache": False} if getattr(self.backbone.config, "use_cache", None) is not None else {}
+        if position_ids is not None:  # a packed prefix tree: a token's position is its depth
+            extra["position_ids"] = position_ids
         out = self.backbone(input_ids=input_ids, attention_mask=self.attention_mask(attention_mask), **extra)
         return out.last_hidden_state
 
-    def forward(self, input_ids, attention_mask):
-        return self.head(self.backbone_states(input_ids, attention_mask)).float()
+    def forward(self, input_ids, attention_mask, position_ids=None):
+        return self.head(self.backbone_states(input_ids, attention_mask, position_ids)).float()
+
+
+def backbone_mask(allowed, backbone):
+    """A 4D bool mask (True = attend) in the form ``backbone``'s attention takes it."""
+    if backbone.config._attn_implementation == "sdpa":
+        return allowed  # SDPA takes a boolean mask, whatever the compute dtype
+    # eager attention adds the mask to the scores
+    blocked = torch.zeros(allowed.shape, dtype=backbone.dtype, device=allowed.device)
+    return blocked.masked_fill(~allowed, torch.finfo(backbone.dtype).min)
 
 
 def context_length(backbone, tokenizer):

@@ -14,6 +14,7 @@ import torch
 
 from scoring.inputs import collate, encode_solution, length_batches, pad_id
 from scoring.model import CORRECT
+from scoring.packing import collate_packed, pack
 
 
 def _product(probs):
@@ -49,8 +50,10 @@ class Scored:
 
 
 def step_probabilities(prm, batch):
-    """P(correct) at every position of a collated batch, as float32 (B, T)."""
-    logits = prm(batch["input_ids"].to(prm.device), batch["attention_mask"].to(prm.device))
+    """P(correct) at every position of a collated batch (plain or packed), as float32 (B, T)."""
+    position_ids = batch.get("position_ids")
+    logits = prm(batch["input_ids"].to(prm.device), batch["attention_mask"].to(prm.device),
+                 None if position_ids is None else position_ids.to(prm.device))
     return torch.softmax(logits, dim=-1)[..., CORRECT]
 
 
@@ -67,24 +70,55 @@ def batching(device, max_tokens=None, max_batch=None):
     return max_tokens or tokens, max_batch or rows
 
 
-def score_encoded(prm, rows, *, max_tokens=None, max_batch=None, progress=None):
-    """Step probabilities for already encoded rows: a list (per row) of floats, scored steps only."""
+def tree_tokens(prm):
+    """The most tokens a packed prefix tree may hold: twice the context.
+
+    Its attention is dense over the whole tree, so a wider tree spends more on attention than
+    sharing saves (MiniLM at 1024 tokens: attention about half the cost of the weights).
+    """
+    return 2 * prm.max_length
+
+
+def score_encoded(prm, rows, *, max_tokens=None, max_batch=None, progress=None, share_prefixes=True):
+    """Step probabilities for already encoded rows: a list (per row) of floats, scored steps only.
+
+    With ``share_prefixes`` rows that begin alike (alternatives after a shared trajectory, the
+    candidates of one problem) are read as prefix trees (``scoring.packing``): each shared
+    token once. The scores are those of one pass per row.
+    """
     max_tokens, max_batch = batching(prm.device, max_tokens, max_batch)
     results = [[] for _ in rows]
     todo = [i for i, row in enumerate(rows) if row.n_scored]
-    batches = length_batches([len(rows[i]) for i in todo], max_tokens=max_tokens, max_batch=max_batch)
+    units, where = pack([rows[i].input_ids for i in todo], max_tokens=tree_tokens(prm),
+                        min_shared=16 if share_prefixes else float("inf"))
+    members = [[] for _ in units]  # the rows each packed unit holds
+    for slot, (unit, _) in enumerate(where):
+        members[unit].append(slot)
+    pad = pad_id(prm.tokenizer)
+    # plain rows apart from trees: a batch of plain rows keeps the 2D mask (and a decoder's fast causal kernels)
+    plain = [u for u, unit in enumerate(units) if unit.is_linear and len(members[u]) == 1]
+    trees = [u for u, unit in enumerate(units) if not (unit.is_linear and len(members[u]) == 1)]
     was_training = prm.training
     prm.eval()
     try:
         with torch.inference_mode():
-            for batch_indices in batches:
-                chosen = [todo[i] for i in batch_indices]
-                batch = collate([rows[i] for i in chosen], pad_token_id=pad_id(prm.tokenizer))
-                probs = step_probabilities(prm, batch).cpu()
-                for slot, index in enumerate(chosen):
-                    results[index] = probs[slot, rows[index].step_positions].tolist()
-                if progress is not None:
-                    progress(len(chosen))
+            for group, is_tree in ((trees, True), (plain, False)):
+                for batch_indices in length_batches([len(units[u]) for u in group], max_tokens=max_tokens,
+                                                    max_batch=max_batch):
+                    chosen = [group[b] for b in batch_indices]
+                    if is_tree:
+                        batch = collate_packed([units[u] for u in chosen], pad_token_id=pad)
+                    else:
+                        batch = collate([rows[todo[members[u][0]]] for u in chosen], pad_token_id=pad)
+                    probs = step_probabilities(prm, batch).cpu()
+                    done = 0
+                    for b, u in enumerate(chosen):
+                        for slot in members[u]:
+                            row, index = rows[todo[slot]], where[slot][1]
+                            results[todo[slot]] = probs[b, [index[p] for p in row.step_positions]].tolist()
+                            done += 1
+                    if progress is not None:
+                        progress(done)
     finally:
         prm.train(was_training)
     return results
@@ -99,19 +133,21 @@ def encode_solutions(prm, solutions, overflow=None):
 
 
 def score_solutions(prm, solutions, *, aggregation="prod", overflow=None, max_tokens=None, max_batch=None,
-                    progress=None):
+                    progress=None, share_prefixes=True):
     """Score ``solutions``, a list of ``(problem, steps)`` pairs; returns one ``Scored`` each.
 
     ``overflow`` (``scoring.inputs.OVERFLOWS``) overrides the model's own way with solutions
     longer than its context. ``max_tokens`` bounds a batch's padded size (rows x longest row),
     ``max_batch`` its rows (defaults by device: ``BATCHING``). ``progress``, when given, is
     called with the number of rows finished after each batch (a solution longer than the
-    context through a window is several rows).
+    context through a window is several rows). ``share_prefixes`` reads solutions that begin
+    alike as prefix trees (``score_encoded``); the scores are the same either way.
     """
     aggregate([1.0], aggregation)  # reject a bad name before any work
     encoded = encode_solutions(prm, solutions, overflow)
     flat = [row for rows in encoded for row in rows]
-    probs = iter(score_encoded(prm, flat, max_tokens=max_tokens, max_batch=max_batch, progress=progress))
+    probs = iter(score_encoded(prm, flat, max_tokens=max_tokens, max_batch=max_batch, progress=progress,
+                               share_prefixes=share_prefixes))
     scored = []
     for rows in encoded:
         step_scores = [None] * rows[0].n_steps

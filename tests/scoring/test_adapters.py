@@ -206,3 +206,20 @@ def test_cli_scores_and_evaluates_with_an_adapter(shepherd_dir, tmp_path, shared
     capsys.readouterr()
     assert main(["score", "--adapter", "qwen-prm", "--model", str(shepherd_dir), "--input", str(bench)]) == 2
     assert "score.0.weight" in capsys.readouterr().err  # a causal LM is not a Qwen PRM
+
+
+def test_adapters_read_shared_prefixes_as_trees_with_the_same_scores(shepherd_dir, solutions, tmp_path):
+    """Prefix trees go to the adapters' decoders as a 4D mask with positions: the scores do not move."""
+    from transformers import Qwen2Config, Qwen2ForTokenClassification
+
+    tokenizer = _byte_level_tokenizer(_texts(solutions))
+    torch.manual_seed(1)
+    Qwen2ForTokenClassification(Qwen2Config(vocab_size=len(tokenizer), num_labels=2, **SMALL)).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    problem, steps = solutions[0]
+    branches = [(problem, steps[:k]) for k in range(1, 5)] + [(problem, steps[:1] + [steps[3]]), (problem, steps[2:])]
+    for model in (load_adapter("qwen-prm", tmp_path, device="cpu"), load_adapter("math-shepherd", shepherd_dir, device="cpu")):
+        shared = score_solutions(model, branches)
+        alone = score_solutions(model, branches, share_prefixes=False)
+        for a, b in zip(shared, alone):
+            assert a.step_scores == pytest.approx(b.step_scores, abs=1e-5)
