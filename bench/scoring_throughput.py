@@ -13,19 +13,21 @@ twice: as it runs (``one-pass, trees``) and with the trees off (``one-pass, rows
 solution, what it did before trees). All three score the same steps; the script checks that
 they agree.
 
-Three workloads by default, because the gain grows with the steps a solution has and with
+Four workloads by default, because the gain grows with the steps a solution has and with
 what solutions share:
 
 - ``trajectories``: the PRM800K phase-1 test trajectories (MATH, 17 steps a solution);
 - ``records``: the same records with every rated alternative, what ``python -m scoring
   evaluate`` reads from a PRM800K file: each alternative is the trajectory's prefix followed
   by the alternative, so most of its tokens are the trajectory's;
-- ``processbench``: ProcessBench's GSM8K solutions (5 steps, one solution a problem).
+- ``processbench``: ProcessBench's GSM8K solutions (5 steps, one solution a problem);
+- ``pool``: OpenAI's GSM8K candidate pool, four model solutions a problem (what active
+  learning scores): the candidates of a problem share the problem's tokens.
 
 On a CPU every way is compute-bound, so the gain is about the ratio of tokens pushed through
 the model, which the script prints too.
 
-    .venv/bin/python bench/scoring_throughput.py [--workloads trajectories records processbench]
+    .venv/bin/python bench/scoring_throughput.py [--workloads trajectories records processbench pool]
         [--data FILE] [--solutions 100] [--min-steps 1] [--overflow window|unscored] [--threads 2]
 """
 import argparse
@@ -40,6 +42,7 @@ WORKLOADS = {
     "trajectories": SHARED / "prm800k" / "phase1_test.reconstructed.jsonl",
     "records": SHARED / "prm800k" / "phase1_test.reconstructed.jsonl",
     "processbench": SHARED / "processbench" / "gsm8k.json",
+    "pool": SHARED / "gsm8k" / "example_model_solutions.jsonl",
 }
 
 
@@ -115,7 +118,7 @@ def timed(function, *args, **kwargs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workloads", nargs="+", choices=tuple(WORKLOADS), default=list(WORKLOADS),
-                        help="what to score (default: all three)")
+                        help="what to score (default: all four)")
     parser.add_argument("--data", type=Path, default=None,
                         help="read every workload from this file instead of its default one")
     parser.add_argument("--solutions", type=int, default=100,
@@ -133,8 +136,8 @@ def main():
     import torch
 
     from scoring.model import default_base_model, new_prm
-    from scoring.packing import pack
-    from scoring.scorer import batching, encode_solutions, score_solutions, tree_tokens
+    from scoring.packing import pack, tree_limit
+    from scoring.scorer import batching, encode_solutions, score_solutions
 
     torch.set_num_threads(args.threads)
     # an untrained head costs the same as a trained one
@@ -142,7 +145,7 @@ def main():
     max_tokens, max_batch = batching("cpu", args.max_tokens, args.max_batch)
     options = dict(max_tokens=max_tokens, max_batch=max_batch)
     print(f"MiniLM-L6 on CPU, {args.threads} threads, torch {torch.__version__}; batches of at most "
-          f"{max_tokens} padded tokens and {max_batch} rows; trees of at most {tree_tokens(prm)} tokens; "
+          f"{max_tokens} padded tokens and {max_batch} rows; trees of at most {tree_limit(prm.max_length)} tokens; "
           f"past {prm.max_length} tokens: {args.overflow}", flush=True)
     for workload in args.workloads:
         path = args.data or WORKLOADS[workload]
@@ -167,12 +170,12 @@ def main():
         windowed = sum(row.n_scored for rows in encode_solutions(prm, solutions) for row in rows[1:])
         naive_tokens = sum(len(row) for row in (prefix_row(prm, p, list(s)) for p, s in prefixes) if row is not None)
         row_tokens = sum(len(row) for row in encoded if row.n_scored)
-        tree_tokens_ = sum(map(len, pack([row.input_ids for row in encoded if row.n_scored],
-                                         max_tokens=tree_tokens(prm))[0]))
+        tree_total = sum(map(len, pack([row.input_ids for row in encoded if row.n_scored],
+                                       max_tokens=tree_limit(prm.max_length))[0]))
         print(f"max |score difference| between the three: {diff:.2e}   steps read through the sliding window: "
               f"{windowed}   distinct steps unscored every way: {unscored}")
         print(f"tokens through the model: naive {naive_tokens:,}, rows {row_tokens:,} ({naive_tokens / row_tokens:.2f}x "
-              f"fewer), trees {tree_tokens_:,} ({naive_tokens / tree_tokens_:.2f}x fewer): the speed-up a compute-bound "
+              f"fewer), trees {tree_total:,} ({naive_tokens / tree_total:.2f}x fewer): the speed-up a compute-bound "
               "device gets from the tokens alone", flush=True)
     print("\ngoal: one-pass batched >= 10x the naive way on CPU")
 

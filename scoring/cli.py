@@ -60,6 +60,10 @@ def build_parser():
     train.add_argument("--max-steps", type=int, default=None, help="stop after this many optimizer steps (default: all epochs)")
     train.add_argument("--max-tokens", type=int, default=d.max_tokens, help=f"padded tokens per batch, rows x longest row (default {d.max_tokens})")
     train.add_argument("--max-batch", type=int, default=d.max_batch, help=f"rows per batch at most (default {d.max_batch})")
+    train.add_argument("--no-trees", dest="share_prefixes", action="store_false",
+                       help="one row per example instead of prefix trees (by default a trajectory and its alternatives, "
+                            "which share the trajectory's prefix, train as one tree, each shared token computed once; "
+                            "the loss is the same)")
     train.add_argument("--clip-norm", type=float, default=d.clip_norm, help=f"gradient norm clipping (default {d.clip_norm})")
     train.add_argument("--eval-every", type=int, default=None, help="optimizer steps between validation runs (default: once per epoch)")
     train.add_argument("--patience", type=int, default=d.patience, help=f"validation runs without improvement before stopping early (default {d.patience})")
@@ -138,6 +142,10 @@ def _add_common(parser):
     parser.add_argument("--max-tokens", type=int, default=None,
                         help="padded tokens per batch (default 4096 on CPU, 16384 on GPU)")
     parser.add_argument("--max-batch", type=int, default=None, help="solutions per batch at most (default 8 on CPU, 64 on GPU)")
+    parser.add_argument("--no-trees", dest="share_prefixes", action="store_false",
+                        help="score each solution as its own row (by default solutions that begin alike, such as a PRM800K "
+                             "trajectory's alternatives or one problem's candidates, are read as one prefix tree, each "
+                             "shared token once; the scores are the same)")
     _add_device(parser)
 
 
@@ -214,7 +222,8 @@ def _scored_records(args, model=None, path=None):
 
     how = args.aggregation or meta.get("aggregation") or "prod"
     return score_records(records, model=model, baseline=baseline, aggregation=how,
-                         overflow=getattr(args, "overflow", None), max_tokens=args.max_tokens, max_batch=args.max_batch)
+                         overflow=getattr(args, "overflow", None), max_tokens=args.max_tokens, max_batch=args.max_batch,
+                         share_prefixes=args.share_prefixes)
 
 
 def run_score(args):

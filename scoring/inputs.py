@@ -27,7 +27,6 @@ import dataclasses
 
 import torch
 
-IGNORE = -100  # label value the loss skips (torch's cross_entropy default ignore_index)
 OVERFLOWS = ("window", "unscored")  # what becomes of the steps past the context; see encode_solution
 
 
@@ -126,27 +125,15 @@ def encode(tokenizer, problem, steps, *, step_token_id, max_length):
     return Encoded(input_ids=ids, step_positions=positions, n_steps=len(steps))
 
 
-def collate(rows, *, pad_token_id, labels=None):
-    """Right-pad ``rows`` (Encoded) into ``input_ids`` and ``attention_mask`` tensors.
-
-    With ``labels`` (one list per row, a 0/1/None label per scored step) also returns a
-    ``labels`` tensor holding each step's label at its separator and ``IGNORE`` elsewhere.
-    """
+def collate(rows, *, pad_token_id):
+    """Right-pad ``rows`` (Encoded) into ``input_ids`` and ``attention_mask`` tensors."""
     width = max(len(row) for row in rows)
     input_ids = torch.full((len(rows), width), pad_token_id, dtype=torch.long)
     attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, row in enumerate(rows):
         input_ids[i, : len(row)] = torch.tensor(row.input_ids, dtype=torch.long)
         attention_mask[i, : len(row)] = 1
-    batch = {"input_ids": input_ids, "attention_mask": attention_mask}
-    if labels is not None:
-        target = torch.full((len(rows), width), IGNORE, dtype=torch.long)
-        for i, (row, row_labels) in enumerate(zip(rows, labels)):
-            for position, label in zip(row.step_positions, row_labels):
-                if label is not None:
-                    target[i, position] = label
-        batch["labels"] = target
-    return batch
+    return {"input_ids": input_ids, "attention_mask": attention_mask}
 
 
 def length_batches(lengths, *, max_tokens, max_batch):

@@ -104,6 +104,31 @@ def tree_mask(parents, width=None):
     return allowed
 
 
+# A tree holds at most this many contexts' worth of tokens. Its attention is dense over the
+# whole tree, so a wider tree spends more on attention than sharing saves (MiniLM at 1024
+# tokens: attention about half the cost of the weights).
+TREE_CONTEXTS = 2
+
+
+def tree_limit(max_length):
+    """The most tokens a tree of rows up to ``max_length`` tokens may hold."""
+    return TREE_CONTEXTS * max_length
+
+
+def collate_units(packed, *, pad_token_id):
+    """``collate_packed``, or for plain rows only (no branches) the plain form: a 2D padding mask
+    and no positions, which keeps a decoder's own causal attention (and its fast kernels)."""
+    if not all(row.is_linear for row in packed):
+        return collate_packed(packed, pad_token_id=pad_token_id)
+    width = max(len(row) for row in packed)
+    input_ids = torch.full((len(packed), width), pad_token_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(packed), width), dtype=torch.long)
+    for i, row in enumerate(packed):
+        input_ids[i, : len(row)] = torch.tensor(row.input_ids, dtype=torch.long)
+        attention_mask[i, : len(row)] = 1
+    return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+
 def collate_packed(packed, *, pad_token_id):
     """Right-pad ``packed`` rows into ``input_ids``, ``position_ids`` and a 4D bool ``attention_mask``.
 

@@ -12,9 +12,9 @@ import math
 
 import torch
 
-from scoring.inputs import collate, encode_solution, length_batches, pad_id
+from scoring.inputs import encode_solution, length_batches, pad_id
 from scoring.model import CORRECT
-from scoring.packing import collate_packed, pack
+from scoring.packing import collate_units, pack, tree_limit
 
 
 def _product(probs):
@@ -70,15 +70,6 @@ def batching(device, max_tokens=None, max_batch=None):
     return max_tokens or tokens, max_batch or rows
 
 
-def tree_tokens(prm):
-    """The most tokens a packed prefix tree may hold: twice the context.
-
-    Its attention is dense over the whole tree, so a wider tree spends more on attention than
-    sharing saves (MiniLM at 1024 tokens: attention about half the cost of the weights).
-    """
-    return 2 * prm.max_length
-
-
 def score_encoded(prm, rows, *, max_tokens=None, max_batch=None, progress=None, share_prefixes=True):
     """Step probabilities for already encoded rows: a list (per row) of floats, scored steps only.
 
@@ -89,27 +80,24 @@ def score_encoded(prm, rows, *, max_tokens=None, max_batch=None, progress=None, 
     max_tokens, max_batch = batching(prm.device, max_tokens, max_batch)
     results = [[] for _ in rows]
     todo = [i for i, row in enumerate(rows) if row.n_scored]
-    units, where = pack([rows[i].input_ids for i in todo], max_tokens=tree_tokens(prm),
-                        min_shared=16 if share_prefixes else float("inf"))
+    units, where = pack([rows[i].input_ids for i in todo], max_tokens=tree_limit(prm.max_length),
+                        min_shared=16 if share_prefixes else math.inf)
     members = [[] for _ in units]  # the rows each packed unit holds
     for slot, (unit, _) in enumerate(where):
         members[unit].append(slot)
     pad = pad_id(prm.tokenizer)
     # plain rows apart from trees: a batch of plain rows keeps the 2D mask (and a decoder's fast causal kernels)
-    plain = [u for u, unit in enumerate(units) if unit.is_linear and len(members[u]) == 1]
-    trees = [u for u, unit in enumerate(units) if not (unit.is_linear and len(members[u]) == 1)]
+    trees = [u for u, unit in enumerate(units) if not unit.is_linear]
+    plain = [u for u, unit in enumerate(units) if unit.is_linear]
     was_training = prm.training
     prm.eval()
     try:
         with torch.inference_mode():
-            for group, is_tree in ((trees, True), (plain, False)):
+            for group in (trees, plain):
                 for batch_indices in length_batches([len(units[u]) for u in group], max_tokens=max_tokens,
                                                     max_batch=max_batch):
                     chosen = [group[b] for b in batch_indices]
-                    if is_tree:
-                        batch = collate_packed([units[u] for u in chosen], pad_token_id=pad)
-                    else:
-                        batch = collate([rows[todo[members[u][0]]] for u in chosen], pad_token_id=pad)
+                    batch = collate_units([units[u] for u in chosen], pad_token_id=pad)
                     probs = step_probabilities(prm, batch).cpu()
                     done = 0
                     for b, u in enumerate(chosen):

@@ -7,7 +7,10 @@ model, the dtype it is saved and scored in. The loss is cross-entropy at each la
 separator; unlabelled steps (``None``) and padding carry no loss.
 
 Training and scoring build their input with the same ``scoring.inputs.encode_solution``: a
-solution longer than the context trains on each of the rows it is scored in.
+solution longer than the context trains on each of the rows it is scored in. Rows that begin
+alike (a PRM800K trajectory and its alternatives, each the trajectory's prefix followed by
+the alternative) train as one prefix tree (``scoring.packing``), each shared token computed
+once; the loss is the same sum over every row's labelled steps.
 """
 import contextlib
 import dataclasses
@@ -19,7 +22,8 @@ import time
 import torch
 from torch.nn.functional import cross_entropy
 
-from scoring.inputs import IGNORE, collate, encode_solution, length_batches, pad_id
+from scoring.inputs import encode_solution, length_batches, pad_id
+from scoring.packing import collate_units, pack, tree_limit
 
 
 @dataclasses.dataclass
@@ -39,6 +43,7 @@ class TrainConfig:
     val_fraction: float = 0.1
     seed: int = 0
     log_every: int = 10
+    share_prefixes: bool = True  # rows that begin alike train as one prefix tree
 
 
 def split_by_problem(examples, *, val_fraction, seed):
@@ -80,26 +85,49 @@ def _autocast(prm):
     return contextlib.nullcontext()
 
 
-def batch_loss(prm, rows, labels):
-    """Summed cross-entropy over the labelled steps of a batch, and how many there were."""
-    batch = collate(rows, pad_token_id=pad_id(prm.tokenizer), labels=labels)
-    target = batch["labels"].to(prm.device)
+def tree_units(prm, rows, labels, *, share_prefixes=True):
+    """``rows`` as prefix trees, each with its targets: ``(index in the tree, label)`` pairs.
+
+    A step labelled in two rows that share it (the same tokens before it) is a target twice,
+    as it would be in the rows apart.
+    """
+    units, where = pack([row.input_ids for row in rows], max_tokens=tree_limit(prm.max_length),
+                        min_shared=16 if share_prefixes else math.inf)
+    targets = [[] for _ in units]
+    for row, row_labels, (unit, index) in zip(rows, labels, where):
+        targets[unit] += [(index[p], label) for p, label in zip(row.step_positions, row_labels) if label is not None]
+    return units, targets
+
+
+def batch_loss(prm, units, targets):
+    """Summed cross-entropy over the labelled steps of a batch of trees, and how many there were."""
+    batch = collate_units(units, pad_token_id=pad_id(prm.tokenizer))
+    position_ids = batch.get("position_ids")
     with _autocast(prm):
-        logits = prm(batch["input_ids"].to(prm.device), batch["attention_mask"].to(prm.device))
-    loss = cross_entropy(logits.reshape(-1, 2).float(), target.reshape(-1), ignore_index=IGNORE, reduction="sum")
-    return loss, int((target != IGNORE).sum())
+        logits = prm(batch["input_ids"].to(prm.device), batch["attention_mask"].to(prm.device),
+                     None if position_ids is None else position_ids.to(prm.device))
+    which = [(b, index) for b, unit_targets in enumerate(targets) for index, _ in unit_targets]
+    rows, columns = torch.tensor(which, dtype=torch.long, device=prm.device).unbind(1)
+    target = torch.tensor([label for unit_targets in targets for _, label in unit_targets], device=prm.device)
+    loss = cross_entropy(logits[rows, columns].float(), target, reduction="sum")
+    return loss, len(which)
+
+
+def _batches(units, config):
+    return length_batches([len(unit) for unit in units], max_tokens=config.max_tokens, max_batch=config.max_batch)
 
 
 def validation_loss(prm, rows, labels, config):
     """Mean cross-entropy per labelled step over ``rows``; None without rows."""
     if not rows:
         return None
+    units, targets = tree_units(prm, rows, labels, share_prefixes=config.share_prefixes)
     was_training = prm.training
     prm.eval()
     total, count = 0.0, 0
     with torch.inference_mode():
-        for batch in length_batches([len(r) for r in rows], max_tokens=config.max_tokens, max_batch=config.max_batch):
-            loss, n = batch_loss(prm, [rows[i] for i in batch], [labels[i] for i in batch])
+        for batch in _batches(units, config):
+            loss, n = batch_loss(prm, [units[i] for i in batch], [targets[i] for i in batch])
             total, count = total + float(loss), count + n
     prm.train(was_training)
     return total / count
@@ -154,7 +182,8 @@ def train(prm, train_examples, val_examples, config=None, *, log_path=None, prog
     val_rows, val_labels, val_dropped = encode_examples(prm, val_examples)
     if not train_rows:
         raise ValueError("no labelled steps to train on")
-    batches = length_batches([len(r) for r in train_rows], max_tokens=config.max_tokens, max_batch=config.max_batch)
+    units, targets = tree_units(prm, train_rows, train_labels, share_prefixes=config.share_prefixes)
+    batches = _batches(units, config)
     total_steps = config.epochs * len(batches)
     if config.max_steps is not None:
         total_steps = min(total_steps, config.max_steps)
@@ -166,7 +195,8 @@ def train(prm, train_examples, val_examples, config=None, *, log_path=None, prog
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(total_steps, warmup))
     log = _Log(log_path)
     say = print if progress else (lambda *a, **k: None)
-    log.write(event="start", train_examples=len(train_rows), val_examples=len(val_rows), batches_per_epoch=len(batches),
+    log.write(event="start", train_examples=len(train_rows), val_examples=len(val_rows), train_trees=len(units),
+              train_tokens=sum(map(len, units)), batches_per_epoch=len(batches),
               total_steps=total_steps, labels_past_context=dropped + val_dropped, config=dataclasses.asdict(config))
 
     best = {"val_loss": validation_loss(prm, val_rows, val_labels, config), "step": 0, "state": None}
@@ -181,7 +211,7 @@ def train(prm, train_examples, val_examples, config=None, *, log_path=None, prog
             if step >= total_steps:
                 break
             chosen = batches[index]
-            loss_sum, count = batch_loss(prm, [train_rows[i] for i in chosen], [train_labels[i] for i in chosen])
+            loss_sum, count = batch_loss(prm, [units[i] for i in chosen], [targets[i] for i in chosen])
             loss = loss_sum / count
             optimizer.zero_grad(set_to_none=True)
             loss.backward()

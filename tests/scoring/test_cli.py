@@ -42,7 +42,7 @@ def test_train_score_evaluate_round_trip(files, tiny_bases, capsys):
     tmp = files["dir"]
     ckpt = tmp / "prm"
     assert main(["train", "--data", str(files["train"]), "--out", str(ckpt), "--base", str(tiny_bases["bert"]),
-                 "--max-steps", "3", "--max-batch", "8", "--max-length", "256", "--val-fraction", "0.34", "--quiet", "--lr", "1e-3"]) == 0
+                 "--max-steps", "3", "--epochs", "3", "--max-batch", "8", "--max-length", "256", "--val-fraction", "0.34", "--quiet", "--lr", "1e-3"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["steps"] == 3 and summary["validation"]["steps"] > 0
     meta = json.loads((ckpt / "stepmark_prm.json").read_text())

@@ -1,7 +1,7 @@
 """The one input builder: layout, whole-step truncation, right padding, length batching."""
 import pytest
 
-from scoring.inputs import IGNORE, collate, encode, encode_solution, length_batches, pad_id
+from scoring.inputs import collate, encode, encode_solution, length_batches, pad_id
 from scoring.model import load_tokenizer, new_prm
 
 PROBLEM = "What is 2 + 3?"
@@ -113,19 +113,15 @@ def test_a_step_too_long_for_any_row_is_unscored_and_the_next_row_starts_after_i
     assert len(nothing) == 1 and nothing[0].n_scored == 0 and nothing[0].input_ids == []
 
 
-def test_collate_pads_on_the_right_and_places_labels_at_separators(bert_prm):
+def test_collate_pads_on_the_right(bert_prm):
     tok, sep = bert_prm.tokenizer, bert_prm.step_token_id
     long = encode(tok, PROBLEM, STEPS, step_token_id=sep, max_length=512)
     short = encode(tok, PROBLEM, STEPS[:1], step_token_id=sep, max_length=512)
-    batch = collate([long, short], pad_token_id=0, labels=[[1, None, 0], [0]])
+    batch = collate([long, short], pad_token_id=0)
     assert batch["input_ids"].shape == (2, len(long))
     assert batch["attention_mask"][1].tolist() == [1] * len(short) + [0] * (len(long) - len(short))
     assert batch["input_ids"][1, len(short):].eq(0).all()
-    labels = batch["labels"]
-    assert labels[0, long.step_positions[0]] == 1 and labels[0, long.step_positions[2]] == 0
-    assert labels[0, long.step_positions[1]] == IGNORE
-    assert labels[1, short.step_positions[0]] == 0
-    assert (labels != IGNORE).sum() == 3
+    assert batch["input_ids"][0].tolist() == long.input_ids
 
 
 def test_length_batches_cover_every_row_once_within_the_budget():

@@ -2,11 +2,12 @@
 import json
 
 import pytest
+import torch
 
 from scoring.data import read_prm800k
 from scoring.inputs import encode_solution
 from scoring.model import new_prm
-from scoring.train import TrainConfig, encode_examples, split_by_problem, train, validation_loss
+from scoring.train import TrainConfig, batch_loss, encode_examples, split_by_problem, train, tree_units, validation_loss
 
 FAST = dict(lr=3e-3, max_tokens=2048, max_batch=8, log_every=1, warmup_fraction=0.1)
 
@@ -76,3 +77,32 @@ def test_through_the_window_a_long_solution_trains_on_every_row_it_is_scored_in(
                                    max_length=128):
             expected.setdefault(tuple(row.input_ids), example.labels[row.first_step:row.first_step + row.n_scored])
     assert all(len(row) <= 128 and labels[i] == expected[tuple(row.input_ids)] for i, row in enumerate(rows))
+
+
+@pytest.mark.parametrize("arch", ["bert", "qwen2"])
+def test_a_record_trains_as_one_tree_with_the_loss_and_gradients_of_its_rows(tiny_bases, examples, arch):
+    """The trajectory and its alternatives share their prefix: one tree, the same summed loss and gradient."""
+    prm = new_prm(tiny_bases[arch], device="cpu", seed=0, max_length=256)
+    rows, labels, _ = encode_examples(prm, examples[:40])
+    trees, tree_targets = tree_units(prm, rows, labels)
+    plain, plain_targets = tree_units(prm, rows, labels, share_prefixes=False)
+    assert len(plain) == len(rows) and sum(map(len, trees)) < sum(map(len, rows)) / 2
+    n_labels = sum(label is not None for row_labels in labels for label in row_labels)
+    assert sum(map(len, tree_targets)) == sum(map(len, plain_targets)) == n_labels
+    # a target sits on a separator, with the label the row gives that step
+    for unit, unit_targets in zip(trees, tree_targets):
+        assert all(unit.input_ids[index] == prm.step_token_id and label in (0, 1) for index, label in unit_targets)
+    prm.eval()  # no dropout: the two ways must agree exactly
+    results = []
+    for units, targets in ((trees, tree_targets), (plain, plain_targets)):
+        prm.zero_grad()
+        loss, count = batch_loss(prm, units, targets)
+        loss.backward()
+        results.append((float(loss.detach()), count, prm.head.weight.grad.clone()))
+    (tree_loss, tree_count, tree_grad), (row_loss, row_count, row_grad) = results
+    assert tree_count == row_count == n_labels
+    assert tree_loss == pytest.approx(row_loss, rel=1e-5)
+    assert torch.allclose(tree_grad, row_grad, rtol=1e-4, atol=1e-6)
+    config = TrainConfig(**FAST)
+    assert validation_loss(prm, rows, labels, config) == pytest.approx(
+        validation_loss(prm, rows, labels, TrainConfig(**FAST, share_prefixes=False)), rel=1e-5)
