@@ -6,7 +6,8 @@ depend on the weights. The rows are real: PRM800K phase-1 training trajectories 
 solutions) tokenised with the offline MiniLM tokenizer plus the step token (their ids are
 valid in the larger vocabulary), repeated up to ``--solutions``, and scored by the same
 ``scoring.scorer.score_encoded`` the workers call (one pass per solution, length batches,
-``torch.inference_mode``).
+``torch.inference_mode``), with prefix trees off: the rows repeat, and a tree would read each
+repeated row once, which is not the work the FLOPs below count.
 
 Prints tokens/s (real tokens, padding not counted), rows/s (a trajectory is one row unless it
 is longer than the context), steps/s, the share of padding,
@@ -105,13 +106,14 @@ def main():
           f"{sum(map(len, rows)):,} tokens; batches of at most {max_tokens} padded tokens and {max_batch} rows",
           flush=True)
 
-    score_encoded(prm, rows[: max_batch * 2], max_tokens=max_tokens, max_batch=max_batch)  # warm-up, kernels picked
+    options = dict(max_tokens=max_tokens, max_batch=max_batch, share_prefixes=False)  # every row computed
+    score_encoded(prm, rows[: max_batch * 2], **options)  # warm-up, kernels picked
     times = []
     for _ in range(args.repeats):
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         start = time.perf_counter()
-        score_encoded(prm, rows, max_tokens=max_tokens, max_batch=max_batch)
+        score_encoded(prm, rows, **options)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         times.append(time.perf_counter() - start)

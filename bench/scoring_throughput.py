@@ -136,7 +136,7 @@ def main():
     import torch
 
     from scoring.model import default_base_model, new_prm
-    from scoring.packing import pack, tree_limit
+    from scoring.packing import pack, pair_cost, tree_limit
     from scoring.scorer import batching, encode_solutions, score_solutions
 
     torch.set_num_threads(args.threads)
@@ -171,7 +171,7 @@ def main():
         naive_tokens = sum(len(row) for row in (prefix_row(prm, p, list(s)) for p, s in prefixes) if row is not None)
         row_tokens = sum(len(row) for row in encoded if row.n_scored)
         tree_total = sum(map(len, pack([row.input_ids for row in encoded if row.n_scored],
-                                       max_tokens=tree_limit(prm.max_length))[0]))
+                                       max_tokens=tree_limit(prm.max_length), pair_cost=pair_cost(prm))[0]))
         print(f"max |score difference| between the three: {diff:.2e}   steps read through the sliding window: "
               f"{windowed}   distinct steps unscored every way: {unscored}")
         print(f"tokens through the model: naive {naive_tokens:,}, rows {row_tokens:,} ({naive_tokens / row_tokens:.2f}x "

@@ -58,8 +58,9 @@ def build_parser():
                        help=f"share of the steps spent warming the learning rate up linearly; it then decays linearly to 0 (default {d.warmup_fraction})")
     train.add_argument("--epochs", type=int, default=d.epochs, help=f"passes over the training examples (default {d.epochs})")
     train.add_argument("--max-steps", type=int, default=None, help="stop after this many optimizer steps (default: all epochs)")
-    train.add_argument("--max-tokens", type=int, default=d.max_tokens, help=f"padded tokens per batch, rows x longest row (default {d.max_tokens})")
-    train.add_argument("--max-batch", type=int, default=d.max_batch, help=f"rows per batch at most (default {d.max_batch})")
+    train.add_argument("--max-tokens", type=int, default=None,
+                       help="padded tokens per batch, trees (or rows) x the longest (default 4096 on CPU, 8192 on GPU)")
+    train.add_argument("--max-batch", type=int, default=d.max_batch, help=f"trees (or rows) per batch at most (default {d.max_batch})")
     train.add_argument("--no-trees", dest="share_prefixes", action="store_false",
                        help="one row per example instead of prefix trees (by default a trajectory and its alternatives, "
                             "which share the trajectory's prefix, train as one tree, each shared token computed once; "

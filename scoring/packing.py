@@ -22,7 +22,8 @@ sees is still the problem and the steps before it.
 
 A packed row holds at most ``max_tokens`` tokens, because the dense mask's attention cost grows
 with the square of its length; a row that would pass it starts the next packed row, which
-takes the shared prefix again.
+takes the shared prefix again. Within that limit a row joins a tree only where that costs less
+than reading it alone (``pair_cost``).
 """
 import dataclasses
 
@@ -54,11 +55,15 @@ def _common_prefix(a, b):
     return i
 
 
-def pack(rows, *, max_tokens, min_shared=16):
+def pack(rows, *, max_tokens, pair_cost=0.0, share=True):
     """Merge ``rows`` (token id lists) into prefix trees of at most ``max_tokens`` tokens each.
 
-    Rows join a tree when they share at least ``min_shared`` leading tokens with it: a few
-    common first words are not worth the wider attention a tree costs, a shared problem is.
+    A row joins the tree in hand when that costs less than reading it alone: the tokens it adds
+    plus the attention the wider tree costs, against its own tokens and attention (``pair_cost``
+    is attention's cost per pair of tokens over the weights' cost per token; see ``pair_cost()``).
+    So a trajectory's prefix is worth a tree; a few common first words are not.
+    Without ``share`` every row is a tree of its own.
+
     Returns ``(packed, where)``: the ``Packed`` rows, and per input row ``(p, index)`` where
     ``packed[p]`` holds it and ``index[t]`` is the packed index of its token ``t``. A row longer
     than ``max_tokens`` gets a packed row of its own (it is never cut).
@@ -70,9 +75,12 @@ def pack(rows, *, max_tokens, min_shared=16):
     current, path, previous = None, [], ()
     for i in order:
         tokens = rows[i]
-        shared = _common_prefix(previous, tokens) if current is not None else 0
-        if current is not None and (shared < min_shared or len(current) + len(tokens) - shared > max_tokens):
-            shared = 0  # nothing in common, or no room: a new tree
+        shared = _common_prefix(previous, tokens) if share and current is not None else 0
+        if shared:
+            width, added = len(current), len(tokens) - shared
+            in_tree = added + pair_cost * ((width + added) ** 2 - width ** 2)
+            if width + added > max_tokens or in_tree >= len(tokens) + pair_cost * len(tokens) ** 2:
+                shared = 0  # no room, or cheaper alone: a new tree
         if shared == 0:
             current = Packed([], [], [])
             packed.append(current)
@@ -85,6 +93,22 @@ def pack(rows, *, max_tokens, min_shared=16):
         where[i] = (len(packed) - 1, list(path[: len(tokens)]))
         previous = tokens
     return packed, where
+
+
+# Attention with a tree's mask ran at about 1.5 times the cost its FLOPs predict, against the
+# weights' matrix products (MiniLM on the CPU: the flash-attention kernel 40% of a forward over
+# trees of 1024 tokens).
+ATTENTION_OVERHEAD = 1.5
+
+
+def pair_cost(model):
+    """Attention's cost per pair of tokens over the weights' cost per token, for ``model``: about
+    ``4 x hidden x layers`` FLOPs against ``2 x`` its non-embedding parameters."""
+    config = next(m.config for m in model.modules() if hasattr(m, "config"))
+    config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    embeddings = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Embedding))
+    weights = max(1, sum(p.numel() for p in model.parameters()) - embeddings)
+    return ATTENTION_OVERHEAD * 4 * config.hidden_size * config.num_hidden_layers / (2 * weights)
 
 
 def tree_mask(parents, width=None):

@@ -14,7 +14,7 @@ import torch
 
 from scoring.inputs import encode_solution, length_batches, pad_id
 from scoring.model import CORRECT
-from scoring.packing import collate_units, pack, tree_limit
+from scoring.packing import collate_units, pack, pair_cost, tree_limit
 
 
 def _product(probs):
@@ -81,7 +81,7 @@ def score_encoded(prm, rows, *, max_tokens=None, max_batch=None, progress=None, 
     results = [[] for _ in rows]
     todo = [i for i, row in enumerate(rows) if row.n_scored]
     units, where = pack([rows[i].input_ids for i in todo], max_tokens=tree_limit(prm.max_length),
-                        min_shared=16 if share_prefixes else math.inf)
+                        pair_cost=pair_cost(prm), share=share_prefixes)
     members = [[] for _ in units]  # the rows each packed unit holds
     for slot, (unit, _) in enumerate(where):
         members[unit].append(slot)

@@ -7,7 +7,7 @@ import torch
 from scoring.data import read_prm800k
 from scoring.inputs import collate, encode_solution, pad_id
 from scoring.model import CORRECT, new_prm
-from scoring.packing import collate_packed, pack, tree_mask
+from scoring.packing import collate_packed, pack, pair_cost, tree_mask
 from scoring.scorer import encode_solutions, score_solutions
 
 from .conftest import ARCHITECTURES
@@ -55,10 +55,14 @@ def test_a_tree_stops_at_max_tokens_and_takes_the_prefix_again():
     _check_layout([list(range(200)), list(range(20))], packed, where)
 
 
-def test_few_shared_tokens_do_not_make_a_tree():
-    rows = [[1, 2, 3] + [5] * 20, [1, 2, 3] + [6] * 20]
-    assert len(pack(rows, max_tokens=1000)[0]) == 2
-    assert len(pack(rows, max_tokens=1000, min_shared=3)[0]) == 1
+def test_a_row_joins_a_tree_only_where_that_costs_less_than_reading_it_alone():
+    rows = [[1, 2, 3] + [5] * 200, [1, 2, 3] + [6] * 200, [1, 2, 3] + [5] * 190 + [7] * 10]
+    # without attention's cost any shared token is worth it
+    assert len(pack(rows, max_tokens=1000)[0]) == 1
+    assert len(pack(rows, max_tokens=1000, share=False)[0]) == 3
+    # with it, three shared tokens are not worth a tree twice as wide; 193 are
+    packed, where = pack(rows, max_tokens=1000, pair_cost=1e-3)
+    assert len(packed) == 2 and where[0][0] == where[2][0] != where[1][0]
 
 
 def test_random_rows_keep_their_layout():
@@ -68,7 +72,7 @@ def test_random_rows_keep_their_layout():
         base = rows[generator.randrange(len(rows))] if rows and generator.random() < 0.8 else []
         cut = generator.randint(0, len(base))
         rows.append(base[:cut] + [generator.randint(0, 5) for _ in range(generator.randint(1, 30))])
-    packed, where = pack(rows, max_tokens=300, min_shared=1)
+    packed, where = pack(rows, max_tokens=300)
     _check_layout(rows, packed, where)
     assert sum(map(len, packed)) < 0.7 * sum(map(len, rows))
     assert all(len(tree) <= 300 for tree in packed)
@@ -100,7 +104,7 @@ def test_shared_prefixes_score_as_one_pass_per_row(tiny_bases, records, arch, ma
     if arch.endswith("-eager"):
         prm.backbone.set_attn_implementation("eager")
     rows = [row for rows in encode_solutions(prm, records) for row in rows]
-    packed, _ = pack([row.input_ids for row in rows], max_tokens=2 * prm.max_length)
+    packed, _ = pack([row.input_ids for row in rows], max_tokens=2 * prm.max_length, pair_cost=pair_cost(prm))
     assert sum(map(len, packed)) < sum(map(len, rows)) / 3  # the test reads real trees
     if max_length:
         assert any(len(r) > 1 for r in encode_solutions(prm, records))

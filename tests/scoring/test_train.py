@@ -27,7 +27,8 @@ def test_split_keeps_each_problem_on_one_side(examples):
 
 def test_a_few_steps_lower_the_loss_and_repeat_exactly(tiny_bases, examples, tmp_path):
     subset = examples[:32]
-    config = TrainConfig(max_steps=8, epochs=10, **FAST)
+    # a record's trees make batches of unlike label mixes: a gentler rate over a few more steps
+    config = TrainConfig(max_steps=12, epochs=10, **{**FAST, "lr": 1e-3})
     runs = []
     for name in ("a", "b"):
         prm = new_prm(tiny_bases["bert"], device="cpu", seed=0, max_length=192)
@@ -36,7 +37,7 @@ def test_a_few_steps_lower_the_loss_and_repeat_exactly(tiny_bases, examples, tmp
         summary = train(prm, subset, [], config, log_path=tmp_path / f"{name}.jsonl", progress=False)
         after = validation_loss(prm, rows, labels, config)
         runs.append([h["loss"] for h in summary["history"] if h["event"] == "train"])
-        assert summary["steps"] == 8
+        assert summary["steps"] == 12
         assert after < before * 0.9, (before, after)
         assert not prm.training
     assert runs[0] == runs[1]  # seeded: the same losses, step for step
@@ -44,7 +45,7 @@ def test_a_few_steps_lower_the_loss_and_repeat_exactly(tiny_bases, examples, tmp
     assert sum(losses[-3:]) < sum(losses[:3])
     events = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events][:2] == ["start", "eval"] and events[-1]["event"] == "end"
-    assert [e["step"] for e in events if e["event"] == "train"] == list(range(1, 9))
+    assert [e["step"] for e in events if e["event"] == "train"] == list(range(1, 13))
 
 
 def test_early_stopping_gives_up_when_validation_stops_improving(tiny_bases, examples):
