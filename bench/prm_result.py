@@ -44,7 +44,7 @@ def parse(argv):
     parser.add_argument("--test-limit", type=int, default=None, help="phase-1 test records to evaluate on (default: all 101)")
     parser.add_argument("--lr", type=float, default=1e-4, help="peak learning rate (default 1e-4: few steps, small model)")
     parser.add_argument("--max-tokens", type=int, default=4096, help="padded tokens per training batch (default 4096)")
-    parser.add_argument("--max-batch", type=int, default=8, help="rows per training batch (default 8)")
+    parser.add_argument("--max-batch", type=int, default=8, help="trees (rows that share no prefix) per training batch (default 8)")
     parser.add_argument("--val-fraction", type=float, default=0.02, help="training problems held out for validation loss (default 0.02)")
     parser.add_argument("--pb-val-fraction", type=float, default=0.25, help="ProcessBench share used to choose the threshold (default 0.25)")
     parser.add_argument("--overflow", choices=("window", "unscored"), default="window",
