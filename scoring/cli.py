@@ -65,6 +65,11 @@ def build_parser():
                        help="one row per example instead of prefix trees (by default a trajectory and its alternatives, "
                             "which share the trajectory's prefix, train as one tree, each shared token computed once; "
                             "the loss is the same)")
+    train.add_argument("--attention-dropout", type=float, default=d.attention_dropout,
+                       help=f"dropout on attention probabilities while training (default {d.attention_dropout}: with it "
+                            "PyTorch's attention falls back from its fused kernel, three times slower over prefix trees "
+                            "on a CPU; BERT-style backbones ship with 0.1, decoders with 0); dropout on hidden states "
+                            "stays as the backbone has it")
     train.add_argument("--clip-norm", type=float, default=d.clip_norm, help=f"gradient norm clipping (default {d.clip_norm})")
     train.add_argument("--eval-every", type=int, default=None, help="optimizer steps between validation runs (default: once per epoch)")
     train.add_argument("--patience", type=int, default=d.patience, help=f"validation runs without improvement before stopping early (default {d.patience})")

@@ -107,3 +107,29 @@ def test_a_record_trains_as_one_tree_with_the_loss_and_gradients_of_its_rows(tin
     config = TrainConfig(**FAST)
     assert validation_loss(prm, rows, labels, config) == pytest.approx(
         validation_loss(prm, rows, labels, TrainConfig(**FAST, share_prefixes=False)), rel=1e-5)
+
+
+@pytest.mark.parametrize("arch", ["bert", "llama", "qwen2"])
+def test_attention_dropout_is_set_for_training_and_put_back(tiny_bases, examples, arch):
+    from scoring.train import set_attention_dropout
+
+    prm = new_prm(tiny_bases[arch], device="cpu", seed=0, max_length=192)
+
+    def dropouts():
+        attention, hidden = [], []
+        for name, module in prm.backbone.named_modules():
+            if isinstance(getattr(module, "attention_dropout", None), float):
+                attention.append(module.attention_dropout)
+            elif isinstance(module, torch.nn.Dropout):
+                (attention if "attention.self" in name else hidden).append(module.p)
+        return attention, hidden
+
+    attention, hidden = dropouts()
+    assert len(attention) == 2  # one per layer
+    old = set_attention_dropout(prm.backbone, 0.3)
+    assert dropouts() == ([0.3] * 2, hidden)  # the hidden states' dropout is not touched
+    for owner, name, value in old:
+        setattr(owner, name, value)
+    assert dropouts() == (attention, hidden)
+    train(prm, examples[:6], [], TrainConfig(max_steps=1, **FAST), progress=False)
+    assert dropouts() == (attention, hidden)
