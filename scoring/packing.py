@@ -29,6 +29,8 @@ import dataclasses
 
 import torch
 
+from scoring.inputs import collate
+
 
 @dataclasses.dataclass
 class Packed:
@@ -144,13 +146,7 @@ def collate_units(packed, *, pad_token_id):
     and no positions, which keeps a decoder's own causal attention (and its fast kernels)."""
     if not all(row.is_linear for row in packed):
         return collate_packed(packed, pad_token_id=pad_token_id)
-    width = max(len(row) for row in packed)
-    input_ids = torch.full((len(packed), width), pad_token_id, dtype=torch.long)
-    attention_mask = torch.zeros((len(packed), width), dtype=torch.long)
-    for i, row in enumerate(packed):
-        input_ids[i, : len(row)] = torch.tensor(row.input_ids, dtype=torch.long)
-        attention_mask[i, : len(row)] = 1
-    return {"input_ids": input_ids, "attention_mask": attention_mask}
+    return collate(packed, pad_token_id=pad_token_id)  # it reads input_ids and len(), as a Packed has
 
 
 def collate_packed(packed, *, pad_token_id):
