@@ -46,6 +46,10 @@ def parse(argv):
     parser.add_argument("--max-tokens", type=int, default=4096, help="padded tokens per training batch (default 4096)")
     parser.add_argument("--max-batch", type=int, default=8, help="trees (rows that share no prefix) per training batch (default 8)")
     parser.add_argument("--val-fraction", type=float, default=0.02, help="training problems held out for validation loss (default 0.02)")
+    parser.add_argument("--eval-every", type=int, default=None,
+                        help="optimizer steps between validation runs; the best one's weights are kept (default: once per epoch)")
+    parser.add_argument("--patience", type=int, default=None,
+                        help="validation runs without improvement before training stops (default: the trainer's, 3)")
     parser.add_argument("--pb-val-fraction", type=float, default=0.25, help="ProcessBench share used to choose the threshold (default 0.25)")
     parser.add_argument("--overflow", choices=("window", "unscored"), default="window",
                         help="steps past MiniLM's 512 tokens: trained and scored through the sliding window, or "
@@ -67,6 +71,10 @@ def train_stage(args, checkpoint):
             "--seed", str(args.seed), "--overflow", args.overflow, "--log-every", "5", "--quiet"]
     if args.limit:
         argv += ["--limit", str(args.limit)]
+    if args.eval_every:
+        argv += ["--eval-every", str(args.eval_every)]
+    if args.patience:
+        argv += ["--patience", str(args.patience)]
     started = time.monotonic()
     if cli(argv) != 0:
         raise SystemExit("training failed")
