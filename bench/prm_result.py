@@ -82,7 +82,11 @@ def train_stage(args, checkpoint):
 
 
 def read_steps(tokenizer, max_length, overflow, records):
-    """Per record, the set of steps the models read (through the window, or those inside the context)."""
+    """Per record, the steps the models read (through the window, or inside the context) and those of the first row.
+
+    Returns a list of ``(read, first_row)`` pairs of sets of step indices: a step of the first
+    row sees the whole solution before it; a later one is read through the sliding window.
+    """
     from scoring.inputs import encode_solution
     from scoring.model import STEP_TOKEN
 
@@ -91,8 +95,24 @@ def read_steps(tokenizer, max_length, overflow, records):
     for r in records:
         rows = encode_solution(tokenizer, r["problem"], r["steps"], step_token_id=step_id, max_length=max_length,
                                overflow=overflow)
-        found.append({row.first_step + i for row in rows for i in range(row.n_scored)})
+        read = {row.first_step + i for row in rows for i in range(row.n_scored)}
+        found.append((read, set(range(rows[0].n_scored)) if rows else set()))
     return found
+
+
+def by_part(records, parts):
+    """Step figures on the steps of each record's first row and on those read through the window."""
+    from scoring.evaluate import step_labels
+    from scoring.metrics import step_metrics
+
+    def kept(inside):
+        scores, labels = [], []
+        for record, (_, first) in zip(records, parts):
+            scores.append(record["step_scores"])
+            labels.append([label if (k in first) == inside else None for k, label in enumerate(step_labels(record))])
+        return step_metrics(scores, labels)
+
+    return {"inside_context": kept(True), "through_window": kept(False)}
 
 
 def evaluate_all(args, checkpoint, names):
@@ -118,6 +138,8 @@ def evaluate_all(args, checkpoint, names):
     tokenizer, max_length, overflow = load_tokenizer(checkpoint), meta["max_length"], meta.get("overflow", "unscored")
     models = {"trained": lambda: load_checkpoint(checkpoint, device="cpu"),
               "untrained": lambda: new_prm(default_base_model(), device="cpu", seed=args.seed, overflow=overflow)}
+    parts = read_steps(tokenizer, max_length, overflow,
+                       [{"problem": e.problem, "steps": e.steps} for e in test_examples])
     for name in names:
         started = time.monotonic()
         model = models[name]() if name in models else None
@@ -130,14 +152,15 @@ def evaluate_all(args, checkpoint, names):
         for records in pools:
             score_records(records, model=model, baseline=baseline)
             if baseline:
-                for record, read in zip(records, read_steps(tokenizer, max_length, overflow, records)):
+                for record, (read, _) in zip(records, read_steps(tokenizer, max_length, overflow, records)):
                     record["step_scores"] = [p if k in read else None for k, p in enumerate(record["step_scores"])]
                 score_records(records)  # the solution score again, over the steps kept
         test, val = split_by_problem(pb_records, val_fraction=args.pb_val_fraction, seed=args.seed)
-        report = {"scorer": name, "steps": steps_protocol(steps_records), "processbench": processbench_protocol(test, val)}
+        report = {"scorer": name, "steps": steps_protocol(steps_records), "processbench": processbench_protocol(test, val),
+                  "steps_by_part": by_part(steps_records, parts)}
         if args.best_of_n:
             report["best_of_n"] = best_of_n_protocol(pools[2], seed=args.seed)
-        write_report(report, args.out / name, title=f"{name}: ")
+        write_report(report, args.out / name, records=steps_records, title=f"{name}: ")
         print(f"{name}: step AUROC {report['steps']['auroc']:.3f}  ProcessBench F1 {report['processbench']['test']['f1']:.3f} "
               f"({time.monotonic() - started:.0f}s)", flush=True)
         del model
@@ -149,6 +172,8 @@ def summarise(report):
            "ece": steps["calibration"]["ece"], "processbench_threshold": bench["threshold"], "processbench_f1": bench["test"]["f1"],
            "processbench_error_accuracy": bench["test"]["error_accuracy"],
            "processbench_correct_accuracy": bench["test"]["correct_accuracy"]}
+    for part, figures in report.get("steps_by_part", {}).items():
+        row[f"step_auroc_{part}"], row[f"steps_{part}"] = figures["auroc"], figures["steps"]
     if "best_of_n" in report:
         row["best_of_n"] = {"ns": report["best_of_n"]["ns"], **report["best_of_n"]["solved"]}
     return row
