@@ -25,10 +25,14 @@ what solutions share:
   learning scores): the candidates of a problem share the problem's tokens.
 
 On a CPU every way is compute-bound, so the gain is about the ratio of tokens pushed through
-the model, which the script prints too.
+the model, which the script prints too. ``--tokens-only`` prints only those, at MiniLM's 512
+tokens and at longer contexts, without running the model. ``--context N`` times a model of
+MiniLM's shape whose position table holds N tokens, with random weights (speed does not depend
+on them): what the same scorer does when a solution's steps fit in one row.
 
     .venv/bin/python bench/scoring_throughput.py [--workloads trajectories records processbench pool]
         [--data FILE] [--solutions 100] [--min-steps 1] [--overflow window|unscored] [--threads 2]
+        [--tokens-only [--contexts 1024 4096]] [--context 2048]
 """
 import argparse
 import sys
@@ -75,17 +79,32 @@ def naive_scores(prm, prefixes):
     return scores
 
 
-def prefix_row(prm, problem, steps):
+def prefix_row(prm, problem, steps, max_length=None):
     """The one row the naive way runs for the last of ``steps`` (None: it cannot be read).
 
-    Past the context that is the window the PRM reads it in: the problem, the steps just
-    before it, then it.
+    Past the context (``max_length``, by default the PRM's) that is the window the PRM reads
+    it in: the problem, the steps just before it, then it.
     """
     from scoring.inputs import encode_solution
 
-    row = encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id, max_length=prm.max_length,
-                          overflow=prm.overflow)[-1]
+    row = encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id,
+                          max_length=max_length or prm.max_length, overflow=prm.overflow)[-1]
     return row if row.n_scored and row.first_step + row.n_scored == len(steps) else None
+
+
+def token_counts(prm, solutions, prefixes, max_length=None):
+    """Tokens each way pushes through the model at a context of ``max_length`` (default the
+    PRM's): ``(naive, rows, trees)``. On a compute-bound device the speed-up follows them."""
+    from scoring.inputs import encode_solution
+    from scoring.packing import pack, pair_cost, tree_limit
+
+    max_length = max_length or prm.max_length
+    encoded = [row for problem, steps in solutions
+               for row in encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id,
+                                          max_length=max_length, overflow=prm.overflow) if row.n_scored]
+    naive = sum(len(row) for row in (prefix_row(prm, p, list(s), max_length) for p, s in prefixes) if row is not None)
+    trees = pack([row.input_ids for row in encoded], max_tokens=tree_limit(max_length), pair_cost=pair_cost(prm))[0]
+    return naive, sum(map(len, encoded)), sum(map(len, trees))
 
 
 def load(workload, path, limit, min_steps=1):
@@ -107,6 +126,34 @@ def load(workload, path, limit, min_steps=1):
         if records == limit:
             break
     return solutions
+
+
+def print_token_counts(prm, workload, path, solutions, prefixes, contexts):
+    n_steps = sum(len(steps) for _, steps in solutions)
+    print(f"\n{workload} ({path.name}): {len(solutions)} solutions, {n_steps} steps, {len(prefixes)} distinct step prefixes")
+    for context in contexts:
+        naive, rows, trees = token_counts(prm, solutions, prefixes, context)
+        print(f"  context {context:6d}: naive {naive:12,}  rows {rows:10,} ({naive / rows:5.2f}x fewer)  "
+              f"trees {trees:10,} ({naive / trees:5.2f}x fewer)", flush=True)
+
+
+def minilm_shaped(context, overflow):
+    """A PRM of MiniLM's shape (and tokenizer) with a ``context``-token position table and random weights."""
+    import torch
+    from transformers import AutoConfig, AutoModel
+
+    from scoring.model import PRM, add_step_token, default_base_model, load_tokenizer, probe_causality
+
+    base = default_base_model()
+    config = AutoConfig.from_pretrained(str(base), local_files_only=True)
+    config.max_position_embeddings = context
+    torch.manual_seed(0)
+    backbone = AutoModel.from_config(config, attn_implementation="sdpa")
+    tokenizer = load_tokenizer(base)
+    add_step_token(tokenizer, backbone)
+    prm = PRM(backbone, tokenizer, max_length=context, overflow=overflow)
+    prm.needs_causal_mask = probe_causality(prm)
+    return prm.eval()
 
 
 def timed(function, *args, **kwargs):
@@ -131,26 +178,40 @@ def main():
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
     parser.add_argument("--max-tokens", type=int, default=None, help="padded tokens per batch (scorer's CPU default)")
     parser.add_argument("--max-batch", type=int, default=None, help="rows per batch (scorer's CPU default)")
+    parser.add_argument("--tokens-only", action="store_true",
+                        help="time nothing: print the tokens each way pushes through the model, at MiniLM's context "
+                             "and at each of --contexts (what bounds the speed-up on a compute-bound device)")
+    parser.add_argument("--contexts", type=int, nargs="*", default=[1024, 4096],
+                        help="with --tokens-only, the other contexts to count at (default 1024 4096)")
+    parser.add_argument("--context", type=int, default=None,
+                        help="time a model of MiniLM's shape with an N-token context and random weights instead of MiniLM")
     args = parser.parse_args()
 
     import torch
 
     from scoring.model import default_base_model, new_prm
-    from scoring.packing import pack, pair_cost, tree_limit
+    from scoring.packing import tree_limit
     from scoring.scorer import batching, encode_solutions, score_solutions
 
     torch.set_num_threads(args.threads)
     # an untrained head costs the same as a trained one
-    prm = new_prm(default_base_model(), device="cpu", overflow=args.overflow)
+    if args.context:
+        prm = minilm_shaped(args.context, args.overflow)
+    else:
+        prm = new_prm(default_base_model(), device="cpu", overflow=args.overflow)
     max_tokens, max_batch = batching("cpu", args.max_tokens, args.max_batch)
     options = dict(max_tokens=max_tokens, max_batch=max_batch)
-    print(f"MiniLM-L6 on CPU, {args.threads} threads, torch {torch.__version__}; batches of at most "
+    shape = f"MiniLM-L6's shape, {args.context}-token context, random weights" if args.context else "MiniLM-L6"
+    print(f"{shape} on CPU, {args.threads} threads, torch {torch.__version__}; batches of at most "
           f"{max_tokens} padded tokens and {max_batch} rows; trees of at most {tree_limit(prm.max_length)} tokens; "
           f"past {prm.max_length} tokens: {args.overflow}", flush=True)
     for workload in args.workloads:
         path = args.data or WORKLOADS[workload]
         solutions = load(workload, path, args.solutions, args.min_steps)
         prefixes = distinct_prefixes(solutions)
+        if args.tokens_only:
+            print_token_counts(prm, workload, path, solutions, prefixes, [prm.max_length, *args.contexts])
+            continue
         score_solutions(prm, solutions[:8])  # warm-up
         n_steps = sum(len(steps) for _, steps in solutions)
         print(f"\n{workload} ({path.name}): {len(solutions)} solutions, {n_steps} steps "
@@ -166,12 +227,8 @@ def main():
                    for (problem, steps), tree, row in zip(solutions, trees, rows)
                    for k, (a, b) in enumerate(zip(tree.step_scores, row.step_scores)) if a is not None)
         unscored = sum(score is None for score in naive.values())
-        encoded = [row for rows in encode_solutions(prm, solutions) for row in rows]
         windowed = sum(row.n_scored for rows in encode_solutions(prm, solutions) for row in rows[1:])
-        naive_tokens = sum(len(row) for row in (prefix_row(prm, p, list(s)) for p, s in prefixes) if row is not None)
-        row_tokens = sum(len(row) for row in encoded if row.n_scored)
-        tree_total = sum(map(len, pack([row.input_ids for row in encoded if row.n_scored],
-                                       max_tokens=tree_limit(prm.max_length), pair_cost=pair_cost(prm))[0]))
+        naive_tokens, row_tokens, tree_total = token_counts(prm, solutions, prefixes)
         print(f"max |score difference| between the three: {diff:.2e}   steps read through the sliding window: "
               f"{windowed}   distinct steps unscored every way: {unscored}")
         print(f"tokens through the model: naive {naive_tokens:,}, rows {row_tokens:,} ({naive_tokens / row_tokens:.2f}x "
