@@ -76,7 +76,8 @@ def build_parser():
     train.add_argument("--val-fraction", type=float, default=d.val_fraction, help=f"share of problems held out for validation (default {d.val_fraction})")
     train.add_argument("--seed", type=int, default=d.seed, help=f"seed for the split, shuffling, head and dropout (default {d.seed})")
     train.add_argument("--log-every", type=int, default=d.log_every, help=f"optimizer steps per training-loss log line (default {d.log_every})")
-    train.add_argument("--log", type=Path, default=None, help="metrics log, JSONL (default: OUT.metrics.jsonl beside the checkpoint)")
+    train.add_argument("--log", type=Path, default=None, help="metrics log, JSONL (default: OUT.metrics.jsonl beside the checkpoint); "
+                       "the run's loss curves are drawn beside it, the same name ending in .png")
     _add_device(train)
     train.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -169,6 +170,7 @@ def run_train(args):
 
     from scoring.checkpoint import file_hash, save_checkpoint
     from scoring.model import default_base_model, default_device, new_prm
+    from scoring.report import plot_training
     from scoring.scorer import score_solutions
     from scoring.train import TrainConfig, split_by_problem, train
 
@@ -185,6 +187,7 @@ def run_train(args):
     log_path = args.log or args.out.with_name(args.out.name + ".metrics.jsonl")
     summary = train(prm, train_set, val_set, config, log_path=log_path, progress=not args.quiet)
     history = summary.pop("history")
+    plot = plot_training(history, log_path.with_suffix(".png"), title=f"{args.out.name}: ")
     if val_set:
         scored = score_solutions(prm, [(e.problem, e.steps) for e in val_set])
         summary["validation"] = step_metrics([s.step_scores for s in scored], [e.labels for e in val_set])
@@ -193,7 +196,7 @@ def run_train(args):
             "training_data": [{"path": str(p), "sha256": file_hash(p)} for p in args.data], "limit": args.limit,
             "metrics": summary}
     save_checkpoint(prm, args.out, meta=meta)
-    print(json.dumps({"checkpoint": str(args.out), "log": str(log_path), **summary,
+    print(json.dumps({"checkpoint": str(args.out), "log": str(log_path), "plot": str(plot), **summary,
                       "last_train_loss": next((h["loss"] for h in reversed(history) if h["event"] == "train"), None)}, indent=2))
     return 0
 

@@ -12,7 +12,9 @@ them) and writes into a directory:
   threshold, validation and test, the chosen threshold marked), ``best_of_n.png`` (% solved
   against N, one line per method).
 
-``plot_comparison`` puts several scorers' reports side by side (the bench's summary plots).
+``plot_comparison`` puts several scorers' reports side by side (the bench's summary plots);
+``plot_training`` draws a training run's loss curves from its metrics log (``train`` writes it
+beside the log).
 Plots are drawn with matplotlib's Agg backend: files only, no display needed.
 """
 import json
@@ -162,3 +164,28 @@ def plot_comparison(reports, directory):
     axes.legend(fontsize=8)
     written.append(_save(figure, directory / "compare.png"))
     return written
+
+
+def plot_training(history, path, *, title=""):
+    """Training loss and validation loss against the optimizer step, from ``train``'s log events.
+
+    ``history`` is the list of events (``scoring.train.train``'s ``history``, or the lines of
+    one run's metrics log); the validation run whose weights were kept (the last one marked
+    ``best``) is marked. When no update beat the untrained weights, training keeps the last ones
+    and nothing is marked.
+    """
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(6, 4))
+    steps = [(e["step"], e["loss"]) for e in history if e.get("event") == "train"]
+    evals = [(e["step"], e["val_loss"]) for e in history if e.get("event") == "eval" and e.get("val_loss") is not None]
+    if steps:
+        axes.plot(*zip(*steps), linewidth=1, label="training loss (mean since the last point)")
+    if evals:
+        axes.plot(*zip(*evals), marker="o", label="validation loss")
+    kept = [(e["step"], e["val_loss"]) for e in history if e.get("event") == "eval" and e.get("best")]
+    if kept:
+        axes.plot(*kept[-1], marker="*", markersize=14, linestyle="none", color="black",
+                  label=f"kept: step {kept[-1][0]}, {kept[-1][1]:.4f}")
+    axes.set(xlabel="optimizer step", ylabel="cross-entropy per labelled step", title=f"{title}training")
+    axes.legend(fontsize=8)
+    return _save(figure, path)

@@ -49,6 +49,7 @@ def test_train_score_evaluate_round_trip(files, tiny_bases, capsys):
     assert meta["neutral"] == "positive" and meta["aggregation"] == "prod" and len(meta["training_data"][0]["sha256"]) == 64
     log = [json.loads(line) for line in (tmp / "prm.metrics.jsonl").read_text().splitlines()]
     assert log[0]["event"] == "start" and log[-1]["event"] == "end"
+    assert summary["plot"] == str(tmp / "prm.metrics.png") and (tmp / "prm.metrics.png").read_bytes()[:4] == b"\x89PNG"
 
     scored = tmp / "scored.jsonl"
     assert main(["score", "--checkpoint", str(ckpt), "--input", str(files["candidates"]), "--output", str(scored)]) == 0

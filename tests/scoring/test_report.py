@@ -43,3 +43,28 @@ def test_a_single_protocol_section_and_the_comparison(tmp_path):
     written = plot_comparison({"model": report, "baseline": {"steps": report["steps"]}}, tmp_path)
     assert sorted(p.name for p in written) == ["compare.png", "compare_calibration.png", "compare_roc.png"]
     assert all(_is_png(p) for p in written)
+
+
+def test_training_plot_marks_the_kept_validation_run(tmp_path, monkeypatch):
+    from scoring import report as module
+
+    history = [{"event": "eval", "step": 0, "val_loss": 0.70}, {"event": "train", "step": 5, "loss": 0.69},
+               {"event": "train", "step": 10, "loss": 0.61}, {"event": "eval", "step": 10, "val_loss": 0.64, "best": True},
+               {"event": "train", "step": 15, "loss": 0.55}, {"event": "eval", "step": 15, "val_loss": 0.66, "best": False}]
+    drawn = {}
+    real_save = module._save
+
+    def spy(figure, path):
+        drawn["lines"] = {line.get_label(): list(zip(line.get_xdata(), line.get_ydata())) for line in figure.axes[0].lines}
+        return real_save(figure, path)
+
+    monkeypatch.setattr(module, "_save", spy)
+    path = module.plot_training(history, tmp_path / "run.png", title="tiny: ")
+    assert _is_png(path)
+    assert drawn["lines"]["validation loss"] == [(0, 0.70), (10, 0.64), (15, 0.66)]
+    assert drawn["lines"]["kept: step 10, 0.6400"] == [(10, 0.64)]
+    assert [x for x, _ in drawn["lines"]["training loss (mean since the last point)"]] == [5, 10, 15]
+
+    # no update beat the untrained weights: the last ones are kept, and no validation run is marked
+    module.plot_training([{**e, "best": False} if e.get("best") else e for e in history], tmp_path / "none.png")
+    assert not any(label.startswith("kept") for label in drawn["lines"])
