@@ -179,7 +179,12 @@ def plot_training(history, path, *, title=""):
     steps = [(e["step"], e["loss"]) for e in history if e.get("event") == "train"]
     evals = [(e["step"], e["val_loss"]) for e in history if e.get("event") == "eval" and e.get("val_loss") is not None]
     if steps:
-        axes.plot(*zip(*steps), linewidth=1, label="training loss (mean since the last point)")
+        axes.plot(*zip(*steps), linewidth=0.8, alpha=0.5, label="training loss (mean since the last point)")
+        if len(steps) >= 20:  # a batch is a few records, so single points scatter: draw the trend too
+            width = len(steps) // 10
+            trend = [(steps[k][0], sum(loss for _, loss in steps[k + 1 - width:k + 1]) / width)
+                     for k in range(width - 1, len(steps))]
+            axes.plot(*zip(*trend), linewidth=2, color="C0", label=f"training loss, mean of the last {width} points")
     if evals:
         axes.plot(*zip(*evals), marker="o", label="validation loss")
     kept = [(e["step"], e["val_loss"]) for e in history if e.get("event") == "eval" and e.get("best")]
