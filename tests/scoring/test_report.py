@@ -68,3 +68,16 @@ def test_training_plot_marks_the_kept_validation_run(tmp_path, monkeypatch):
     # no update beat the untrained weights: the last ones are kept, and no validation run is marked
     module.plot_training([{**e, "best": False} if e.get("best") else e for e in history], tmp_path / "none.png")
     assert not any(label.startswith("kept") for label in drawn["lines"])
+
+
+def test_training_plot_draws_the_trend_of_many_points(tmp_path, monkeypatch):
+    from scoring import report as module
+
+    history = [{"event": "train", "step": 5 * (k + 1), "loss": float(k % 2)} for k in range(40)]  # 0, 1, 0, 1, ...
+    drawn = {}
+    monkeypatch.setattr(module, "_save", lambda figure, path: drawn.update(
+        {line.get_label(): list(zip(line.get_xdata(), line.get_ydata())) for line in figure.axes[0].lines}))
+    module.plot_training(history, tmp_path / "run.png")
+    trend = drawn["training loss, mean of the last 4 points"]
+    assert [x for x, _ in trend] == [5 * (k + 1) for k in range(3, 40)]
+    assert all(y == 0.5 for _, y in trend)  # the alternation averages out
