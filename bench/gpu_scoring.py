@@ -41,17 +41,13 @@ def build_prm(shape, device, dtype, max_length):
     import torch
     from transformers import Qwen2Config, Qwen2Model
 
-    from scoring.model import PRM, add_step_token, default_base_model, load_tokenizer, probe_causality
+    from scoring.model import default_base_model, load_tokenizer, prm_on
 
     torch.manual_seed(0)
     config = Qwen2Config(**shape)
     config._attn_implementation = "sdpa"
     backbone = Qwen2Model(config).to(device=device, dtype=dtype)
-    tokenizer = load_tokenizer(default_base_model())
-    add_step_token(tokenizer, backbone)
-    prm = PRM(backbone, tokenizer, max_length=max_length)
-    prm.needs_causal_mask = probe_causality(prm)
-    return prm.eval()
+    return prm_on(backbone, load_tokenizer(default_base_model()), max_length=max_length)
 
 
 def model_flops(prm, rows):

@@ -142,18 +142,14 @@ def minilm_shaped(context, overflow):
     import torch
     from transformers import AutoConfig, AutoModel
 
-    from scoring.model import PRM, add_step_token, default_base_model, load_tokenizer, probe_causality
+    from scoring.model import default_base_model, load_tokenizer, prm_on
 
     base = default_base_model()
     config = AutoConfig.from_pretrained(str(base), local_files_only=True)
     config.max_position_embeddings = context
     torch.manual_seed(0)
     backbone = AutoModel.from_config(config, attn_implementation="sdpa")
-    tokenizer = load_tokenizer(base)
-    add_step_token(tokenizer, backbone)
-    prm = PRM(backbone, tokenizer, max_length=context, overflow=overflow)
-    prm.needs_causal_mask = probe_causality(prm)
-    return prm.eval()
+    return prm_on(backbone, load_tokenizer(base), max_length=context, overflow=overflow)
 
 
 def timed(function, *args, **kwargs):

@@ -149,6 +149,11 @@ def new_prm(base, *, device=None, dtype=None, max_length=None, overflow="window"
     torch.manual_seed(seed)  # before loading: new embedding rows and the head are drawn at random
     tokenizer = load_tokenizer(base)
     backbone = load_backbone(base, device=device, dtype=dtype)
+    return prm_on(backbone, tokenizer, max_length=max_length, overflow=overflow)
+
+
+def prm_on(backbone, tokenizer, *, max_length=None, overflow="window"):
+    """A fresh PRM on a backbone already built: the step token added, causality probed, in eval mode."""
     add_step_token(tokenizer, backbone)
     prm = PRM(backbone, tokenizer, max_length=max_length, overflow=overflow)
     prm.needs_causal_mask = probe_causality(prm)

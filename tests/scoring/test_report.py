@@ -75,9 +75,14 @@ def test_training_plot_draws_the_trend_of_many_points(tmp_path, monkeypatch):
 
     history = [{"event": "train", "step": 5 * (k + 1), "loss": float(k % 2)} for k in range(40)]  # 0, 1, 0, 1, ...
     drawn = {}
-    monkeypatch.setattr(module, "_save", lambda figure, path: drawn.update(
-        {line.get_label(): list(zip(line.get_xdata(), line.get_ydata())) for line in figure.axes[0].lines}))
-    module.plot_training(history, tmp_path / "run.png")
+    real_save = module._save
+
+    def spy(figure, path):
+        drawn.update({line.get_label(): list(zip(line.get_xdata(), line.get_ydata())) for line in figure.axes[0].lines})
+        return real_save(figure, path)
+
+    monkeypatch.setattr(module, "_save", spy)
+    assert _is_png(module.plot_training(history, tmp_path / "run.png"))
     trend = drawn["training loss, mean of the last 4 points"]
     assert [x for x, _ in trend] == [5 * (k + 1) for k in range(3, 40)]
     assert all(y == 0.5 for _, y in trend)  # the alternation averages out
