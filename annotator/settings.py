@@ -4,9 +4,8 @@ Every setting a deployment changes is read from the environment (see the README'
 "Configuration" table). The defaults give the embedded demo: SQLite under ``var/`` and
 background jobs on a filesystem broker, so nothing but Python is needed to try Stepmark.
 """
-from pathlib import Path
-
 import os
+from pathlib import Path
 
 import dj_database_url
 
@@ -202,7 +201,7 @@ CELERY_TIMEZONE = TIME_ZONE
 
 # --- Caches ------------------------------------------------------------------------------
 # "default" stays per process (the login throttle; tests clear it). "stats" holds the lead
-# dashboard and its per-project versions (labeling/stats_cache.py): Redis when the broker is
+# dashboard and its per-project versions (labeling/stats/cache.py): Redis when the broker is
 # Redis, so every web process shares one copy; a file cache under var/ otherwise (the demo).
 # The prefix keeps databases that share one Redis (tests, benchmarks) apart.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -224,14 +223,14 @@ STEPMARK_EXPORT_DIR = Path(os.environ.get("STEPMARK_EXPORT_DIR", VAR_DIR / "expo
 STEPMARK_CHECKPOINT_DIR = Path(os.environ.get("STEPMARK_CHECKPOINT_DIR", VAR_DIR / "checkpoints"))
 # Solutions the PRM scores between two progress updates (and cancellation checks) of a generation.
 STEPMARK_SCORING_BATCH = int(os.environ.get("STEPMARK_SCORING_BATCH", "256"))
-# Retention of the scheduled snapshots (labeling/snapshots.py): keep the newest N of each
+# Retention of the scheduled snapshots (labeling/exports/snapshots.py): keep the newest N of each
 # project and delete those older than D days (0 turns a rule off); the newest always stays.
 STEPMARK_EXPORT_KEEP = int(os.environ.get("STEPMARK_EXPORT_KEEP", "30"))
 STEPMARK_EXPORT_RETENTION_DAYS = float(os.environ.get("STEPMARK_EXPORT_RETENTION_DAYS", "0"))
 # Seconds an answer-equivalence check may take before it is judged "not equivalent".
 STEPMARK_GRADING_TIMEOUT = float(os.environ.get("STEPMARK_GRADING_TIMEOUT", "5"))
 # Seconds a slow lead dashboard may lag behind the submits before a read recomputes it
-# (labeling/stats_cache.py; a quick one is always exact).
+# (labeling/stats/cache.py; a quick one is always exact).
 STEPMARK_DASHBOARD_MAX_STALE = float(os.environ.get("STEPMARK_DASHBOARD_MAX_STALE", "60"))
 
 LOGGING = {

@@ -10,5 +10,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("api/", include("labeling.api.urls")),
     path("api/", include("scoring.api")),  # generation runs, checkpoints, retraining (researchers)
-    path("", include("labeling.urls_pages")),
+    path("", include("labeling.web.urls")),
 ]

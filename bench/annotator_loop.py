@@ -192,9 +192,9 @@ def _prepare(concurrency):
     from django.db import connection
     from rest_framework.authtoken.models import Token
 
+    from labeling.access.roles import ANNOTATOR, grant_role
     from labeling.imports import run_import
     from labeling.models import Project
-    from labeling.roles import ANNOTATOR, grant_role
 
     project, created = Project.objects.get_or_create(
         name=PROJECT, defaults={"overlap": OVERLAP, "instructions": "Rate each step **in order**."}

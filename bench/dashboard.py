@@ -154,9 +154,10 @@ def main(argv=None):
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from labeling import dashboard, stats_cache, throughput
+    from labeling.access.roles import grant_role
     from labeling.models import Project, Rating
-    from labeling.roles import grant_role
+    from labeling.stats import cache as stats_cache
+    from labeling.stats import dashboard, throughput
 
     project = Project.objects.filter(name=PROJECT).first()
     if project is None:

@@ -5,7 +5,7 @@ and 2 key/value heads, MLP 8960, vocabulary 151,936) with random weights: speed 
 depend on the weights. The rows are real: PRM800K phase-1 training trajectories (MATH
 solutions) tokenised with the offline MiniLM tokenizer plus the step token (their ids are
 valid in the larger vocabulary), repeated up to ``--solutions``, and scored by the same
-``scoring.scorer.score_encoded`` the workers call (one pass per solution, length batches,
+``scoring.prm.scorer.score_encoded`` the workers call (one pass per solution, length batches,
 ``torch.inference_mode``), with prefix trees off: the rows repeat, and a tree would read each
 repeated row once, which is not the work the FLOPs below count.
 
@@ -41,7 +41,7 @@ def build_prm(shape, device, dtype, max_length):
     import torch
     from transformers import Qwen2Config, Qwen2Model
 
-    from scoring.model import default_base_model, load_tokenizer, prm_on
+    from scoring.prm.model import default_base_model, load_tokenizer, prm_on
 
     torch.manual_seed(0)
     config = Qwen2Config(**shape)
@@ -74,9 +74,9 @@ def main():
 
     import torch
 
-    from scoring.data import read_prm800k
-    from scoring.inputs import encode_solution
-    from scoring.scorer import batching, score_encoded
+    from scoring.prm.data import read_prm800k
+    from scoring.prm.inputs import encode_solution
+    from scoring.prm.scorer import batching, score_encoded
 
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():

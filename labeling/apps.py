@@ -7,11 +7,12 @@ class LabelingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        # Submits keep the lead dashboard's cache current (labeling/stats_cache.py).
+        # Submits keep the lead dashboard's cache current (labeling/stats/cache.py).
         from django.db.models.signals import post_delete, post_save
 
-        from . import checks, stats_cache  # noqa: F401 (checks registers itself)
-        from .models import Assignment
+        from labeling import checks  # noqa: F401 (checks registers itself)
+        from labeling.models import Assignment
+        from labeling.stats import cache as stats_cache
 
         post_save.connect(stats_cache.on_submit, sender=Assignment, dispatch_uid="stats_cache_submit")
         post_delete.connect(stats_cache.on_delete, sender=Assignment, dispatch_uid="stats_cache_delete")

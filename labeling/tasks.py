@@ -2,15 +2,15 @@
 
 Beat runs ``export_all_snapshots`` on the schedule ``labeling/schedules.py`` creates; the
 researcher page queues ``export_project_snapshot`` for one project. Both are safe to run
-twice (see ``labeling/snapshots.py``).
+twice (see ``labeling/exports/snapshots.py``).
 """
 import logging
 
 from celery import shared_task
 from django.conf import settings
 
-from . import snapshots
-from .models import Project
+from labeling.exports import snapshots
+from labeling.models import Project
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
-"""``python -m scoring``: see ``scoring.cli``."""
+"""``python -m scoring``: see ``scoring.prm.cli``."""
 import sys
 
-from scoring.cli import main
+from scoring.prm.cli import main
 
 sys.exit(main())

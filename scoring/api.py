@@ -20,8 +20,8 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from labeling.access.permissions import IsResearcher
 from labeling.models import Project
-from labeling.permissions import IsResearcher
 from scoring import jobs
 from scoring.models import Checkpoint, GenerationRun
 
@@ -89,7 +89,6 @@ class ProjectGenerationsView(APIView):
     )
     def post(self, request, pk):
         from scoring import tasks
-
         project = get_object_or_404(Project, pk=pk)
         form = StartGenerationSerializer(data=request.data)
         form.is_valid(raise_exception=True)
@@ -153,7 +152,6 @@ class ProjectRetrainView(APIView):
                    responses={202: RetrainQueuedSerializer})
     def post(self, request, pk):
         from scoring import tasks
-
         project = get_object_or_404(Project, pk=pk)
         form = RetrainSerializer(data=request.data)
         form.is_valid(raise_exception=True)

@@ -22,8 +22,9 @@ from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
 from labeling.models import Assignment, Generation, Project, Solution, Step
-from scoring import selection, worker
+from scoring import worker
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
+from scoring.prm import selection
 
 # Advisory lock namespaces (the first key of pg_try_advisory_lock(int, int)).
 GENERATION_LOCK, RETRAIN_LOCK, CHAMPION_LOCK = 0x5347, 0x5352, 0x5343
@@ -73,7 +74,7 @@ def base_model(project):
     """The directory the project's PRMs are built on."""
     if project.base_model_path:
         return Path(project.base_model_path)
-    from scoring.model import default_base_model
+    from scoring.prm.model import default_base_model
 
     return default_base_model()
 
@@ -97,7 +98,7 @@ def ensure_champion(project):
         found = champion(project)
         if found is not None:
             return found
-        from scoring.checkpoint import read_meta
+        from scoring.prm.checkpoint import read_meta
 
         base = base_model(project)
         try:
@@ -116,8 +117,8 @@ def ensure_champion(project):
 
 
 def _build_initial(project, base):
-    from scoring.checkpoint import save_checkpoint
-    from scoring.model import new_prm
+    from scoring.prm.checkpoint import save_checkpoint
+    from scoring.prm.model import new_prm
 
     worker._limit_threads()
     prm = new_prm(base, device=worker.device(), seed=0)
@@ -203,7 +204,7 @@ def score_pool(run, prm, *, batch_size=None):
     Progress (``scored``/``total``) is written after each batch; a cancelled run stops between
     batches (returns False). Scores already written are kept and skipped.
     """
-    from scoring.scorer import score_solutions
+    from scoring.prm.scorer import score_solutions
 
     batch_size = batch_size or settings.STEPMARK_SCORING_BATCH
     checkpoint = run.checkpoint
@@ -287,7 +288,13 @@ def select(run):
 
 
 from scoring.retrain import (  # noqa: E402  (retrain uses the helpers above)
-    evaluate, heldout_split, mark_checkpoint_failed, promote, retrain, retrain_due, retrain_if_due,
+    evaluate,
+    heldout_split,
+    mark_checkpoint_failed,
+    promote,
+    retrain,
+    retrain_due,
+    retrain_if_due,
 )
 
 __all__ = [

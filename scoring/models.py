@@ -1,6 +1,6 @@
 """What the model side records in the database: checkpoints, generation runs, solution scores.
 
-The weights live on disk (``Checkpoint.path``, written atomically by ``scoring.checkpoint``);
+The weights live on disk (``Checkpoint.path``, written atomically by ``scoring.prm.checkpoint``);
 these rows hold their lineage, metrics and standing. Importing this module imports no torch.
 """
 from django.conf import settings

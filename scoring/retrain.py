@@ -71,8 +71,8 @@ def heldout_split(examples, fraction=HELDOUT_FRACTION):
 
 def evaluate(prm, examples):
     """Step-level figures of ``prm`` on labelled examples: AUROC, F1 on wrong steps, log loss."""
-    from scoring.metrics import step_metrics
-    from scoring.scorer import score_solutions
+    from scoring.prm.metrics import step_metrics
+    from scoring.prm.scorer import score_solutions
 
     scored = score_solutions(prm, [(e.problem, e.steps) for e in examples])
     step_scores = [s.step_scores for s in scored]
@@ -127,11 +127,11 @@ def retrain(checkpoint):
     import torch
 
     from labeling.exports import ExportFilters, write_export
-    from scoring.checkpoint import file_hash, save_checkpoint
-    from scoring.data import read_prm800k
     from scoring.jobs import base_model, champion, checkpoint_root
-    from scoring.model import new_prm
-    from scoring.train import TrainConfig, split_by_problem, train
+    from scoring.prm.checkpoint import file_hash, save_checkpoint
+    from scoring.prm.data import read_prm800k
+    from scoring.prm.model import new_prm
+    from scoring.prm.train import TrainConfig, split_by_problem, train
 
     project = checkpoint.project
     path = checkpoint_root(project) / f"checkpoint-{checkpoint.pk}"

@@ -21,7 +21,7 @@ loads = 0  # how many times this process loaded a checkpoint (read by tests and 
 
 def device():
     """CUDA when the worker has a GPU, else the CPU."""
-    from scoring.model import default_device
+    from scoring.prm.model import default_device
 
     return default_device()
 
@@ -35,7 +35,7 @@ def get_prm(checkpoint):
             _models.move_to_end(key)
             return _models[key]
     _limit_threads()
-    from scoring.checkpoint import load_checkpoint
+    from scoring.prm.checkpoint import load_checkpoint
 
     prm = load_checkpoint(checkpoint.path, device=device())
     with _lock:

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import CommandError, call_command
 
-from labeling import roles
+from labeling.access import roles
 from labeling.management.commands.load_demo import (
     ACCOUNTS,
     GSM8K_PROJECT,

@@ -91,7 +91,7 @@ def test_a_worker_loads_the_views_freezes_them_and_collects_only_past_the_automa
         """
         before = gc.get_threshold()
         conf['post_worker_init'](None)
-        print(gc.get_freeze_count(), int('labeling.api.labelling' in sys.modules), *before, *gc.get_threshold())
+        print(gc.get_freeze_count(), int('labeling.api.work' in sys.modules), *before, *gc.get_threshold())
         """)
     assert frozen > 10_000 and views_loaded == 1  # the views' objects are frozen too
     assert after == [40_000, middle, old] and young < 10_000

@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
-from labeling.roles import roles_of
+from labeling.access.roles import roles_of
 
 
 class LoginThrottle(AnonRateThrottle):

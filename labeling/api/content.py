@@ -4,8 +4,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.exceptions import ValidationError
 
+from labeling.access.permissions import LeadOrResearcher
 from labeling.models import Problem, Solution, Step
-from labeling.permissions import LeadOrResearcher
 
 
 class ProblemSerializer(serializers.ModelSerializer):

@@ -1,7 +1,7 @@
 """The lead dashboard over the API: figures, the annotator table (JSON or CSV), the drill-down.
 
 Lead role only (``IsLead``; staff pass too): the figures and the drill-down show gold
-ratings and everyone's work. The figures come from labeling/stats_cache.py, already rendered
+ratings and everyone's work. The figures come from labeling/stats/cache.py, already rendered
 as JSON; the views add the live part (each annotator's standing) and the cache's freshness
 without decoding the cached body again.
 """
@@ -16,9 +16,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from labeling import dashboard, stats_cache
+from labeling.access.permissions import IsLead
 from labeling.models import Annotator, Project
-from labeling.permissions import IsLead
+from labeling.stats import cache as stats_cache
+from labeling.stats import dashboard
 
 from .import_export import IgnoreFormatParameter
 

@@ -1,7 +1,7 @@
 """Snapshots over the API: the list, a download, and "snapshot now".
 
 The files are written by ``labeling.tasks.export_project_snapshot`` (on a worker) under
-``settings.STEPMARK_EXPORT_DIR`` (see ``labeling/snapshots.py``); these views only read that
+``settings.STEPMARK_EXPORT_DIR`` (see ``labeling/exports/snapshots.py``); these views only read that
 folder and queue the job. Downloads stream from disk (``FileResponse``); the name in the URL
 must be a snapshot file directly inside the project's folder.
 """
@@ -16,9 +16,10 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from labeling import snapshots, tasks
+from labeling import tasks
+from labeling.access.permissions import IsResearcher, LeadOrResearcher
+from labeling.exports import snapshots
 from labeling.models import Project
-from labeling.permissions import IsResearcher, LeadOrResearcher
 
 from .import_export import IgnoreFormatParameter
 

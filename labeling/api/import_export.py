@@ -17,11 +17,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from labeling.access.permissions import IsResearcher, LeadOrResearcher
 from labeling.exports import ExportFilters, get_exporter, stream_export
 from labeling.imports import ImportFailed, get_importer, run_import
 from labeling.models import Project
-from labeling.screening import paused_annotator_ids
-from labeling.permissions import IsResearcher, LeadOrResearcher
+from labeling.quality.screening import paused_annotator_ids
 
 # The formats the registries are meant to hold, for the docs; the registries decide.
 IMPORT_FORMATS = ["prm800k", "candidates", "gsm8k-examples", "problems"]

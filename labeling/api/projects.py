@@ -1,12 +1,16 @@
 """Projects: every role sees them; leads and researchers create, change and count them."""
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, serializers, viewsets
 
+from labeling.access.permissions import HasAnyRole, LeadOrResearcher
+from labeling.access.roles import LEAD, RESEARCHER, has_role
 from labeling.models import Assignment, Problem, Project, Solution
-from labeling.permissions import HasAnyRole, LeadOrResearcher
-from labeling.roles import LEAD, RESEARCHER, has_role
 
 
 class AnnotatorProjectSerializer(serializers.ModelSerializer):

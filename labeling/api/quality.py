@@ -1,6 +1,6 @@
 """Quality control over the API: gold items, proposals, consensus, annotators' standing.
 
-Thin views over ``labeling.gold``, ``labeling.screening`` and ``labeling.consensus``. Every
+Thin views over ``labeling.quality.gold``, ``labeling.quality.screening`` and ``labeling.quality.consensus``. Every
 endpoint but ``my-status`` is for leads (``IsLead``; staff pass too); ``my-status`` tells an
 annotator their own standing and never carries a score, a threshold, a reason or a gold
 value. The leads' table of annotators with their standing and gold score is the
@@ -12,11 +12,19 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling import consensus, gold, screening
-from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, GoldProposal, GoldRating, Project, Solution
-from labeling.permissions import IsAnnotator, IsLead
+from labeling.access.permissions import IsAnnotator, IsLead
+from labeling.models import (
+    Annotator,
+    AnnotatorProjectStatus,
+    Assignment,
+    GoldProposal,
+    GoldRating,
+    Project,
+    Solution,
+)
+from labeling.quality import consensus, gold, screening
 
-from .labelling import annotator_of
+from .work import annotator_of
 
 # Serializers ----------------------------------------------------------------------------
 

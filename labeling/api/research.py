@@ -8,9 +8,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling.generation_stats import generation_stats
+from labeling.access.permissions import IsResearcher
 from labeling.models import Project
-from labeling.permissions import IsResearcher
+from labeling.stats.generations import generation_stats
 
 
 class PickSerializer(serializers.Serializer):

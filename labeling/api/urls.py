@@ -1,12 +1,12 @@
 """The labelling REST API (DRF): thin views over the domain functions.
 
-Every view declares its permission (labeling/permissions.py); tests/labeling/api/test_security.py
+Every view declares its permission (labeling/access/permissions.py); tests/labeling/api/test_security.py
 walks these routes and checks that anonymous and role-less users are refused.
 """
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import auth, content, dashboard, exports, import_export, labelling, projects, quality, research
+from . import auth, content, dashboard, exports, import_export, projects, quality, research, work
 
 app_name = "api"
 
@@ -21,12 +21,12 @@ urlpatterns: list = [
     path("me/", auth.MeView.as_view(), name="me"),
     path("projects/<int:pk>/imports/", import_export.ImportView.as_view(), name="project-import"),
     path("projects/<int:pk>/export/", import_export.ExportView.as_view(), name="project-export"),
-    path("projects/<int:pk>/next/", labelling.NextView.as_view(), name="project-next"),
-    path("assignments/<int:pk>/", labelling.AssignmentView.as_view(), name="assignment-detail"),
-    path("assignments/<int:pk>/draft/", labelling.DraftView.as_view(), name="assignment-draft"),
-    path("assignments/<int:pk>/submit/", labelling.SubmitView.as_view(), name="assignment-submit"),
-    path("me/assignments/", labelling.HistoryView.as_view(), name="me-assignments"),
-    path("me/counts/", labelling.CountsView.as_view(), name="me-counts"),
+    path("projects/<int:pk>/next/", work.NextView.as_view(), name="project-next"),
+    path("assignments/<int:pk>/", work.AssignmentView.as_view(), name="assignment-detail"),
+    path("assignments/<int:pk>/draft/", work.DraftView.as_view(), name="assignment-draft"),
+    path("assignments/<int:pk>/submit/", work.SubmitView.as_view(), name="assignment-submit"),
+    path("me/assignments/", work.HistoryView.as_view(), name="me-assignments"),
+    path("me/counts/", work.CountsView.as_view(), name="me-counts"),
     # Quality control (labeling/api/quality.py): leads, but my-status (the annotator's own).
     path("solutions/<int:pk>/gold/", quality.SolutionGoldView.as_view(), name="solution-gold"),
     path("solutions/<int:pk>/gold/from-assignment/", quality.GoldFromAssignmentView.as_view(),

@@ -2,7 +2,7 @@
 
 The record is laid out by ``labeling.exports.prm800k.record`` (the same builder as the
 per-pass export), with the consensus of the solution's passes as its ratings (see
-``labeling/consensus.py``: majority, ties to the more critical value, a lead's adjudication
+``labeling/quality/consensus.py``: majority, ties to the more critical value, a lead's adjudication
 over both). Fields that differ from a pass's record:
 
 - ``labeler``: ``00000000-0000-0000-0000-00000000c0de``, the fixed UUID that means
@@ -26,7 +26,7 @@ import types
 
 from django.db.models import Count
 
-from ..consensus import CONSENSUS_LABELER, adjudications, resolve, voting_passes, votes
+from ..consensus import CONSENSUS_LABELER, adjudications, resolve, votes, voting_passes
 from ..imports.prm800k_record import export_timestamp
 from ..models import Solution, Step
 from .prm800k import record

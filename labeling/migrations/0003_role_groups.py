@@ -2,7 +2,7 @@
 
 Django creates permissions only after all migrations have run (post_migrate), so this
 migration creates the three it needs itself; ``migrate`` alone then gives working roles.
-The mapping is frozen here on purpose: labeling/roles.py may grow, a migration must not move.
+The mapping is frozen here on purpose: labeling/access/roles.py may grow, a migration must not move.
 """
 from django.db import migrations
 

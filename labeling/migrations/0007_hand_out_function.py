@@ -1,6 +1,6 @@
 """``stepmark_hand_out``: the queue's common hand-out in one round trip, on PostgreSQL only.
 
-See ``labeling.queue.next_assignment``: it calls this function first and, when it returns
+See ``labeling.work.queue.next_assignment``: it calls this function first and, when it returns
 no row, runs its own (complete) path. The function covers the common case only, doing what
 that path would do step for step, in the same lock order: the annotator's row locked, no
 own work to resume, no gold due, no lapsed lease to reap; then the first open solution
@@ -10,7 +10,7 @@ the assignment inserted and the counter set. It returns the hand-out's row and t
 row per model step of the solution (the payload's steps), or nothing: "ask the full path".
 
 A later change to the hand-out rules must change this function too (a new migration with
-``CREATE OR REPLACE``); tests/labeling/test_queue_function.py runs the same scenarios
+``CREATE OR REPLACE``); tests/labeling/work/test_queue_function.py runs the same scenarios
 through both paths.
 """
 from django.db import migrations

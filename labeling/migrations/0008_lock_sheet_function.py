@@ -1,6 +1,6 @@
 """``stepmark_lock_sheet``: a save's or submit's lock and reads in one round trip, on PostgreSQL only.
 
-``labeling.labelling`` starts every draft save and submit by taking the solution's row lock,
+``labeling.work.submission`` starts every draft save and submit by taking the solution's row lock,
 reloading the assignment's mutable fields (read after the lock, so that they include what
 the last lock holder committed) and reading the sheet: the steps the assignment may rate
 with its ratings. As separate statements those are three round trips, all but the first
@@ -9,7 +9,7 @@ the lock, exactly as the separate statements did, and the web process waits once
 
 Returns nothing when the solution does not exist; else a first row with the assignment's
 mutable fields (all NULL when the assignment does not exist), then one row per sheet step
-in ``labelling._SQL_SHEET``'s order. tests/labeling/test_labelling_function.py compares it
+in ``labelling._SQL_SHEET``'s order. tests/labeling/work/test_submission_function.py compares it
 with the separate statements.
 """
 from django.db import migrations

@@ -80,7 +80,7 @@ class Solution(models.Model):
     num_steps = models.PositiveIntegerField(default=0)
     content_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
-    # Denormalised count of active + submitted assignments, kept by labeling/queue.py under
+    # Denormalised count of active + submitted assignments, kept by labeling/work/queue.py under
     # the solution's row lock; the queue recounts before trusting it (see queue.py).
     live_assignments = models.PositiveIntegerField(default=0)
 

@@ -78,7 +78,7 @@ class Project(models.Model):
 
     class Meta:
         ordering = ["name"]
-        # Role permissions (see labeling/roles.py): the groups hold these, views check them.
+        # Role permissions (see labeling/access/roles.py): the groups hold these, views check them.
         permissions = [
             ("label", "Can rate steps"),
             ("lead", "Can manage quality control and annotators"),

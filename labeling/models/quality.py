@@ -1,8 +1,8 @@
 """Quality control: gold answers, gold scores, annotator standing, proposals, adjudications.
 
-The rules that fill these tables live in ``labeling/gold.py`` (gold items and scoring),
-``labeling/screening.py`` (standing per project: screening, pausing) and
-``labeling/consensus.py`` (majority ratings and adjudication).
+The rules that fill these tables live in ``labeling/quality/gold.py`` (gold items and scoring),
+``labeling/quality/screening.py`` (standing per project: screening, pausing) and
+``labeling/quality/consensus.py`` (majority ratings and adjudication).
 """
 from django.conf import settings
 from django.db import models

@@ -12,7 +12,7 @@ import shutil
 import pytest
 from django.contrib.auth import get_user_model
 
-from labeling.roles import grant_role
+from labeling.access.roles import grant_role
 from tests.conftest import ROOT
 
 # Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a

@@ -6,8 +6,9 @@ import uuid
 import pytest
 from django.utils import timezone
 
-from labeling import gold, labelling, queue, screening
 from labeling.models import Assignment, Problem, Solution, Step
+from labeling.quality import gold, screening
+from labeling.work import queue, submission
 
 from .conftest import log_in, make_user, screenshot
 
@@ -34,7 +35,7 @@ def submit(solution, annotator, values):
     queue.recount_live_assignments(solution.project)
     ratings = [{"position": p, "value": v} for p, v in enumerate(values)]
     reason = "found_error" if -1 in values else "solution"
-    return labelling.submit(assignment, finish_reason=reason, ratings=ratings, client_elapsed_ms=45_000)
+    return submission.submit(assignment, finish_reason=reason, ratings=ratings, client_elapsed_ms=45_000)
 
 
 @pytest.fixture

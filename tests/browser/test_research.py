@@ -10,7 +10,12 @@ import pytest
 
 from annotator.celery import app
 from labeling.exports import ExportFilters, get_exporter
-from tests.labeling.dashboard_data import make_annotator, make_project, make_solution, rated_pass
+from tests.labeling.stats.dashboard_data import (
+    make_annotator,
+    make_project,
+    make_solution,
+    rated_pass,
+)
 
 from .conftest import log_in, make_user, screenshot
 

@@ -4,11 +4,18 @@ import uuid
 
 import pytest
 
-from labeling import gold, screening
 from labeling.exports import ExportFilters, get_exporter
 from labeling.models import Annotator, Assignment, Solution, Step
+from labeling.quality import gold, screening
 
-from .conftest import log_in, make_task, make_user, open_workspace, screenshot, stored_ratings
+from .conftest import (
+    log_in,
+    make_task,
+    make_user,
+    open_workspace,
+    screenshot,
+    stored_ratings,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -5,11 +5,17 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from labeling import queue
 from labeling.models import Annotator, Assignment
+from labeling.work import queue
 
 from .conftest import (
-    log_in, make_task, make_user, open_workspace, screenshot, stored_ratings, workspace_url,
+    log_in,
+    make_task,
+    make_user,
+    open_workspace,
+    screenshot,
+    stored_ratings,
+    workspace_url,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

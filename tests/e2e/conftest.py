@@ -51,7 +51,7 @@ def tiny_base(tmp_path_factory):
     """A tiny random BERT with the MiniLM tokenizer: the projects' base model in these tests."""
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from scoring.model import default_base_model
+    from scoring.prm.model import default_base_model
 
     path = tmp_path_factory.mktemp("tiny_base") / "bert"
     tokenizer = AutoTokenizer.from_pretrained(str(default_base_model()), local_files_only=True)

@@ -60,6 +60,7 @@ def test_killed_while_scoring_the_redelivered_run_completes_without_duplicates(w
 
 def _queued():
     import redis
+
     from annotator.celery import app
 
     client = redis.Redis.from_url(app.conf.broker_url)

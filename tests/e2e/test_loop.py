@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from labeling import snapshots
+from labeling.exports import snapshots
 from labeling.imports import run_import
 from labeling.models import Assignment, Project, Solution
 from scoring.models import Checkpoint, GenerationRun, SolutionScore

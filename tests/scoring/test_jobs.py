@@ -1,6 +1,6 @@
 """The loop's jobs on the real database, without Celery: scoring, selection, retraining, promotion.
 
-The PRM is a tiny random BERT (tests/scoring/conftest.py) on the project's base model; the
+The PRM is a tiny random BERT (tests/scoring/prm/conftest.py) on the project's base model; the
 candidate pool is a slice of GSM8K's real model solutions.
 """
 import json
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from labeling import queue
 from labeling.imports import run_import
-from labeling.labelling import submit
 from labeling.models import Annotator, Assignment, Generation, Project, Rating, Solution
+from labeling.work import queue
+from labeling.work.submission import submit
 from scoring import jobs, worker
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from scoring.retrain import heldout_problem
@@ -217,7 +217,6 @@ def test_bad_train_settings_fail_with_the_reason(project):
 
 def test_a_task_that_fails_records_the_error_on_its_run(project):
     from scoring import tasks
-
     project.base_model_path = str(Path(project.base_model_path).parent / "missing-model")
     project.save()
     run = jobs.start_generation(project)

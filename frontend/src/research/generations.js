@@ -1,5 +1,5 @@
 // Generations: start one (live progress, cancel), the runs and what each selected, with the
-// hit rate people found (labeling/generation_stats.py) and how long rating took.
+// hit rate people found (labeling/stats/generations.py) and how long rating took.
 import { call } from "../dashboard/api.js";
 import { columnChart } from "../dashboard/charts.js";
 import { el, fmt, pct } from "../dashboard/dom.js";

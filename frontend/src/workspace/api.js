@@ -1,4 +1,4 @@
-// The labelling REST API (labeling/api/labelling.py) as the workspace calls it.
+// The labelling REST API (labeling/api/work.py) as the workspace calls it.
 //
 // Session auth: writes carry Django's CSRF token from the csrftoken cookie. Every call
 // resolves to {status, body} for any HTTP answer and throws NetworkError only when no

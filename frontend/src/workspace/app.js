@@ -2,7 +2,7 @@
 //
 // State lives in one place, ``task`` (the assignment, this browser's ratings, the save
 // queue and the visible-time clock); every action changes it and calls ``refresh``. The
-// server is the judge of the rules (labeling/labelling.py); sequence.js only keeps the page
+// server is the judge of the rules (labeling/work/submission.py); sequence.js only keeps the page
 // from offering what the server would refuse. Before each task the page asks for the
 // annotator's standing (standing.js): screening progress, the outcome, or a pause that
 // stops the work.

@@ -1,6 +1,6 @@
 // The order in which an annotator rates a solution, and when the pass can be finished.
 //
-// Mirrors the server's rules (labeling/labelling.py) so the page only ever offers what the
+// Mirrors the server's rules (labeling/work/submission.py) so the page only ever offers what the
 // server will accept:
 //   - the solution's own steps (alternative 0) are rated in order;
 //   - in phase 1 (stop_at_first_error off) the alternatives at every position are rated

@@ -1,5 +1,5 @@
 // The annotator's standing in the project as the workspace shows it, from
-// GET /api/projects/{id}/my-status/ ({state, done, total, message}; labeling/screening.py).
+// GET /api/projects/{id}/my-status/ ({state, done, total, message}; labeling/quality/screening.py).
 //
 // Only what that endpoint says reaches the page: screening counts and the outcome, never a
 // score, a threshold or whether the item on screen is a screening or gold item.

@@ -2,7 +2,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from labeling.roles import ROLES, ensure_roles, grant_role
+from labeling.access.roles import ROLES, ensure_roles, grant_role
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from labeling.exports import ExportFilters, write_export
 from labeling.imports import Progress
 from labeling.models import Project
-from labeling.screening import paused_annotator_ids
+from labeling.quality.screening import paused_annotator_ids
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from labeling.grading import grade_solutions
+from labeling.grading.answers import grade_solutions
 from labeling.models import Solution
 
 from .import_candidates import get_project

@@ -77,7 +77,7 @@ def shared_data_dir():
 
 def ensure_accounts():
     """Create (or repair) the demo accounts and their roles; return the usernames."""
-    from labeling.roles import grant_role
+    from labeling.access.roles import grant_role
 
     User = get_user_model()
     for username, (password, roles, superuser) in ACCOUNTS.items():

@@ -3,8 +3,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from labeling.access.roles import grant_role
 from labeling.models import Project
-from labeling.roles import grant_role
 
 
 def make_user(username, *roles, **extra):

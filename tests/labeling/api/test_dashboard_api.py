@@ -5,10 +5,13 @@ import io
 import pytest
 from django.urls import reverse
 
-from labeling import screening
 from labeling.models import Assignment, GoldRating, Rating
-
-from ..dashboard_data import make_annotator, make_solution, rated_pass
+from labeling.quality import screening
+from tests.labeling.stats.dashboard_data import (
+    make_annotator,
+    make_solution,
+    rated_pass,
+)
 
 
 @pytest.fixture

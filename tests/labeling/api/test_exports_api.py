@@ -6,11 +6,13 @@ import pytest
 from django.urls import reverse
 
 from annotator.celery import app
-from labeling import snapshots
-from labeling.exports import ExportFilters, get_exporter
+from labeling.exports import ExportFilters, get_exporter, snapshots
 from labeling.models import Project
-
-from ..dashboard_data import make_annotator, make_solution, rated_pass
+from tests.labeling.stats.dashboard_data import (
+    make_annotator,
+    make_solution,
+    rated_pass,
+)
 
 
 @pytest.fixture(autouse=True)

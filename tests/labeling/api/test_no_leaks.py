@@ -14,8 +14,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling.models import Generation, GoldRating, Step
+from tests.labeling.work.test_queue import make_project, make_solution
 
-from ..test_queue import make_project, make_solution
 from .conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -5,11 +5,11 @@ import json
 import pytest
 from django.urls import reverse
 
-from labeling import gold, screening
 from labeling.models import Annotator, Assignment, GoldProposal, GoldRating, Solution
+from labeling.quality import gold, screening
+from tests.labeling.quality.test_gold import make_gold, submit, take
+from tests.labeling.work.test_queue import make_annotator, make_solution
 
-from ..test_gold import make_gold, submit, take
-from ..test_queue import make_annotator, make_solution
 from .conftest import client_for, make_user
 from .test_no_leaks import FORBIDDEN_IN_KEYS, keys
 

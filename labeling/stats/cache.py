@@ -1,0 +1,164 @@
+"""The dashboard cache: figures computed once, served in milliseconds, kept up to date by submits.
+
+Design. ``build_dashboard`` (labeling/stats/dashboard.py) takes seconds on a million ratings; a page
+load must take well under 200 ms. So the rendered JSON is kept in Django's ``stats`` cache
+(Redis in production, shared by every web process; a file cache in the demo; see
+``CACHES`` in annotator/settings.py) under a key per project and filter, next to the
+*version* of the project it was computed at.
+
+- Versions. Each project has a counter in the same cache. A post-save signal on Assignment
+  bumps it whenever a saved assignment is submitted (``on_submit`` below, connected in
+  ``LabelingConfig.ready``), and a post-delete signal when one is removed. The bump runs on
+  commit, so nobody can compute at the new version without seeing the new rows. A reader
+  takes the version *before* it loads any rating, so a submit that lands during a compute
+  leaves that entry one version behind, never wrongly current.
+- Reads. The entry at the current version is served as is. A stale entry is recomputed
+  lazily by the next read, with one exception that keeps a busy project from paying the
+  full compute on every load: when the last compute took longer than ``FAST_COMPUTE``
+  seconds, a stale entry younger than ``min(max_stale, STALE_FACTOR x compute time)`` is
+  served marked stale (with how many submits it is behind), and when someone is already
+  recomputing (a lock key with ``cache.add``) others serve the stale entry rather than
+  pile on. Small projects therefore always read exact figures; a project whose dashboard
+  takes 3 s is at most 60 s behind and spends at most 1/20 of the time recomputing.
+- Counters start from the clock (``time_ns``), not from 1: a counter lost to eviction comes
+  back above every version an old entry could carry. Keys carry the project's creation time
+  too, so a recreated database never meets entries of a project that had the same id.
+- Work that arrives without a model save (bulk imports) does not bump; entries expire after
+  ``ENTRY_TIMEOUT`` and ``refresh=True`` recomputes at once.
+
+Annotator standing (paused, resumed) changes without a submit; it is never cached: the API
+reads it live (``dashboard.statuses``).
+"""
+import hashlib
+import json
+import time
+
+from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+
+from labeling.models import Project
+
+FAST_COMPUTE = 0.2  # seconds: a compute this quick is simply redone on every stale read
+STALE_FACTOR = 20  # a slow dashboard may be served stale for this many times its compute time
+ENTRY_TIMEOUT = 24 * 3600
+LOCK_TIMEOUT = 120
+
+
+def _cache():
+    return caches["stats"] if "stats" in settings.CACHES else caches["default"]
+
+
+def max_stale():
+    """Seconds a slow dashboard may lag behind the submits (``STEPMARK_DASHBOARD_MAX_STALE``, 60)."""
+    return float(getattr(settings, "STEPMARK_DASHBOARD_MAX_STALE", 60))
+
+
+def _project_key(project):
+    created = int(project.created_at.timestamp() * 1_000_000)
+    return f"dashboard:{project.pk}:{created}"
+
+
+def version(project):
+    """The project's current version (created on first use)."""
+    key = f"{_project_key(project)}:version"
+    value = _cache().get(key)
+    if value is None:
+        _cache().add(key, time.time_ns(), timeout=None)
+        value = _cache().get(key)
+    return value
+
+
+def bump(project):
+    """Mark every cached dashboard of ``project`` stale; returns the new version."""
+    key = f"{_project_key(project)}:version"
+    cache = _cache()
+    if isinstance(cache, RedisCache):
+        return _bump_redis(cache, key)
+    try:
+        return cache.incr(key)
+    except ValueError:  # no counter yet (or evicted): start above any earlier one
+        cache.add(key, time.time_ns(), timeout=None)
+        return cache.get(key)
+
+
+def _bump_redis(cache, key):
+    """``bump`` on Redis in one round trip: start a missing counter from the clock, then increment.
+
+    Every submit bumps. Django's ``incr`` asks whether the key exists first (two round trips)
+    and builds a new Redis client each time; this keeps one client per cache object (its
+    connection pool is shared anyway). The counter is stored as Django stores integers, so
+    ``version`` reads it as usual.
+    """
+    full = cache.make_and_validate_key(key)
+    client = cache.__dict__.get("_stepmark_writer")
+    if client is None:
+        client = cache.__dict__["_stepmark_writer"] = cache._cache.get_client(full, write=True)
+    pipe = client.pipeline(transaction=False)
+    pipe.set(full, time.time_ns(), nx=True)
+    pipe.incr(full)
+    return pipe.execute()[1]
+
+
+def on_submit(sender, instance, created=False, **kwargs):
+    """Signal receiver: bump the project's version once a submitted assignment is committed."""
+    from labeling.models import Assignment
+
+    if kwargs.get("signal_name") != "delete" and instance.state != Assignment.SUBMITTED:
+        return
+    project = Project(pk=instance.project_id, created_at=_created_at(instance))
+    # robust: the work is committed by now; a cache that cannot be reached (Redis down) must
+    # not turn a stored submit into an error. The dashboard then catches up on its expiry.
+    transaction.on_commit(lambda: bump(project), robust=True)
+
+
+def on_delete(sender, instance, **kwargs):
+    on_submit(sender, instance, signal_name="delete")
+
+
+def _created_at(assignment):
+    cached = assignment._state.fields_cache.get("project")
+    if cached is not None:
+        return cached.created_at
+    return Project.objects.values_list("created_at", flat=True).get(pk=assignment.project_id)
+
+
+def _entry_key(project, params):
+    digest = hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return f"{_project_key(project)}:entry:{digest}"
+
+
+def get_dashboard(project, params, compute, *, refresh=False, now=None):
+    """The dashboard JSON (bytes) of ``project`` for ``params``, and how fresh it is.
+
+    ``compute()`` builds the dashboard dict when the cache cannot serve it. Returns
+    ``(body, meta)`` with ``meta = {"version", "behind" (submits since it was computed),
+    "stale", "computed_seconds", "from_cache"}``.
+    """
+    cache = _cache()
+    now = time.time() if now is None else now
+    current = version(project)
+    key = _entry_key(project, params)
+    entry = cache.get(key)
+    if entry is not None and not refresh:
+        if entry["version"] == current:
+            return entry["body"], _meta(entry, current, from_cache=True)
+        young = now - entry["at"] < min(max_stale(), STALE_FACTOR * entry["seconds"])
+        if entry["seconds"] > FAST_COMPUTE and (young or not cache.add(f"{key}:lock", 1, LOCK_TIMEOUT)):
+            return entry["body"], _meta(entry, current, from_cache=True)
+    started = time.perf_counter()
+    try:
+        body = json.dumps(compute(), cls=DjangoJSONEncoder, separators=(",", ":")).encode()
+        entry = {"version": current, "at": now, "seconds": time.perf_counter() - started, "body": body}
+        cache.set(key, entry, timeout=ENTRY_TIMEOUT)
+    finally:
+        cache.delete(f"{key}:lock")
+    return body, _meta(entry, current, from_cache=False)
+
+
+def _meta(entry, current, *, from_cache):
+    behind = max(0, current - entry["version"])
+    return {"version": entry["version"], "behind": behind, "stale": behind > 0,
+            "computed_seconds": round(entry["seconds"], 3), "from_cache": from_cache}

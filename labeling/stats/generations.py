@@ -1,0 +1,93 @@
+"""What each active-learning generation selected, and what people found in it.
+
+For every generation (number >= 0) of a project, over the solutions it selected (gold and
+screening items left out, as they are served for quality control, not chosen by the PRM):
+
+- ``selected``: how many solutions it chose; ``wrong_answer``: how many of those have a final
+  answer graded wrong (the "convincing wrong answers" the selection aims at);
+  ``mean_verifier_score``: the PRM's mean score of them;
+- ``rated``: selected solutions with at least one submitted pass; ``found_wrong``: rated
+  solutions where at least one submitted pass ended ``found_error``; ``hit_rate``:
+  ``found_wrong / rated`` (None before anything is rated), the active-learning hit rate:
+  how often the PRM's pick really held a wrong step people could find;
+- ``passes``: submitted passes; ``median_seconds``: the median time a pass took to rate;
+  ``person_hours``: the time of all passes together; ``first_submitted_at`` /
+  ``last_submitted_at``: when rating of the generation started and (so far) ended.
+
+``picks`` lists the first few selected solutions in selection order (rank, the PRM's score,
+whether the final answer is right, whether people found an error), so a researcher sees what
+the PRM went for. Quality-control passes are left out. The median is taken in Python so the figures come out
+the same on PostgreSQL and on the demo's SQLite.
+"""
+import statistics
+from collections import defaultdict
+
+from django.db.models import Avg, Count, F, Q
+
+from labeling.models import Assignment, FinishReason, Generation, Solution
+
+
+def generation_stats(project, picks=5):
+    """One dict per generation of ``project``, by generation number, with ``picks`` examples."""
+    generations = list(Generation.objects.filter(project=project, number__gte=0).order_by("number"))
+    selected = Solution.objects.filter(
+        project=project, generation__in=[g.pk for g in generations], is_gold=False, is_screening=False
+    )
+    by_generation = {
+        row["generation"]: row
+        for row in selected.order_by()
+        .values("generation")
+        .annotate(selected=Count("pk"), wrong_answer=Count("pk", filter=Q(is_correct=False)),
+                  mean_verifier_score=Avg("verifier_score"))
+    }
+    passes = Assignment.objects.filter(
+        project=project, state=Assignment.SUBMITTED, is_quality_control=False, solution__in=selected
+    ).order_by()
+    rated, found_wrong = defaultdict(set), defaultdict(set)
+    times, first, last = defaultdict(list), {}, {}
+    for generation_id, solution_id, finish_reason, total_time, submitted_at in passes.values_list(
+        "solution__generation_id", "solution_id", "finish_reason", "total_time", "submitted_at"
+    ):
+        rated[generation_id].add(solution_id)
+        if finish_reason == FinishReason.FOUND_ERROR:
+            found_wrong[generation_id].add(solution_id)
+        times[generation_id].append(total_time)
+        if submitted_at is not None:
+            first[generation_id] = min(first.get(generation_id, submitted_at), submitted_at)
+            last[generation_id] = max(last.get(generation_id, submitted_at), submitted_at)
+    rows = [_figures(g, by_generation.get(g.pk, {}), rated[g.pk], found_wrong[g.pk], times[g.pk],
+                     first.get(g.pk), last.get(g.pk)) for g in generations]
+    for row, g in zip(rows, generations):
+        row["picks"] = _picks(selected.filter(generation=g), picks, rated[g.pk], found_wrong[g.pk])
+    return rows
+
+
+def _picks(solutions, limit, rated, found_wrong):
+    if not limit:
+        return []
+    chosen = solutions.select_related("problem").order_by(F("selection_rank").asc(nulls_last=True), "pk")[:limit]
+    return [
+        {"solution": s.pk, "rank": s.selection_rank, "verifier_score": s.verifier_score, "is_correct": s.is_correct,
+         "final_answer": s.final_answer, "problem": s.problem.problem[:300], "rated": s.pk in rated,
+         "found_wrong": s.pk in found_wrong}
+        for s in chosen
+    ]
+
+
+def _figures(generation, chosen, rated, found_wrong, times, first, last):
+    known = [t for t in times if t is not None]
+    return {
+        "generation": generation.number,
+        "created_at": generation.created_at,
+        "selected": chosen.get("selected", 0),
+        "wrong_answer": chosen.get("wrong_answer", 0),
+        "mean_verifier_score": chosen.get("mean_verifier_score"),
+        "rated": len(rated),
+        "found_wrong": len(found_wrong),
+        "hit_rate": len(found_wrong) / len(rated) if rated else None,
+        "passes": len(times),
+        "median_seconds": statistics.median(known) / 1000 if known else None,
+        "person_hours": sum(known) / 3_600_000 if known else 0.0,
+        "first_submitted_at": first,
+        "last_submitted_at": last,
+    }

@@ -1,0 +1,109 @@
+"""Server-rendered pages: the home page with the user's projects and their tools.
+
+The pages are thin: they read the ORM, and the browser code in frontend/ does the rest
+(math rendering, the annotator workspace in frontend/src/workspace/). Which projects a person sees follows
+their roles (labeling/access/roles.py): leads and researchers see every project, annotators the
+active ones, an account without a role none.
+"""
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.csrf import ensure_csrf_cookie
+
+from labeling.access import roles
+from labeling.models import Annotator, Assignment, Problem, Project, Solution
+
+
+def visible_projects(user):
+    """The projects ``user`` may see on the home page, by role."""
+    held = roles.roles_of(user)
+    if roles.LEAD in held or roles.RESEARCHER in held:
+        return Project.objects.all()
+    if roles.ANNOTATOR in held:
+        return Project.objects.filter(is_active=True)
+    return Project.objects.none()
+
+
+def project_summaries(user, projects):
+    """One dict per project: the project, its counts, and the user's own submitted passes."""
+    ids = [p.pk for p in projects]
+    problems = _count_by_project(Problem.objects.filter(project__in=ids))
+    solutions = _count_by_project(Solution.objects.filter(project__in=ids))
+    # Imported passes count too, also those whose labeler the source left out.
+    rated = _count_by_project(Assignment.objects.filter(project__in=ids, state=Assignment.SUBMITTED))
+    mine = _count_by_project(
+        Assignment.objects.filter(project__in=ids, state=Assignment.SUBMITTED, annotator__user=user)
+    )
+    return [
+        {
+            "project": p,
+            "problems": problems.get(p.pk, 0),
+            "solutions": solutions.get(p.pk, 0),
+            "rated_passes": rated.get(p.pk, 0),
+            "my_passes": mine.get(p.pk, 0),
+        }
+        for p in projects
+    ]
+
+
+def _count_by_project(queryset):
+    return dict(queryset.order_by().values_list("project").annotate(n=Count("pk")).values_list("project", "n"))
+
+
+@login_required
+def home(request):
+    held = roles.roles_of(request.user)
+    projects = list(visible_projects(request.user))
+    return render(
+        request,
+        "labeling/home.html",
+        {
+            "roles": held,
+            "summaries": project_summaries(request.user, projects),
+            "is_annotator": roles.ANNOTATOR in held,
+            "is_lead": roles.LEAD in held,
+            "is_researcher": roles.RESEARCHER in held,
+        },
+    )
+
+
+@login_required
+@ensure_csrf_cookie  # the workspace's API writes send the cookie's token back
+def workspace(request, pk):
+    """The annotator workspace for one project; the page's script does the work over the API."""
+    if not roles.has_role(request.user, roles.ANNOTATOR):
+        raise PermissionDenied("The workspace needs the annotator role.")
+    project = get_object_or_404(visible_projects(request.user), pk=pk)
+    return render(request, "labeling/workspace.html", {"project": project})
+
+
+def _lead_project(request, pk):
+    if not roles.has_role(request.user, roles.LEAD):
+        raise PermissionDenied("The dashboard needs the lead role.")
+    return get_object_or_404(Project, pk=pk)
+
+
+@login_required
+@ensure_csrf_cookie  # the Resume button posts to the API
+def dashboard(request, pk):
+    """The lead dashboard of one project; the page's script draws it from the API."""
+    return render(request, "labeling/dashboard.html", {"project": _lead_project(request, pk)})
+
+
+@login_required
+@ensure_csrf_cookie
+def dashboard_annotator(request, pk, annotator_id):
+    """One annotator's passes beside the gold and the others' ratings, with Pause/Resume."""
+    project = _lead_project(request, pk)
+    annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
+    return render(request, "labeling/dashboard_annotator.html", {"project": project, "annotator": annotator})
+
+
+@login_required
+@ensure_csrf_cookie  # the job buttons post to the API
+def research(request, pk):
+    """The researcher page of one project: generations, checkpoints, snapshots and their jobs."""
+    if not roles.has_role(request.user, roles.RESEARCHER):
+        raise PermissionDenied("The research page needs the researcher role.")
+    return render(request, "labeling/research.html", {"project": get_object_or_404(Project, pk=pk)})

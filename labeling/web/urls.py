@@ -1,0 +1,13 @@
+"""Page URLs (HTML for people); the REST API lives under /api/ (labeling/api/urls.py)."""
+from django.urls import path
+
+from labeling.web import pages
+
+urlpatterns = [
+    path("", pages.home, name="home"),
+    path("projects/<int:pk>/work/", pages.workspace, name="workspace"),
+    path("projects/<int:pk>/dashboard/", pages.dashboard, name="dashboard"),
+    path("projects/<int:pk>/dashboard/annotators/<int:annotator_id>/", pages.dashboard_annotator,
+         name="dashboard-annotator"),
+    path("projects/<int:pk>/research/", pages.research, name="research"),
+]

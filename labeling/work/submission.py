@@ -1,0 +1,533 @@
+"""Labelling rules, enforced on the server: saving a draft and submitting an assignment.
+
+A rating item is ``{"position": int, "alternative": int (default 0), "value": -1|0|1|None,
+"flagged": bool|None}``; ``value`` None leaves the step unrated (and clears an earlier
+rating). In projects that allow human steps an item may instead carry ``"human_text"`` (and
+no alternative): the annotator's own step at that position, allowed once every model
+completion there is rated -1. It is stored as a Step with ``source='human'``, ``author`` the
+assignment and the next free alternative index, and rated like any other.
+
+Rules are checked on the ratings as they stand after the change (the stored draft merged
+with the new items), so a draft may be built in any number of saves. Every function raises
+``LabellingError(message, field=...)`` for input a person must fix; the API maps it to 400.
+
+``total_time`` is the time spent labelling in milliseconds: from hand-out to submit,
+without the time the tab was hidden. The client counts its visible time and sends it as
+``client_elapsed_ms``; the server clamps it to [0, wall time since hand-out], never trusting
+more. Without a client figure the wall time since hand-out is used.
+"""
+from django.db import connection, transaction
+from django.db.models.signals import post_save, pre_save
+from django.utils import timezone
+
+from labeling.models import Assignment, FinishReason, Rating, Solution, Step
+from labeling.quality import screening
+from labeling.work import queue, rows
+
+
+class LabellingError(Exception):
+    """Input that breaks a labelling rule; ``field`` names the offending input."""
+
+    def __init__(self, message, field=None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class Entry:
+    """One candidate step of the solution with this assignment's rating of it."""
+
+    def __init__(self, step, value=None, flagged=None, item=None, stored=False, chosen=False):
+        self.step = step
+        self.value = value
+        self.flagged = flagged
+        self.item = item  # index of the request item that set it, for error messages
+        self.stored = stored  # a rating row exists (before this change)
+        self.chosen = chosen  # the stored row's chosen flag
+
+    @property
+    def human(self):
+        return self.step.source == Step.HUMAN
+
+    @property
+    def field(self):
+        return "ratings" if self.item is None else f"ratings[{self.item}]"
+
+
+def save_draft(assignment, ratings, *, now=None):
+    """Store ``ratings`` on an unsubmitted assignment and renew its lease."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        solution, sheet = _lock_with_sheet(assignment)
+        _require_open(assignment, solution, now)
+        change = _merge(assignment, ratings, sheet)
+        _write(assignment, change, now)
+        queue.touch(assignment, now)
+    assignment.sheet = change.sheet
+    return assignment
+
+
+def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None, client_elapsed_ms=None, now=None):
+    """Finish the assignment: check the ratings against ``finish_reason`` and record it.
+
+    Idempotent: a retry with the ``submit_key`` of the stored submission returns it as is.
+    When the ratings are valid but do not fit ``finish_reason``, they are kept as a draft and
+    the error is raised; malformed input stores nothing.
+
+    Afterwards (as after ``save_draft``) ``assignment.sheet`` holds the steps it may rate
+    with its ratings as stored, ``{(position, alternative): Entry}``, so the response needs
+    no second read; a retried submit leaves it unset.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        solution, sheet = _lock_with_sheet(assignment)
+        if assignment.state == Assignment.SUBMITTED:
+            if submit_key is not None and submit_key == assignment.submit_key:
+                return assignment
+            raise LabellingError("This assignment is already submitted.", field="submit_key")
+        if finish_reason not in FinishReason.values:
+            raise LabellingError(
+                f"Unknown finish reason {finish_reason!r}: use one of {', '.join(FinishReason.values)}.",
+                field="finish_reason",
+            )
+        elapsed = total_time(assignment, client_elapsed_ms, now)
+        _require_open(assignment, solution, now)
+        change = _merge(assignment, ratings or [], sheet)
+        try:
+            _check_finish(assignment.project, change.sheet, finish_reason, note or "")
+        except LabellingError as refused:
+            # Keep what the person rated as a draft: nothing they wrote is lost.
+            _write(assignment, change, now)
+            queue.touch(assignment, now)
+            failure = refused
+        else:
+            failure = None
+            assignment.state = Assignment.SUBMITTED
+            assignment.finish_reason = finish_reason
+            assignment.finish_note = note or ""
+            assignment.submit_key = submit_key
+            assignment.submitted_at = assignment.last_activity_at = now
+            assignment.total_time = elapsed
+            _save_submitted(assignment, lambda update: _write(assignment, change, now, finish_reason=finish_reason,
+                                                              then=update))
+            # Gold and screening passes are scored (and may pause the annotator) with the submit.
+            screening.after_submit(assignment, solution, now)
+    if failure is not None:
+        raise failure
+    assignment.sheet = change.sheet
+    return assignment
+
+
+def _save_submitted(assignment, write):
+    """``write`` the ratings, then ``assignment.save(update_fields=_SUBMIT_FIELDS)``, signals and all.
+
+    The save is one written statement: the ORM's save builds its UPDATE anew on every
+    submit, which costs more than the database spends on it. ``write(update)`` gets that
+    statement as ``(sql, params)`` (None where the database cannot carry it along) and
+    returns True when it ran it as part of its own ratings statement (on PostgreSQL, one
+    round trip fewer while the solution's lock is held); otherwise it runs here. The signals
+    (stats_cache bumps the dashboard on post_save) are sent as save() would, around both.
+    """
+    fields = [Assignment._meta.get_field(name) for name in _SUBMIT_FIELDS]
+    pre_save.send(sender=Assignment, instance=assignment, raw=False, using=connection.alias,
+                  update_fields=frozenset(_SUBMIT_FIELDS))
+    values = [f.get_db_prep_save(getattr(assignment, f.attname), connection) for f in fields]
+    update = (_SQL_SUBMITTED, [*values, assignment.pk])
+    if not write(update if connection.vendor == "postgresql" else None):
+        with connection.cursor() as cursor:
+            cursor.execute(*update)
+    post_save.send(sender=Assignment, instance=assignment, created=False, raw=False, using=connection.alias,
+                   update_fields=frozenset(_SUBMIT_FIELDS))
+
+
+def total_time(assignment, client_elapsed_ms, now):
+    """Milliseconds spent: the client's visible time clamped to the wall time since hand-out."""
+    start = assignment.handed_out_at or assignment.created_at
+    wall = max(0, int((now - start).total_seconds() * 1000))
+    if client_elapsed_ms is None:
+        return wall
+    if isinstance(client_elapsed_ms, bool) or not isinstance(client_elapsed_ms, (int, float)):
+        raise LabellingError("client_elapsed_ms must be a number of milliseconds.", field="client_elapsed_ms")
+    return min(max(int(client_elapsed_ms), 0), wall)
+
+
+def _require_open(assignment, solution, now):
+    if assignment.state == Assignment.SUBMITTED:
+        raise LabellingError("This assignment is already submitted and can no longer change.")
+    if not queue.ensure_active(assignment, solution, now):
+        raise LabellingError("The lease expired and the solution went to someone else: take the next task.")
+
+
+# Ratings -------------------------------------------------------------------------------
+
+
+_SUBMIT_FIELDS = ["state", "finish_reason", "finish_note", "submit_key", "submitted_at", "last_activity_at", "total_time"]
+_SQL_SUBMITTED = (
+    f"UPDATE labeling_assignment SET {', '.join(f'{name} = %s' for name in _SUBMIT_FIELDS)} WHERE id = %s"
+)
+
+# The steps this assignment may rate (every model step, human steps it wrote) with its
+# rating of each, in one statement.
+_SQL_SHEET = f"""SELECT {rows.columns(Step, 's')}, r.id, r.value, r.flagged, r.chosen
+    FROM labeling_step s LEFT JOIN labeling_rating r ON r.step_id = s.id AND r.assignment_id = %s
+    WHERE s.solution_id = %s AND (s.source <> %s OR s.author_id = %s)
+    ORDER BY s.position, s.alternative"""
+
+
+def _lock_with_sheet(assignment):
+    """``(solution, sheet)``: ``queue.lock_solution``, then the sheet (None: ``_merge`` reads it).
+
+    On PostgreSQL with ``STEPMARK_QUEUE_FUNCTIONS`` the lock, the reload and the sheet are
+    one call of ``stepmark_lock_sheet`` (migration 0008): the same statements in the same
+    order, but one round trip, so the lock is held for two round trips fewer. The solution
+    is then the caller's instance (what may change on a solution row, its counter and queue
+    position, is not read under this lock).
+    """
+    if not queue.uses_functions():
+        return queue.lock_solution(assignment), None
+    with connection.cursor() as cursor:
+        cursor.execute(_SQL_LOCK_SHEET, [assignment.solution_id, assignment.pk, Step.HUMAN])
+        found = cursor.fetchall()
+    if not found:
+        raise Solution.DoesNotExist(f"Solution {assignment.solution_id} no longer exists.")
+    head, steps = found[0], found[1:]
+    if head[0] is None:  # state is never NULL on a stored assignment
+        raise Assignment.DoesNotExist(f"Assignment {assignment.pk} no longer exists.")
+    for name, value in zip(queue.MUTABLE_FIELDS, head):
+        setattr(assignment, name, value)
+    sheet = {}
+    for row in steps:
+        step_id, position, alternative, text, source, author_id, solution_id, rating_id, value, flagged, chosen = row[8:]
+        by_name = {"id": step_id, "solution_id": solution_id, "position": position, "alternative": alternative,
+                   "text": text, "source": source, "author_id": author_id}
+        step = Step.from_db(connection.alias, _STEP_NAMES, [by_name[name] for name in _STEP_NAMES])
+        sheet[(position, alternative)] = Entry(step, value, flagged, stored=rating_id is not None, chosen=bool(chosen))
+    return assignment.solution, sheet
+
+
+_SQL_LOCK_SHEET = "SELECT * FROM stepmark_lock_sheet(%s, %s, %s)"
+_STEP_NAMES = [f.attname for f in Step._meta.concrete_fields]
+
+
+def _sheet(assignment):
+    """{(position, alternative): Entry} for the steps this assignment may rate."""
+    found = rows.fetch(_SQL_SHEET, [assignment.pk, assignment.solution_id, Step.HUMAN, assignment.pk], Step, extra=4)
+    return {
+        (s.position, s.alternative): Entry(s, value, _bool(flagged), stored=rating_id is not None, chosen=bool(chosen))
+        for s, rating_id, value, flagged, chosen in found
+    }
+
+
+def _bool(value):
+    return None if value is None else bool(value)  # SQLite may hand back 0/1
+
+
+class Change:
+    """Ratings merged into the sheet and checked, not yet written (see ``_write``)."""
+
+    def __init__(self, sheet, touched, removed):
+        self.sheet, self.touched, self.removed = sheet, touched, removed
+
+
+def _merge(assignment, items, sheet=None):
+    """Merge ``items`` into the stored ratings (``sheet``, read when None) and check the result; nothing is written yet."""
+    project = assignment.project
+    if not isinstance(items, list):
+        raise LabellingError("ratings must be a list.", field="ratings")
+    if sheet is None:
+        sheet = _sheet(assignment)
+    touched, removed = {}, []
+    for i, item in enumerate(items):
+        entry = _merge_item(project, assignment, sheet, i, item)
+        if entry.step.author_id is not None and (entry.step.position, entry.step.alternative) not in sheet:
+            removed.append(entry.step)  # human_text null: the annotator withdrew their step
+            touched.pop(id(entry), None)
+        else:
+            touched[id(entry)] = entry
+    _check_human_steps(sheet)
+    if project.stop_at_first_error:
+        _check_order(sheet)
+    return Change(sheet, list(touched.values()), removed)
+
+
+def _write(assignment, change, now, finish_reason=None, then=None):
+    """Store a merged change; with the ``finish_reason`` of a submit, also the chosen flag of every rating.
+
+    ``then``: ``(sql, params)`` of a statement on another table that may run as part of the
+    ratings' upsert (see ``_save_submitted``); returns True when it did.
+    """
+    submitting = finish_reason is not None
+    for step in change.removed:
+        if step.pk is not None:
+            step.delete()
+    for entry in change.touched:
+        if entry.human:
+            entry.step.save()
+    chosen = _chosen_steps(change.sheet, finish_reason) if submitting else set()
+    # A cleared rating (undo) removes the row: an export must not list a step the annotator
+    # un-rated as "shown, rated null".
+    cleared = [e for e in change.touched if e.value is None and not e.human and e.step.pk]
+    if cleared:
+        Rating.objects.filter(assignment=assignment, step_id__in=[e.step.pk for e in cleared]).delete()
+    written = [e for e in change.touched if e.value is not None or e.human]
+    carried = False
+    if written:
+        _upsert(assignment, [(e.step.pk, e.value, e.flagged, e.step.pk in chosen) for e in written], now, submitting,
+                then=then)
+        carried = then is not None
+    if submitting:
+        # Rows stored earlier and not rewritten above whose flag is wrong (a draft's are all false).
+        rewritten = {id(e) for e in written}
+        wrong = [e for e in change.sheet.values() if e.stored and id(e) not in rewritten and e.chosen != (e.step.pk in chosen)]
+        if wrong:
+            _set_chosen(assignment, [e.step.pk for e in wrong], chosen)
+    # The sheet now says what is stored (the response is built from it).
+    for entry in cleared:
+        entry.stored = False
+    for entry in written:
+        entry.stored = True
+    return carried
+
+
+def _merge_item(project, assignment, sheet, i, item):
+    where = f"ratings[{i}]"
+    if not isinstance(item, dict):
+        raise LabellingError("Each rating must be an object.", field=where)
+    position = item.get("position")
+    if isinstance(position, bool) or not isinstance(position, int):
+        raise LabellingError("position must be a whole number.", field=f"{where}.position")
+    value = item.get("value")
+    if value is not None and (isinstance(value, bool) or value not in (-1, 0, 1)):
+        raise LabellingError("value must be -1, 0, 1 or null.", field=f"{where}.value")
+    flagged = item.get("flagged")
+    if flagged is not None and not isinstance(flagged, bool):
+        raise LabellingError("flagged must be true, false or null.", field=f"{where}.flagged")
+    if "human_text" in item:
+        entry = _human_entry(project, assignment, sheet, position, item, where)
+    else:
+        alternative = item.get("alternative", 0)
+        if isinstance(alternative, bool) or not isinstance(alternative, int):
+            raise LabellingError("alternative must be a whole number.", field=f"{where}.alternative")
+        entry = sheet.get((position, alternative))
+        if entry is None:
+            raise LabellingError(
+                f"This solution has no step at position {position}, alternative {alternative}.", field=where
+            )
+        if alternative > 0 and not entry.human and not project.allow_alternatives:
+            raise LabellingError("This project does not rate alternative completions.", field=where)
+    if "flagged" not in item:  # keep the stored flag when a save only changes the value
+        flagged = entry.flagged if entry.flagged is not None else False
+    entry.value, entry.flagged, entry.item = value, flagged, i
+    return entry
+
+
+def _human_entry(project, assignment, sheet, position, item, where):
+    if not project.allow_human_steps:
+        raise LabellingError("This project does not take steps written by annotators.", field=f"{where}.human_text")
+    if item.get("alternative") is not None:
+        raise LabellingError("A human step takes no alternative index.", field=f"{where}.alternative")
+    text = item["human_text"]
+    at_position = [e for (p, _), e in sheet.items() if p == position]
+    if not at_position:
+        raise LabellingError(f"This solution has no step at position {position}.", field=f"{where}.position")
+    own = next((e for e in at_position if e.human), None)
+    if text is None:
+        if own is None:
+            raise LabellingError(f"You wrote no step at position {position} to withdraw.", field=f"{where}.human_text")
+        del sheet[(position, own.step.alternative)]
+        return own
+    if not isinstance(text, str) or not text.strip():
+        raise LabellingError("Write the step before saving it.", field=f"{where}.human_text")
+    if own is not None:
+        own.step.text = text
+        return own
+    step = Step(
+        solution_id=assignment.solution_id,
+        position=position,
+        alternative=1 + max(e.step.alternative for e in _all_at(assignment, position)),
+        text=text,
+        source=Step.HUMAN,
+        author=assignment,
+    )
+    entry = Entry(step)
+    sheet[(position, step.alternative)] = entry
+    return entry
+
+
+def _all_at(assignment, position):
+    # Other annotators' human steps take alternative indexes too, so count every row.
+    return [Entry(s) for s in Step.objects.filter(solution_id=assignment.solution_id, position=position)]
+
+
+def _main(sheet):
+    """{position: Entry} of the solution's own steps (alternative 0), in order."""
+    return dict(sorted((p, e) for (p, a), e in sheet.items() if a == 0 and not e.human))
+
+
+def _check_human_steps(sheet):
+    for (position, _), entry in sheet.items():
+        if not entry.human:
+            continue
+        models = [e for (p, _), e in sheet.items() if p == position and not e.human]
+        if any(e.value != -1 for e in models):
+            raise LabellingError(
+                f"Write your own step at position {position} only after rating every completion there -1.",
+                field=entry.field,
+            )
+
+
+def _check_order(sheet):
+    """Phase 2: rate the solution's steps in order and stop at the first -1.
+
+    Phase 1 has no order rule here: its passes go on past a -1 (through an alternative or the
+    annotator's own step), and the page reveals the steps in order (sequence.js).
+    """
+    main = _main(sheet)
+    positions = list(main)
+    first_unrated = next((p for p in positions if main[p].value is None), None)
+    error = next((p for p in positions if main[p].value == -1), None)
+    human_at = {p for (p, _), e in sheet.items() if e.human}
+    for (position, alternative), entry in sorted(sheet.items()):
+        if entry.value is None:
+            continue
+        if error is not None and error not in human_at and position > error:
+            raise LabellingError(
+                f"Step {position} is rated after the -1 at step {error}; nothing after the first error is rated.",
+                field=entry.field,
+            )
+        if first_unrated is not None and position > first_unrated:
+            raise LabellingError(
+                f"Step {position} is rated but step {first_unrated} before it is not: rate steps in order.",
+                field=entry.field,
+            )
+
+
+def _check_finish(project, sheet, reason, note):
+    """Refuse ``reason`` unless the ratings fit it.
+
+    ``found_error``: the last rated own step is -1 (and, where alternatives are rated, every
+    alternative there is rated). ``solution``: every own step is rated and none is an
+    uncorrected -1. A -1 is corrected by the annotator's own step rated 0 or +1 or, in phase 1
+    with alternatives (PRM800K: the labeler rates every completion and picks one to go on
+    with), by a model alternative rated 0 or +1 once every alternative there is rated.
+    """
+    main = _main(sheet)
+    rated = [p for p, e in main.items() if e.value is not None]
+    human_ok = {p for (p, _), e in sheet.items() if e.human and e.value is not None and e.value != -1}
+    if reason in (FinishReason.GIVE_UP, FinishReason.BAD_PROBLEM):
+        if not note.strip():
+            raise LabellingError("Say why in a note.", field="note")
+    elif reason == FinishReason.FOUND_ERROR:
+        if not rated or main[rated[-1]].value != -1:
+            raise LabellingError("found_error needs the last rated step to be rated -1.", field="finish_reason")
+        error = rated[-1]
+        if project.allow_alternatives:
+            _require_alternatives_rated(sheet, error)
+    elif reason == FinishReason.SOLUTION:
+        missing = [p for p in main if p not in rated]
+        if not main or missing:
+            raise LabellingError(
+                f"solution needs every step rated; step {missing[0] if missing else 0} is not.", field="finish_reason"
+            )
+        by_alternative = project.allow_alternatives and not project.stop_at_first_error
+        wrong = [
+            p for p in rated
+            if main[p].value == -1 and p not in human_ok and not (by_alternative and _continuation(sheet, p))
+        ]
+        if wrong and by_alternative:
+            raise LabellingError(
+                f"solution needs a completion rated 0 or +1 wherever a step is rated -1, but step {wrong[0]}"
+                " has none: finish with found_error.",
+                field="finish_reason",
+            )
+        if wrong:
+            raise LabellingError(
+                f"solution needs no step rated -1, but step {wrong[0]} is: finish with found_error.",
+                field="finish_reason",
+            )
+        if by_alternative:
+            for p in rated:
+                if main[p].value == -1 and p not in human_ok:
+                    _require_alternatives_rated(sheet, p)
+
+
+def _require_alternatives_rated(sheet, position):
+    for (p, a), e in sorted(sheet.items()):
+        if p == position and a > 0 and not e.human and e.value is None:
+            raise LabellingError(
+                f"Rate every alternative at step {position} (alternative {a} is unrated).", field="ratings"
+            )
+
+
+def _continuation(sheet, position):
+    """The model alternative a phase-1 trajectory continues with after a -1 own step, or None.
+
+    The one the annotator would pick: the lowest-index alternative rated +1, else the lowest
+    rated 0.
+    """
+    models = [e for (p, a), e in sorted(sheet.items()) if p == position and a > 0 and not e.human]
+    for value in (1, 0):
+        found = next((e for e in models if e.value == value), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _upsert(assignment, ratings, now, submitting, then=None):
+    """Insert or update this assignment's ratings ``[(step id, value, flagged, chosen)]``.
+
+    ``chosen`` changes on a stored row only when ``submitting`` (a new row always takes it).
+    ``then``: ``(sql, params)`` of a statement run in the same one (PostgreSQL: the upsert
+    becomes a data-modifying WITH clause of it; the two touch different tables).
+    """
+    rated_at = connection.ops.adapt_datetimefield_value(now)
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(ratings))
+    updated = "value = EXCLUDED.value, flagged = EXCLUDED.flagged, rated_at = EXCLUDED.rated_at"
+    if submitting:
+        updated += ", chosen = EXCLUDED.chosen"
+    sql = (f"INSERT INTO labeling_rating (assignment_id, step_id, value, flagged, chosen, rated_at) VALUES {values}"
+           f" ON CONFLICT (assignment_id, step_id) DO UPDATE SET {updated}")
+    params = [x for step, value, flagged, chosen in ratings for x in (assignment.pk, step, value, flagged, chosen, rated_at)]
+    if then is not None:
+        sql, params = f"WITH upserted AS ({sql}) {then[0]}", params + list(then[1])
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def _chosen_steps(sheet, finish_reason):
+    """Step ids of the completion the trajectory continues with at each rated position.
+
+    The annotator's own step where there is one, else the solution's own step unless it is
+    -1. After a -1 own step the best alternative rated 0 or +1 (``_continuation``) is chosen
+    when the trajectory went on past it: a later position is rated, or the pass finished as
+    solution there. A pass that ends at the -1 (found_error, give_up) chose nothing there, as
+    PRM800K writes it; phase 2 never rates past an uncorrected -1 (``_check_order``) nor
+    finishes as solution with one, so this only happens in phase 1.
+    """
+    chosen = set()
+    positions = sorted({p for (p, _) in sheet})
+    last_rated = max((p for (p, _), e in sheet.items() if e.value is not None), default=None)
+    for position in positions:
+        here = {a: e for (p, a), e in sheet.items() if p == position}
+        human = [e for e in here.values() if e.human]
+        main = here.get(0)
+        if human:
+            chosen.add(human[0].step.pk)
+        elif main is not None and not main.human and main.value is not None and main.value != -1:
+            chosen.add(main.step.pk)
+        elif main is not None and main.value == -1 and (position < last_rated or finish_reason == FinishReason.SOLUTION):
+            alternative = _continuation(sheet, position)
+            if alternative is not None:
+                chosen.add(alternative.step.pk)
+    return chosen
+
+
+def _set_chosen(assignment, step_ids, chosen):
+    """Set ``chosen`` on this assignment's ratings of ``step_ids``: true for those in ``chosen``."""
+    marks = ", ".join(["%s"] * len(step_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE labeling_rating SET chosen = CASE WHEN step_id IN ({', '.join(['%s'] * len(chosen)) or 'NULL'})"
+            f" THEN %s ELSE %s END WHERE assignment_id = %s AND step_id IN ({marks})",
+            [*chosen, True, False, assignment.pk, *step_ids],
+        )

@@ -1,0 +1,232 @@
+"""Scoring with PRM checkpoints in published layouts, through the same scorer as Stepmark's own.
+
+Every adapter returns a torch module the scorer (``scoring.prm.scorer.score_solutions``) takes as
+it takes a ``scoring.prm.model.PRM``: it has ``tokenizer``, ``step_token_id``, ``max_length``,
+``overflow`` (a sliding window past the context, as Stepmark's own default) and ``device``,
+and its ``forward(input_ids, attention_mask)`` gives two logits per token, ``(INCORRECT,
+CORRECT)``, read at the step separator after each step. On top of that it has
+``prepare(problem, steps)``, which puts the text into the shape the checkpoint was trained on
+(chat template, step prefixes); ``score_solutions`` below applies it. Input is still built by
+``scoring.prm.inputs.encode_solution`` (each step tokenised on its own, the separator id after
+it), so the score of step k depends on the problem and steps 1..k only.
+
+Layouts (``ADAPTERS``):
+
+- ``stepmark``: a checkpoint written by ``python -m scoring train``.
+- ``qwen-prm``: Qwen2.5-Math-PRM. A causal LM backbone, a two-class head at every token, read
+  at ``<extra_0>`` after each step; P(correct) = softmax(logits)[1]. The released checkpoint is
+  ``Qwen2ForProcessRewardModel`` (remote code): ``model`` (a ``Qwen2Model``) and ``score`` =
+  ``Linear(hidden, hidden) -> ReLU -> Linear(hidden, 2)``, stored as ``model.*`` and
+  ``score.0.*`` / ``score.2.*`` tensors. The adapter loads ``model.*`` with ``AutoModel``
+  (transformers' own Qwen2 code, ``trust_remote_code`` off) and rebuilds ``score`` from the
+  tensors, so no remote code runs. A directory whose ``config.json`` names a
+  ``*ForTokenClassification`` architecture with two labels (TRL's PRM trainer writes those) is
+  loaded with ``AutoModelForTokenClassification`` and its ``logits`` are used as they are.
+  Text: the tokenizer's chat template with the system prompt the model card uses, the problem
+  as the user turn, and the steps as the assistant turn, ``<extra_0>`` after each.
+- ``math-shepherd``: peiyi9979/math-shepherd-mistral-7b-prm. A causal LM; at the step tag
+  ``ки`` after each step, P(correct) = softmax([logit("+"), logit("-")])[0] over the LM head.
+  Only the two LM-head rows are applied (never the whole vocabulary): the same numbers, a
+  fraction of the memory. Text: ``"{problem} Step 1: ... ки\\nStep 2: ... ки"`` as on the model
+  card (the ``Step k:`` prefixes can be switched off).
+"""
+import json
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from scoring.prm import scorer
+from scoring.prm.model import (
+    backbone_mask,
+    context_length,
+    default_device,
+    load_tokenizer,
+)
+
+ADAPTERS = ("stepmark", "qwen-prm", "math-shepherd")
+QWEN_STEP_TOKEN = "<extra_0>"
+QWEN_SYSTEM = "Please reason step by step, and put your final answer within \\boxed{}."
+SHEPHERD_STEP_TAG, SHEPHERD_GOOD, SHEPHERD_BAD = "ки", "+", "-"
+
+
+def score_solutions(model, solutions, **options):
+    """``scoring.prm.scorer.score_solutions`` after the model's own ``prepare`` (when it has one)."""
+    prepare = getattr(model, "prepare", None)
+    if prepare is not None:
+        solutions = [prepare(problem, steps) for problem, steps in solutions]
+    return scorer.score_solutions(model, solutions, **options)
+
+
+def load_adapter(name, path, *, device=None, dtype=None):
+    """The scorer-ready model at the directory ``path`` in layout ``name`` (see ``ADAPTERS``), eval mode."""
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: no such model directory")
+    device = torch.device(device or default_device())
+    if dtype is None:
+        dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    if name == "stepmark":
+        from scoring.prm.checkpoint import load_checkpoint
+
+        return load_checkpoint(path, device=device, dtype=dtype)
+    if name == "qwen-prm":
+        return load_qwen_prm(path, device=device, dtype=dtype)
+    if name == "math-shepherd":
+        return load_math_shepherd(path, device=device, dtype=dtype)
+    raise ValueError(f"unknown adapter {name!r}; choose from {', '.join(ADAPTERS)}")
+
+
+def _config(path):
+    config_path = Path(path) / "config.json"
+    if not config_path.is_file():
+        raise FileNotFoundError(f"{path} is not a Hugging Face model directory (no config.json)")
+    return json.loads(config_path.read_text(encoding="utf-8"))
+
+
+def _tensors(path, prefix):
+    """The tensors named ``prefix*`` in the checkpoint's safetensors files (sharded or not)."""
+    from safetensors import safe_open
+
+    path = Path(path)
+    index = path / "model.safetensors.index.json"
+    if index.is_file():
+        names = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+        files = sorted({file for key, file in names.items() if key.startswith(prefix)})
+    else:
+        files = [p.name for p in sorted(path.glob("*.safetensors"))]
+    found = {}
+    for file in files:
+        with safe_open(str(path / file), framework="pt") as handle:
+            found.update({key: handle.get_tensor(key) for key in handle.keys() if key.startswith(prefix)})
+    return found
+
+
+def _token_id(tokenizer, token, *, path, what):
+    token_id = tokenizer.convert_tokens_to_ids(token)
+    if token_id is None or token_id == tokenizer.unk_token_id:
+        ids = tokenizer.encode(token, add_special_tokens=False)
+        if len(ids) != 1:
+            raise ValueError(f"{path}: the tokenizer has no single token for the {what} {token!r}")
+        token_id = ids[0]
+    return token_id
+
+
+def _mask(attention_mask, model):
+    """A padding mask as it is; a packed prefix tree's 4D bool mask as ``model``'s attention takes it."""
+    return backbone_mask(attention_mask, model) if attention_mask.dim() == 4 else attention_mask
+
+
+class _Adapted(nn.Module):
+    """What every adapter shares: tokenizer, separator, context, device; no extra mask needed (causal LMs)."""
+
+    needs_causal_mask = False
+    overflow = "window"  # past the context; the scorer's option can say "unscored" instead
+
+    def __init__(self, tokenizer, step_token, step_token_id, max_length):
+        super().__init__()
+        self.tokenizer, self.step_token, self.step_token_id = tokenizer, step_token, step_token_id
+        self.max_length = max_length
+        self.meta = {}
+
+    @property
+    def device(self):
+        return next(self.parameters()).device
+
+    def prepare(self, problem, steps):
+        return problem, steps
+
+
+class QwenPRM(_Adapted):
+    """Qwen2.5-Math-PRM layout: ``body`` gives hidden states and ``head`` two logits, or ``body`` gives ``logits``."""
+
+    def __init__(self, body, head, tokenizer, *, step_token=QWEN_STEP_TOKEN, system=QWEN_SYSTEM, max_length=None, path=None):
+        step_id = _token_id(tokenizer, step_token, path=path, what="step separator")
+        super().__init__(tokenizer, step_token, step_id, max_length or context_length(body, tokenizer))
+        self.body, self.head, self.system = body, head, system
+
+    def prepare(self, problem, steps):
+        if getattr(self.tokenizer, "chat_template", None):
+            messages = [{"role": "system", "content": self.system}, {"role": "user", "content": problem}]
+            problem = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return problem, steps
+
+    def forward(self, input_ids, attention_mask, position_ids=None):
+        attention_mask = _mask(attention_mask, self.body)
+        out = self.body(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False)
+        if self.head is None:
+            return out.logits.float()
+        return self.head(out.last_hidden_state).float()
+
+
+def qwen_score_head(hidden_size, tensors, *, path=None):
+    """``Linear -> ReLU -> Linear(2)`` from ``score.0.*`` and ``score.2.*`` tensors (Qwen2ForProcessRewardModel)."""
+    needed = ("score.0.weight", "score.0.bias", "score.2.weight", "score.2.bias")
+    missing = [name for name in needed if name not in tensors]
+    if missing:
+        raise ValueError(f"{path}: neither a *ForTokenClassification model nor a Qwen2ForProcessRewardModel "
+                         f"checkpoint (no {', '.join(missing)} tensors)")
+    head = nn.Sequential(nn.Linear(hidden_size, tensors["score.0.weight"].shape[0]), nn.ReLU(),
+                         nn.Linear(tensors["score.0.weight"].shape[0], 2))
+    if tensors["score.2.weight"].shape[0] != 2:
+        raise ValueError(f"{path}: score.2 has {tensors['score.2.weight'].shape[0]} outputs, expected 2")
+    head.load_state_dict({name.removeprefix("score."): tensors[name] for name in needed})
+    return head
+
+
+def load_qwen_prm(path, *, device, dtype):
+    from transformers import AutoModel, AutoModelForTokenClassification
+
+    config = _config(path)
+    tokenizer = load_tokenizer(path)
+    common = dict(local_files_only=True, trust_remote_code=False, dtype=dtype)
+    if any(name.endswith("ForTokenClassification") for name in config.get("architectures") or []):
+        body = AutoModelForTokenClassification.from_pretrained(str(path), **common)
+        if body.config.num_labels != 2:
+            raise ValueError(f"{path}: a token-classification PRM needs 2 labels, this one has {body.config.num_labels}")
+        head = None
+    else:
+        body = AutoModel.from_pretrained(str(path), **common)
+        head = qwen_score_head(body.config.hidden_size, _tensors(path, "score."), path=path).to(dtype)
+    model = QwenPRM(body, head, tokenizer, path=path).to(device)
+    model.meta = {"adapter": "qwen-prm", "path": str(path)}
+    return model.eval()
+
+
+class MathShepherdPRM(_Adapted):
+    """Math-Shepherd layout: the LM head's ``+``/``-`` logits at the step tag."""
+
+    def __init__(self, lm, tokenizer, *, step_tag=SHEPHERD_STEP_TAG, good=SHEPHERD_GOOD, bad=SHEPHERD_BAD,
+                 step_prefix=True, max_length=None, path=None):
+        step_id = _token_id(tokenizer, step_tag, path=path, what="step tag")
+        super().__init__(tokenizer, step_tag, step_id, max_length or context_length(lm, tokenizer))
+        self.lm = lm
+        self.good_id = _token_id(tokenizer, good, path=path, what="good token")
+        self.bad_id = _token_id(tokenizer, bad, path=path, what="bad token")
+        self.step_prefix = step_prefix
+
+    def prepare(self, problem, steps):
+        if not self.step_prefix:
+            return problem, steps
+        return problem, [("\n" if k else " ") + f"Step {k + 1}: {text}" for k, text in enumerate(steps)]
+
+    def forward(self, input_ids, attention_mask, position_ids=None):
+        attention_mask = _mask(attention_mask, self.lm)
+        hidden = self.lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                                       use_cache=False).last_hidden_state
+        out = self.lm.get_output_embeddings()
+        rows = [self.bad_id, self.good_id]  # (INCORRECT, CORRECT): softmax over them is softmax([+, -]) reversed
+        logits = hidden @ out.weight[rows].T
+        if getattr(out, "bias", None) is not None:
+            logits = logits + out.bias[rows]
+        return logits.float()
+
+
+def load_math_shepherd(path, *, device, dtype, step_prefix=True):
+    from transformers import AutoModelForCausalLM
+
+    _config(path)
+    lm = AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True, trust_remote_code=False, dtype=dtype)
+    model = MathShepherdPRM(lm, load_tokenizer(path), step_prefix=step_prefix, path=path).to(device)
+    model.meta = {"adapter": "math-shepherd", "path": str(path)}
+    return model.eval()

@@ -1,0 +1,248 @@
+"""Reading the files the PRM core works on into plain Python objects.
+
+Formats:
+
+- ``prm800k``: PRM800K JSONL as exported (see ``shared/prm800k-format.md``), read into
+  labelled ``Example`` s for training and step-level evaluation.
+- ``candidates``: JSONL, one solution a line: ``{"problem": str, "steps": [str, ...], ...}``;
+  optional ``answer`` (str) and ``is_correct`` (bool) make best-of-N evaluation possible. Other
+  keys are carried through to the scored output untouched.
+- ``processbench``: a JSON list of ``{id, problem, steps, label, final_answer_correct, ...}``,
+  ``label`` the 0-based index of the earliest wrong step, -1 when there is none.
+- ``gsm8k-examples``: OpenAI's ``example_model_solutions.jsonl`` (several model solutions per
+  GSM8K problem, each with ``is_correct``), read as candidates, one step per line.
+
+Bad input raises ``DataError`` naming the file, the line (the list index for JSON lists) and
+the field.
+"""
+import dataclasses
+import json
+from pathlib import Path
+
+from scoring.prm.model import CORRECT, INCORRECT
+
+FORMATS = ("prm800k", "candidates", "processbench", "gsm8k-examples")
+# What a rating-0 ("neutral": correct but no progress) step is trained as. The PRM800K paper
+# counts neutral as positive.
+NEUTRAL_POLICIES = {"positive": CORRECT, "negative": INCORRECT, "ignore": None}
+
+
+class DataError(ValueError):
+    """Bad input; the message names the file, the line and the field."""
+
+    def __init__(self, message, *, path=None, line=None, field=None):
+        where = ":".join(str(p) for p in (path, line) if p is not None)
+        parts = [where] if where else []
+        if field:
+            parts.append(f"field '{field}'")
+        parts.append(message)
+        super().__init__(": ".join(parts))
+        self.path, self.line, self.field = path, line, field
+
+
+@dataclasses.dataclass
+class Example:
+    """One row to train or evaluate on: a problem, steps, and per step 1, 0 or None (not trained)."""
+
+    problem: str
+    steps: list
+    labels: list
+
+
+def read_jsonl(path):
+    """Yield ``(line_number, object)`` for every non-blank line of a JSONL file."""
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"not valid JSON ({exc.msg})", path=path, line=number) from None
+            if not isinstance(record, dict):
+                raise DataError("expected a JSON object", path=path, line=number)
+            yield number, record
+
+
+def _get(record, dotted, kind, *, path, line, optional=False):
+    value = record
+    for key in dotted.split("."):
+        if not isinstance(value, dict) or key not in value:
+            if optional:
+                return None
+            raise DataError("missing", path=path, line=line, field=dotted)
+        value = value[key]
+    if value is None and optional:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise DataError(f"expected {_kind_name(kind)}, got {type(value).__name__}", path=path, line=line, field=dotted)
+    return value
+
+
+def _kind_name(kind):
+    names = {str: "a string", list: "a list", dict: "an object", int: "an integer", bool: "true or false"}
+    return names.get(kind, getattr(kind, "__name__", str(kind)))
+
+
+def _steps(record, *, path, line):
+    steps = _get(record, "steps", list, path=path, line=line)
+    for i, step in enumerate(steps):
+        if not isinstance(step, str):
+            raise DataError("expected a string", path=path, line=line, field=f"steps[{i}]")
+    return steps
+
+
+def rating_label(rating, neutral="positive"):
+    """The training label of a PRM800K rating: +1 -> 1, -1 -> 0, 0 -> per ``neutral``, null -> None."""
+    if rating is None:
+        return None
+    if rating not in (-1, 0, 1):
+        raise ValueError(f"rating must be -1, 0, 1 or null, not {rating!r}")
+    return {1: CORRECT, -1: INCORRECT, 0: NEUTRAL_POLICIES[neutral]}[rating]
+
+
+def _candidates_at(position, index, *, path, line):
+    """The ``(text, rating)`` candidates at one step position and the trajectory's one (or None)."""
+    where = f"label.steps[{index}]"
+    found = []
+    for j, completion in enumerate(position.get("completions") or []):
+        text = _get(completion, "text", str, path=path, line=line)
+        rating = completion.get("rating")
+        if rating not in (-1, 0, 1, None):
+            raise DataError("must be -1, 0, 1 or null", path=path, line=line, field=f"{where}.completions[{j}].rating")
+        found.append((text, rating))
+    human = position.get("human_completion")
+    chosen = position.get("chosen_completion")
+    if chosen is not None and (not isinstance(chosen, int) or not 0 <= chosen < len(found)):
+        raise DataError("not an index into completions", path=path, line=line, field=f"{where}.chosen_completion")
+    on_trajectory = chosen
+    if isinstance(human, dict):
+        found.append((_get(human, "text", str, path=path, line=line), human.get("rating")))
+        if chosen is None:
+            on_trajectory = len(found) - 1
+    return found, on_trajectory
+
+
+def prm800k_examples(record, *, neutral="positive", alternatives=True, path=None, line=None):
+    """The labelled examples in one PRM800K record.
+
+    The trajectory (the chosen completion, or the human one, position by position) is one
+    example; its steps after the first -1 are left out. With ``alternatives``, every other
+    rated candidate at a position up to that -1 becomes an example of its own: the trajectory's
+    prefix (unlabelled: the trajectory example already trains it) followed by the alternative.
+    """
+    if neutral not in NEUTRAL_POLICIES:
+        raise ValueError(f"neutral policy must be one of {', '.join(NEUTRAL_POLICIES)}")
+    problem = _get(record, "question.problem", str, path=path, line=line)
+    positions = _get(record, "label.steps", list, path=path, line=line)
+    steps, labels, extra = [], [], []
+    for index, position in enumerate(positions):
+        if not isinstance(position, dict):
+            raise DataError("expected an object", path=path, line=line, field=f"label.steps[{index}]")
+        candidates, on_trajectory = _candidates_at(position, index, path=path, line=line)
+        if alternatives:
+            for j, (text, rating) in enumerate(candidates):
+                label = rating_label(rating, neutral)
+                if j != on_trajectory and label is not None:
+                    extra.append(Example(problem, steps + [text], [None] * len(steps) + [label]))
+        if on_trajectory is None:
+            break  # no step continues the trajectory (phase 2 after an error)
+        text, rating = candidates[on_trajectory]
+        steps.append(text)
+        labels.append(rating_label(rating, neutral))
+        if rating == -1:
+            break  # what follows an error is not trained on
+    main = [Example(problem, steps, labels)] if any(label is not None for label in labels) else []
+    return main + extra
+
+
+def read_prm800k(path, *, neutral="positive", alternatives=True, limit=None):
+    """All labelled examples in a PRM800K JSONL file (the first ``limit`` records, if given)."""
+    examples = []
+    for count, (line, record) in enumerate(read_jsonl(path)):
+        if limit is not None and count >= limit:
+            break
+        examples.extend(prm800k_examples(record, neutral=neutral, alternatives=alternatives, path=path, line=line))
+    return examples
+
+
+def read_candidates(path):
+    """Candidate solutions from JSONL: the records, checked to have ``problem`` and ``steps``."""
+    records = []
+    for line, record in read_jsonl(path):
+        _get(record, "problem", str, path=path, line=line)
+        _steps(record, path=path, line=line)
+        _get(record, "answer", str, path=path, line=line, optional=True)
+        _get(record, "is_correct", bool, path=path, line=line, optional=True)
+        records.append(record)
+    return records
+
+
+def read_processbench(path):
+    """ProcessBench items from a JSON list, checked (the "line" in errors is the list index)."""
+    try:
+        items = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg}, line {exc.lineno})", path=path) from None
+    if not isinstance(items, list):
+        raise DataError("expected a JSON list of items", path=path)
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise DataError("expected an object", path=path, line=index)
+        _get(item, "problem", str, path=path, line=index)
+        steps = _steps(item, path=path, line=index)
+        label = _get(item, "label", int, path=path, line=index)
+        if not -1 <= label < len(steps):
+            raise DataError(f"must be -1 or a step index below {len(steps)}", path=path, line=index, field="label")
+    return items
+
+
+def read_gsm8k_examples(path):
+    """OpenAI's GSM8K model solutions as candidates: one step per line, answer after ``A:``."""
+    records = []
+    for line, record in read_jsonl(path):
+        problem = _get(record, "question", str, path=path, line=line)
+        for generator, value in record.items():
+            if not isinstance(value, dict) or "solution" not in value:
+                continue
+            text = _get(value, "solution", str, path=path, line=line)
+            steps = [s.strip() for s in text.split("\n") if s.strip()]
+            answer = steps[-1][2:].strip() if steps and steps[-1].startswith("A:") else None
+            records.append({"problem": problem, "steps": steps, "answer": answer,
+                            "is_correct": _get(value, "is_correct", bool, path=path, line=line),
+                            "generator": generator, "source_line": line})
+    return records
+
+
+def detect_format(path):
+    """Guess a file's format from its first record."""
+    path = Path(path)
+    with open(path, encoding="utf-8") as handle:
+        head = handle.read(4096).lstrip()
+    if head.startswith("["):
+        return "processbench"
+    for _, record in read_jsonl(path):
+        if "label" in record and "question" in record:
+            return "prm800k"
+        if "question" in record:
+            return "gsm8k-examples"
+        return "candidates"
+    raise DataError("empty file, cannot tell its format", path=path)
+
+
+def read_solutions(path, fmt="auto", *, neutral="positive"):
+    """The solutions in any supported file, as dicts holding at least ``problem`` and ``steps``.
+
+    PRM800K records become their labelled examples (``labels`` added, 0 ratings per
+    ``neutral``); the others keep their own fields.
+    """
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    if fmt == "prm800k":
+        return [dataclasses.asdict(e) for e in read_prm800k(path, neutral=neutral)]
+    if fmt == "candidates":
+        return read_candidates(path)
+    if fmt == "processbench":
+        return read_processbench(path)
+    if fmt == "gsm8k-examples":
+        return read_gsm8k_examples(path)
+    raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")

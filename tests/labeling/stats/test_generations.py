@@ -1,0 +1,67 @@
+"""Each generation's figures: what it selected, the hit rate people found, rating time."""
+import datetime
+
+import pytest
+
+from labeling.models import Assignment, Generation
+from labeling.stats.generations import generation_stats
+from tests.labeling.stats.dashboard_data import (
+    T0,
+    make_annotator,
+    make_project,
+    make_solution,
+    rated_pass,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_hit_rate_selection_and_rating_time_per_generation():
+    project = make_project()
+    ann, bob = make_annotator("ann"), make_annotator("bob")
+    # Generation 0: three selected; one found wrong by one of its two passes, one rated clean,
+    # one not rated yet.
+    wrong = make_solution(project, generation=0, is_correct=False, verifier_score=0.9, selection_rank=2)
+    clean = make_solution(project, generation=0, is_correct=True, verifier_score=0.7, selection_rank=3)
+    waiting = make_solution(project, generation=0, is_correct=False, verifier_score=0.8, selection_rank=1)
+    rated_pass(wrong, ann, [1, -1], seconds=30, at=T0)
+    rated_pass(wrong, bob, [1, 1, 1, 1], seconds=90, at=T0 + datetime.timedelta(hours=2))
+    rated_pass(clean, ann, [1, 1, 1, 1], seconds=60, at=T0 + datetime.timedelta(hours=1))
+    # Generation 1: both selected solutions found wrong.
+    for _ in range(2):
+        rated_pass(make_solution(project, generation=1, is_correct=False), ann, [-1], seconds=120)
+    # Left out: a gold item and a screening item (even in a generation), a pass still active,
+    # generation -1, and another project's work.
+    rated_pass(make_solution(project, generation=0, is_gold=True), bob, [-1])
+    rated_pass(make_solution(project, generation=-1, is_screening=True), bob, [-1])
+    rated_pass(make_solution(project, generation=1), bob, [-1], state=Assignment.ACTIVE)
+    rated_pass(make_solution(make_project(), generation=0), bob, [-1])
+
+    first, second = generation_stats(project)
+
+    assert first["generation"] == 0 and first["created_at"] == Generation.objects.get(project=project, number=0).created_at
+    assert (first["selected"], first["wrong_answer"], first["rated"], first["found_wrong"]) == (3, 2, 2, 1)
+    assert first["mean_verifier_score"] == pytest.approx(0.8)
+    assert first["hit_rate"] == 0.5
+    assert first["passes"] == 3 and first["median_seconds"] == 60.0
+    assert first["person_hours"] == pytest.approx(180 / 3600)
+    assert (first["first_submitted_at"], first["last_submitted_at"]) == (T0, T0 + datetime.timedelta(hours=2))
+
+    assert [p["solution"] for p in first["picks"]] == [waiting.pk, wrong.pk, clean.pk]
+    assert [(p["rated"], p["found_wrong"], p["is_correct"]) for p in first["picks"]] == [
+        (False, False, False), (True, True, False), (True, False, True)]
+    assert first["picks"][1]["verifier_score"] == 0.9 and first["picks"][1]["problem"] == "Find $x$."
+    assert len(generation_stats(project, picks=1)[0]["picks"]) == 1
+
+    assert second["generation"] == 1
+    assert (second["selected"], second["rated"], second["found_wrong"], second["hit_rate"]) == (3, 2, 2, 1.0)
+    assert second["median_seconds"] == 120.0
+
+
+def test_a_generation_nobody_rated_yet():
+    project = make_project()
+    make_solution(project, generation=0)
+    [row] = generation_stats(project)
+    assert (row["selected"], row["rated"], row["passes"]) == (1, 0, 0)
+    assert row["hit_rate"] is None and row["median_seconds"] is None and row["person_hours"] == 0.0
+    assert generation_stats(make_project()) == []

@@ -1,0 +1,116 @@
+"""The server-rendered pages: login, the home page's projects by role, the built assets."""
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from labeling.access.roles import grant_role
+from labeling.models import Project
+
+pytestmark = pytest.mark.django_db
+
+
+def make_user(username, *roles, staff=False):
+    user = get_user_model().objects.create_user(username, password="pw-" + username, is_staff=staff)
+    for role in roles:
+        grant_role(user, role)
+    return user
+
+
+@pytest.fixture
+def projects():
+    active = Project.objects.create(name="Active <b>project</b>", instructions="Rate $x^2$ <script>alert(1)</script>")
+    inactive = Project.objects.create(name="Old project", is_active=False)
+    return active, inactive
+
+
+def test_home_needs_login(client):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=/"
+
+
+def test_login_page_loads_the_built_frontend_and_logs_in(client):
+    page = client.get("/accounts/login/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    script = re.search(r'<script type="module" src="(/static/assets/main-[^"]+\.js)"', html)
+    stylesheet = re.search(r'<link rel="stylesheet" href="(/static/assets/main-[^"]+\.css)"', html)
+    assert script and stylesheet, html
+    # WhiteNoise serves the hashed files (the KaTeX fonts ride along in the CSS).
+    js = client.get(script.group(1))
+    assert js.status_code == 200 and "javascript" in js["Content-Type"]
+    css = b"".join(client.get(stylesheet.group(1)).streaming_content)
+    assert b"KaTeX_Main-Regular" in css
+
+    make_user("ann", "annotator")
+    response = client.post("/accounts/login/", {"username": "ann", "password": "pw-ann"})
+    assert response.status_code == 302 and response["Location"] == "/"
+    bad = client.post("/accounts/login/", {"username": "ann", "password": "wrong"})
+    assert "didn't match" in bad.content.decode()
+
+
+def test_annotator_sees_active_projects_only(client, projects):
+    active, inactive = projects
+    client.force_login(make_user("ann", "annotator"))
+    html = client.get("/").content.decode()
+    assert f'data-project-id="{active.pk}"' in html
+    assert f'data-project-id="{inactive.pk}"' not in html
+    assert "passes by you" in html and "rated passes" not in html
+    assert "/admin/" not in html
+
+
+def test_lead_and_researcher_see_every_project(client, projects):
+    for user in (make_user("lead", "lead"), make_user("research", "researcher")):
+        client.force_login(user)
+        html = client.get("/").content.decode()
+        assert all(f'data-project-id="{p.pk}"' in html for p in projects)
+        assert "rated passes" in html
+        assert 'href="/api/docs/"' in html
+
+
+def test_account_without_a_role_sees_no_project(client, projects):
+    client.force_login(make_user("nobody"))
+    html = client.get("/").content.decode()
+    assert "data-project-id" not in html
+    assert "no role yet" in html
+    assert "/api/docs/" not in html
+
+
+def test_staff_get_the_admin_link(client, projects):
+    client.force_login(make_user("boss", staff=True))
+    html = client.get("/").content.decode()
+    assert 'href="/admin/"' in html
+    assert all(f'data-project-id="{p.pk}"' in html for p in projects)  # staff hold every role
+
+
+def test_imported_text_is_escaped_and_left_to_render_math(client, projects):
+    client.force_login(make_user("lead", "lead"))
+    html = client.get("/").content.decode()
+    assert "<script>alert(1)</script>" not in html and "<b>project</b>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert '<div class="instructions" data-math>Rate $x^2$ &lt;script&gt;' in html
+
+
+def test_pass_counts(client, projects):
+    from django.utils import timezone
+
+    from labeling.models import Assignment, Problem, Solution
+
+    active, _ = projects
+    problem = Problem.objects.create(project=active, problem="1+1?", content_hash="p1")
+    ann = make_user("ann", "annotator")
+    for i, (annotator, state) in enumerate(
+        [(None, Assignment.SUBMITTED), (ann.annotator, Assignment.SUBMITTED), (ann.annotator, Assignment.ACTIVE)]
+    ):
+        solution = Solution.objects.create(project=active, problem=problem, content_hash=f"s{i}")
+        Assignment.objects.create(
+            project=active, solution=solution, annotator=annotator, state=state,
+            submitted_at=timezone.now() if state == Assignment.SUBMITTED else None,
+            finish_reason="solution" if state == Assignment.SUBMITTED else None,
+        )
+    client.force_login(make_user("lead", "lead"))
+    # An imported pass without a labeler counts; an unfinished one does not.
+    assert "<b>2</b> rated passes" in client.get("/").content.decode()
+    client.force_login(ann)
+    assert "<b>1</b> passes by you" in client.get("/").content.decode()
