@@ -1,30 +1,11 @@
-"""The task queue (labeling/work/queue.py) against real PostgreSQL, without HTTP.
-
-The builders at the top are shared with test_queue_concurrency.py and
-test_labelling_rules.py.
-"""
-import itertools
-import uuid
-from datetime import timedelta
-
+"""The task queue (labeling/work/queue.py) against real PostgreSQL, without HTTP."""
 import pytest
-from django.utils import timezone
 
-from labeling.models import (
-    Annotator,
-    Assignment,
-    Generation,
-    Problem,
-    Project,
-    Rating,
-    Solution,
-    Step,
-)
+from labeling.models import Annotator, Assignment, Rating, Solution
 from labeling.work import queue, submission
+from tests.factories import NOW, later, live, make_annotator, make_project, make_solution
 
 pytestmark = pytest.mark.django_db
-
-_serial = itertools.count()
 
 
 @pytest.fixture(autouse=True, params=["function", "python"])
@@ -32,49 +13,6 @@ def hand_out_path(request, settings):
     """Every test here runs twice: with the hand-out function (migration 0007) and without."""
     settings.STEPMARK_QUEUE_FUNCTIONS = request.param == "function"
     return request.param
-
-
-def make_project(**fields):
-    fields.setdefault("name", f"project-{uuid.uuid4()}")
-    return Project.objects.create(**fields)
-
-
-def make_solution(project, steps=3, alternatives=None, generation=None, rank=None, **fields):
-    """A solution with ``steps`` main steps (positions 0..n-1) and ``alternatives`` {position: count}."""
-    n = next(_serial)
-    problem = Problem.objects.create(project=project, problem=f"Problem {n}", content_hash=f"p{n}-{uuid.uuid4()}")
-    if isinstance(generation, int):
-        generation, _ = Generation.objects.get_or_create(project=project, number=generation)
-    solution = Solution.objects.create(
-        project=project,
-        problem=problem,
-        generation=generation,
-        selection_rank=rank,
-        num_steps=steps,
-        content_hash=f"s{n}-{uuid.uuid4()}",
-        **fields,
-    )
-    for position in range(steps):
-        for alternative in range(1 + (alternatives or {}).get(position, 0)):
-            Step.objects.create(
-                solution=solution, position=position, alternative=alternative, text=f"step {position}.{alternative}"
-            )
-    return solution
-
-
-def make_annotator(**fields):
-    return Annotator.objects.create(**fields)
-
-
-def live(solution):
-    return Assignment.objects.filter(solution=solution, state__in=queue.LIVE_STATES).count()
-
-
-NOW = timezone.now()
-
-
-def later(seconds):
-    return NOW + timedelta(seconds=seconds)
 
 
 # Hand-out and resume ------------------------------------------------------------------

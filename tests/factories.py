@@ -1,0 +1,175 @@
+"""Builders of test data, shared by every test module (pytest fixtures stay in conftest.py files).
+
+Rows are made straight through the ORM, the way a test wants them, not through the product's
+own paths: a test that needs an assignment handed out asks the queue (``take``), one that
+needs finished work in the past writes it (``rated_pass``).
+"""
+import datetime
+import itertools
+import uuid
+
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from labeling.access.roles import grant_role
+from labeling.models import (
+    Annotator,
+    Assignment,
+    Generation,
+    Problem,
+    Project,
+    Rating,
+    Solution,
+    Step,
+)
+from labeling.quality import gold
+from labeling.work import queue, submission
+
+# The clock of the queue and submission tests: they pass ``now`` explicitly.
+NOW = timezone.now()
+# The clock of the dashboard and throughput tests: a fixed Monday, so weeks and days are known.
+T0 = datetime.datetime(2025, 3, 3, 9, 0, tzinfo=datetime.timezone.utc)
+# Every user made here gets this password (the browser tests log in with it).
+PASSWORD = "a-long-test-password"
+
+_serial = itertools.count()
+
+
+def later(seconds):
+    return NOW + datetime.timedelta(seconds=seconds)
+
+
+# People -----------------------------------------------------------------------------------
+
+
+def make_user(username, *roles, password=PASSWORD, **fields):
+    """A user holding ``roles`` (annotator, lead, researcher); ``fields`` such as ``is_staff``."""
+    user = get_user_model().objects.create_user(username, password=password, **fields)
+    for role in roles:
+        grant_role(user, role)
+    return user
+
+
+def make_annotator(username=None, **fields):
+    """An annotator; with ``username``, behind a user of that name (the dashboard labels them so)."""
+    if username is not None:
+        fields["user"] = get_user_model().objects.create_user(username, password=None)
+    return Annotator.objects.create(**fields)
+
+
+def client_for(user):
+    """An API client signed in as ``user`` (anonymous for None), without a password round."""
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+def token_client(user):
+    """An API client that sends ``user``'s token, as a real client of the annotator loop does."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+# Work -------------------------------------------------------------------------------------
+
+
+def make_project(**fields):
+    fields.setdefault("name", f"project {uuid.uuid4().hex[:8]}")
+    return Project.objects.create(**fields)
+
+
+def make_solution(project, steps=3, alternatives=None, generation=None, rank=None,
+                  problem="Find $x$.", answer=None, **fields):
+    """A solution of ``project`` to a new problem, with its steps.
+
+    ``steps`` is how many model steps (texts ``step <position>.0``) or their texts in order;
+    ``alternatives`` maps a position to how many other completions it has (texts
+    ``step <position>.<alternative>``) or to their texts. ``generation`` is a number (its row
+    is made when missing) or a Generation; ``rank`` is the PRM's selection rank.
+    """
+    n = next(_serial)
+    problem = Problem.objects.create(project=project, problem=problem, ground_truth_answer=answer,
+                                     content_hash=f"p{n}-{uuid.uuid4()}")
+    if isinstance(generation, int):
+        generation, _ = Generation.objects.get_or_create(project=project, number=generation)
+    texts = [f"step {position}.0" for position in range(steps)] if isinstance(steps, int) else list(steps)
+    solution = Solution.objects.create(
+        project=project, problem=problem, generation=generation, selection_rank=rank, num_steps=len(texts),
+        content_hash=f"s{n}-{uuid.uuid4()}", **fields,
+    )
+    rows = []
+    for position, text in enumerate(texts):
+        others = (alternatives or {}).get(position, ())
+        if isinstance(others, int):
+            others = [f"step {position}.{alternative}" for alternative in range(1, others + 1)]
+        rows += [Step(solution=solution, position=position, alternative=alternative, text=other)
+                 for alternative, other in enumerate([text, *others])]
+    Step.objects.bulk_create(rows)
+    return solution
+
+
+def make_task(steps, problem="Find $x$ if $2x + 3 = 7$.", answer="2", alternatives=None, **project_fields):
+    """A project (phase 2 unless ``project_fields`` say otherwise) with one solution of ``steps`` (texts)."""
+    project = make_project(**project_fields)
+    return project, make_solution(project, steps, alternatives, problem=problem, answer=answer)
+
+
+def make_gold(project, values, **fields):
+    """A solution of ``len(values)`` steps whose gold rates alternative 0 with ``values``."""
+    solution = make_solution(project, steps=len(values), **fields)
+    gold.set_gold(solution, {(i, 0): v for i, v in enumerate(values)})
+    solution.refresh_from_db()
+    return solution
+
+
+def live(solution):
+    """How many assignments of ``solution`` hold one of its overlap slots (active or submitted)."""
+    return Assignment.objects.filter(solution=solution, state__in=queue.LIVE_STATES).count()
+
+
+# Passes through the product's own paths, at NOW + seconds ------------------------------------
+
+
+def take(annotator, project, seconds=0):
+    """What the queue hands ``annotator`` ``seconds`` after NOW."""
+    return queue.next_assignment(annotator, project, now=later(seconds))
+
+
+def submit(assignment, values, now=None, alternatives=None):
+    """Rate alternative 0 at positions 0.. with ``values`` (and ``alternatives``, {(position,
+    alternative): value}); finish as the phase-2 rules demand."""
+    ratings = [{"position": i, "value": v} for i, v in enumerate(values)]
+    ratings += [{"position": p, "alternative": a, "value": v} for (p, a), v in (alternatives or {}).items()]
+    reason = "found_error" if values and values[-1] == -1 else "solution"
+    return submission.submit(assignment, finish_reason=reason, ratings=ratings, now=now or NOW)
+
+
+# Finished passes written as rows -------------------------------------------------------------
+
+
+def rated_pass(solution, annotator, values, *, at=T0, seconds=60, state=Assignment.SUBMITTED,
+               generation=None, alternatives=None):
+    """``annotator``'s pass over ``solution``, ``seconds`` long and ending ``at``.
+
+    ``values`` rate alternative 0 at positions 0.. (None: shown, unrated); ``alternatives`` maps
+    (position, alternative) to a value. The generation is the solution's unless given.
+    """
+    submitted = state == Assignment.SUBMITTED
+    assignment = Assignment.objects.create(
+        project=solution.project, solution=solution, annotator=annotator, state=state,
+        handed_out_at=at - datetime.timedelta(seconds=seconds),
+        submitted_at=at if submitted else None,
+        total_time=seconds * 1000 if submitted else None,
+        finish_reason="found_error" if -1 in values else "solution",
+        generation=generation if generation is not None else (solution.generation.number if solution.generation else None),
+        is_quality_control=solution.is_gold,
+    )
+    steps = {(s.position, s.alternative): s for s in solution.steps.all()}
+    slots = {(p, 0): v for p, v in enumerate(values)} | (alternatives or {})
+    Rating.objects.bulk_create(
+        [Rating(assignment=assignment, step=steps[key], value=v, rated_at=at) for key, v in slots.items()])
+    return assignment
