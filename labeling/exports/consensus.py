@@ -26,7 +26,7 @@ import types
 
 from django.db.models import Count
 
-from ..consensus import CONSENSUS_LABELER, adjudications, resolve, votes, voting_passes
+from ..quality.consensus import CONSENSUS_LABELER, adjudications, resolve, votes, voting_passes
 from ..imports.prm800k_record import export_timestamp
 from ..models import Solution, Step
 from .prm800k import record
