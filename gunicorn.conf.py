@@ -4,17 +4,11 @@ gunicorn loads ``./gunicorn.conf.py`` by itself when started in the repository r
 image's working directory); flags on the command line (``--workers``, ``--threads``, ...)
 still win.
 
-Sync workers, one request at a time per process, 2 per CPU + 2. Measured with
-bench/annotator_loop.py (32 annotators doing next -> submit on 2 cores shared with
-PostgreSQL, nginx and the load generator; --servers conf,2x8,conf,2x8, 20 s each), 6 sync
-workers answered with a worst-endpoint p95 of 155 and 130 ms where 2 gthread workers of 8
-threads gave 179 and 166 ms, on the same code minutes apart (this machine's speed moves by a
-third from minute to minute; sync had the lower p95 in 5 of the 6 pairs we ran). The gthread
-workers do more loops per CPU second, but the threads of one process take turns on the GIL,
-a request holding a solution's row lock waits its turn between statements, and those waits
-pile up in the tail. A sync worker must not wait on a slow client, so production puts a
-buffering proxy in front (nginx in docker-compose.yml, deploy/nginx.conf;
-tests/test_proxy.py).
+Sync workers, one request at a time per process, 2 per CPU + 2: the threads of one gthread
+process take turns on the GIL, a request holding a solution's row lock waits its turn between
+statements, and those waits pile up in the tail (docs/performance.md, "The web server", has the
+measurements). A sync worker must not wait on a slow client, so production puts a buffering
+proxy in front (nginx in docker-compose.yml, deploy/nginx.conf; tests/test_proxy.py).
 
 Started with ``--threads N`` (the demo: one process, SQLite) gunicorn runs gthread workers
 instead; for those, keep-alive and the connection cap in ``on_starting`` apply.
@@ -51,12 +45,10 @@ def on_starting(server):
     """Cap each gthread worker's connections at ``CONNECTIONS_PER_THREAD`` x its threads.
 
     A gthread worker keeps every keep-alive connection it accepts, and when many clients
-    connect at once one worker can take most of them. Under bench/annotator_loop.py (32
-    annotators, 2 workers of 8 threads) a few annotators' median request took 15-50 ms while
-    most took 130-190 ms: those sat on a worker holding most of the connections. With the cap
-    a worker stops accepting while it has that many clients, the rest wait in the listen
-    queue for a worker with room, and the load stays even. Left alone when set explicitly
-    (``--worker-connections``).
+    connect at once one worker can take most of them, and its clients wait behind each other
+    (docs/performance.md). With the cap a worker stops accepting while it has that many
+    clients, the rest wait in the listen queue for a worker with room, and the load stays
+    even. Left alone when set explicitly (``--worker-connections``).
     """
     if server.cfg.worker_connections == WorkerConnections.default:
         server.cfg.set("worker_connections", CONNECTIONS_PER_THREAD * server.cfg.threads)
@@ -73,10 +65,9 @@ def post_worker_init(worker):
 
     A worker holds about 110,000 objects once Django, DRF and the views are loaded (the
     views are imported here, not by the first request), all of them for life, and every full
-    collection walked them all again: with bench/annotator_loop.py (6 workers, 20 s) the
-    collector took 0.26 s of a worker's 3.6 s of request CPU, and its full passes were where
-    the slowest requests (335-380 ms) stalled. ``gc.freeze()`` moves them out of the
-    collector's sight. Collections then run between requests (``post_request``).
+    collection walked them all again, stalling the slowest requests (docs/performance.md).
+    ``gc.freeze()`` moves them out of the collector's sight. Collections then run between
+    requests (``post_request``).
     """
     from django.urls import get_resolver
 
@@ -89,13 +80,11 @@ def post_worker_init(worker):
 def post_request(worker, req, environ, resp):
     """Collect garbage after a response has gone out, not while a request waits for it.
 
-    A request of the annotator loop leaves about 230 objects in reference cycles (Django's
-    and DRF's request, view and response objects point at each other), which only the
-    collector frees: under bench/annotator_loop.py a young collection every ~40 requests
-    freed about 10,600 objects and took 8-21 ms of CPU, 15-80 ms of a request's wall time on
-    the shared cores. Run here, the pause falls between requests: 3 pairs of 20 s runs
-    against collecting inside requests, the slowest request went from 253-314 ms to
-    155-174 ms, and p99 down by 7-13 ms at equal throughput.
+    A request of the annotator loop leaves a few hundred objects in reference cycles
+    (Django's and DRF's request, view and response objects point at each other), which only
+    the collector frees, and a young collection inside a request lengthens that request.
+    Run here, the pause falls between requests: the slowest requests and p99 come down at
+    equal throughput (docs/performance.md has the runs).
     """
     collect_between_requests()
 
