@@ -32,6 +32,8 @@ request's time goes: SQL per calling function, and the Python functions that cos
 The benchmark owns its database: a PostgreSQL name not ending in ``loadbench`` gets
 ``_loadbench`` appended (default ``stepmark_loadbench``); it is created if missing and
 migrated, and only the benchmark's project is reset between runs.
+
+What it measured, run by run, and the decisions that rest on it: docs/performance.md.
 """
 import argparse
 import collections
