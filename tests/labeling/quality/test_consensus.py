@@ -12,7 +12,7 @@ from labeling.exports import ExportFilters, get_exporter, write_export
 from labeling.imports import run_import
 from labeling.models import Annotator, Assignment, Project, Rating, Solution, Step
 from labeling.quality import consensus
-from tests.labeling.work.test_queue import make_solution
+from tests.factories import make_solution
 
 pytestmark = pytest.mark.django_db
 

@@ -1,47 +1,13 @@
-"""Gold items (labeling/quality/gold.py): setting them, scoring passes over them, rolling scores, proposals.
-
-The helpers at the top are shared with test_screening.py and test_consensus.py.
-"""
-from datetime import timedelta
-
+"""Gold items (labeling/quality/gold.py): setting them, scoring passes over them, rolling scores, proposals."""
 import pytest
 from django.contrib.auth import get_user_model
 
 from labeling.models import Assignment, GoldProposal, GoldRating, GoldScore, Solution
 from labeling.quality import gold, screening
-from labeling.work import queue, submission
-from tests.labeling.work.test_queue import (
-    NOW,
-    make_annotator,
-    make_project,
-    make_solution,
-)
+from labeling.work import submission
+from tests.factories import later, make_annotator, make_gold, make_project, make_solution, submit, take
 
 pytestmark = pytest.mark.django_db
-
-
-def at(seconds):
-    return NOW + timedelta(seconds=seconds)
-
-
-def submit(assignment, values, now=None, **extra):
-    """Rate alternative 0 at positions 0.. with ``values``; finish as the phase-2 rules demand."""
-    ratings = [{"position": i, "value": v} for i, v in enumerate(values)]
-    ratings += [{"position": p, "alternative": a, "value": v} for (p, a), v in extra.get("alternatives", {}).items()]
-    reason = "found_error" if values and values[-1] == -1 else "solution"
-    return submission.submit(assignment, finish_reason=reason, ratings=ratings, now=now or NOW)
-
-
-def make_gold(project, values, **fields):
-    """A solution of ``len(values)`` steps whose gold rates alternative 0 with ``values``."""
-    solution = make_solution(project, steps=len(values), **fields)
-    gold.set_gold(solution, {(i, 0): v for i, v in enumerate(values)})
-    solution.refresh_from_db()
-    return solution
-
-
-def take(annotator, project, seconds=0):
-    return queue.next_assignment(annotator, project, now=at(seconds))
 
 
 @pytest.fixture
@@ -131,15 +97,15 @@ def test_a_gold_item_from_the_queue_is_scored_on_submit_and_ordinary_work_is_not
     ann = make_annotator()
     a = take(ann, project)
     assert a.solution_id == item.pk and a.is_quality_control
-    submit(a, [1, 0, -1], now=at(5), alternatives={(2, 1): 1})
+    submit(a, [1, 0, -1], now=later(5), alternatives={(2, 1): 1})
     score = GoldScore.objects.get(assignment=a)
     assert (score.exact_share, score.within_one_share, score.first_error_same, score.steps_compared) == (
         pytest.approx(2 / 3), 1.0, True, 3)
     assert (score.annotator_id, score.project_id, score.is_screening, score.submitted_at) == (
-        ann.pk, project.pk, False, at(5))
+        ann.pk, project.pk, False, later(5))
     b = take(ann, project, 10)
     assert b.solution_id != item.pk and not b.is_quality_control
-    submit(b, [1, 1], now=at(15))
+    submit(b, [1, 1], now=later(15))
     assert GoldScore.objects.count() == 1
 
 
@@ -162,9 +128,9 @@ def test_rolling_score_is_the_mean_over_the_latest_window_of_gold_passes():
     for n, values in enumerate([[-1], [1, 1], [1, 1], [1, 0]]):  # exact shares 0, 1, 1, 0.5
         a = take(ann, project, n)
         assert a.solution_id == items[n].pk
-        submit(a, values, now=at(n))
+        submit(a, values, now=later(n))
     assert gold.rolling_gold_score(ann, project) == pytest.approx((1 + 1 + 0.5) / 3)
-    assert gold.gold_record(ann, project, since=at(1)) == (pytest.approx(0.75), 2)
+    assert gold.gold_record(ann, project, since=later(1)) == (pytest.approx(0.75), 2)
     project.gold_window = 10
     assert gold.rolling_gold_score(ann, project) == pytest.approx(2.5 / 4)
 
@@ -193,7 +159,7 @@ def rated_three_times():
     solution = make_solution(project, steps=3)
     people = [make_annotator() for _ in range(3)]
     for n, (ann, values) in enumerate(zip(people, ([1, 1, -1], [1, 0, -1], [1, 1, 1]))):
-        submit(take(ann, project, n), values, now=at(n))
+        submit(take(ann, project, n), values, now=later(n))
     return project, solution, people
 
 

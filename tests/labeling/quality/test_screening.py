@@ -7,8 +7,7 @@ from django.core.management import call_command
 
 from labeling.models import Annotator, AnnotatorProjectStatus, Assignment
 from labeling.quality import gold, screening
-from tests.labeling.quality.test_gold import at, make_gold, submit, take
-from tests.labeling.work.test_queue import make_annotator, make_project, make_solution
+from tests.factories import later, make_annotator, make_gold, make_project, make_solution, submit, take
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +40,7 @@ def test_a_newcomer_gets_the_screening_items_in_order_and_nothing_else_until_don
     assert state(ann, project) == screening.SCREENING
     assert take(ann, project, 1).pk == first.pk  # unfinished: the same item comes back
     assert screening.my_status(ann, project)["message"] == "screening: 0 of 2 done"
-    submit(first, [1, 1, -1], now=at(2))
+    submit(first, [1, 1, -1], now=later(2))
     second = take(ann, project, 3)
     assert second.solution_id == items[1].pk
     assert screening.my_status(ann, project) == {
@@ -54,8 +53,8 @@ def test_a_newcomer_gets_the_screening_items_in_order_and_nothing_else_until_don
 def test_passing_screening_opens_the_real_work(screened):
     project, items, quality, ordinary = screened
     ann = make_annotator()
-    submit(take(ann, project), [1, 1, -1], now=at(1))
-    submit(take(ann, project, 2), [1, 1, 1], now=at(3))  # 2 of 3 exact: mean (1 + 2/3) / 2 = 0.83
+    submit(take(ann, project), [1, 1, -1], now=later(1))
+    submit(take(ann, project, 2), [1, 1, 1], now=later(3))  # 2 of 3 exact: mean (1 + 2/3) / 2 = 0.83
     row = screening.status_of(ann, project)
     assert (row.state, row.screening_score, row.decided_by) == ("active", pytest.approx(5 / 6), None)
     assert row.reason == "screening score 0.83 >= 0.80 over 2 items"
@@ -68,8 +67,8 @@ def test_failing_screening_blocks_work_until_a_lead_resumes(screened):
     project, items, quality, ordinary = screened
     lead = get_user_model().objects.create_user("lead-screening")
     ann = make_annotator()
-    submit(take(ann, project), [1, 1, -1], now=at(1))
-    submit(take(ann, project, 2), [1, -1], now=at(3))  # 1 of 2: mean (1 + 0.5) / 2 = 0.75 < 0.8
+    submit(take(ann, project), [1, 1, -1], now=later(1))
+    submit(take(ann, project, 2), [1, -1], now=later(3))  # 1 of 2: mean (1 + 0.5) / 2 = 0.75 < 0.8
     row = screening.status_of(ann, project)
     assert (row.state, row.screening_score) == ("failed_screening", pytest.approx(0.75))
     assert take(ann, project, 4) is None
@@ -134,7 +133,7 @@ def rate_gold(ann, project, exact_values, start=0):
     for k, n in enumerate(exact_values):
         a = take(ann, project, start + k)
         assert a.is_quality_control
-        submit(a, [1] * n + [0] * (4 - n), now=at(start + k))
+        submit(a, [1] * n + [0] * (4 - n), now=later(start + k))
 
 
 @pytest.mark.parametrize("threshold, expected", [(0.75, "active"), (0.7501, "paused"), (0.7499, "active")])
@@ -153,7 +152,7 @@ def test_a_pause_names_the_figures_and_stops_all_work():
     rate_gold(ann, project, [4, 2])
     assert state(ann, project) == "active"
     unfinished = take(ann, project, 5)
-    submit(unfinished, [1, 1, 0, 0], now=at(6))  # rolling (1 + 0.5 + 0.5) / 3 = 0.67
+    submit(unfinished, [1, 1, 0, 0], now=later(6))  # rolling (1 + 0.5 + 0.5) / 3 = 0.67
     row = screening.status_of(ann, project)
     assert (row.state, row.decided_by) == ("paused", None)
     assert row.reason == "rolling gold score 0.67 < 0.75 over last 3 gold passes"
@@ -187,7 +186,7 @@ def test_resume_restores_work_and_judges_only_new_gold_passes():
     ann = make_annotator()
     rate_gold(ann, project, [0, 0])
     assert state(ann, project) == "paused" and take(ann, project, 3) is None
-    screening.resume(ann, project, now=at(4))
+    screening.resume(ann, project, now=later(4))
     assert take(ann, project, 5).solution_id == items[2].pk
     rate_gold(ann, project, [4, 4], start=6)
     # The rolling score still holds the old passes, but the resume started a fresh record.
@@ -213,7 +212,7 @@ def test_export_can_leave_out_paused_annotators(tmp_path):
     make_solution(project, steps=1)
     people = [make_annotator() for _ in range(3)]
     for n, ann in enumerate(people):
-        submit(take(ann, project, n), [1], now=at(n))
+        submit(take(ann, project, n), [1], now=later(n))
     screening.pause(people[1], project)
     AnnotatorProjectStatus.objects.create(annotator=people[2], project=project, state="failed_screening")
     assert screening.paused_annotator_ids(project) == (people[1].pk, people[2].pk)
