@@ -21,38 +21,22 @@ Two changes to 0007's function, both found with bench/annotator_loop.py:
   and skips it from then on. ``queue._SQL_RESUME``, the Python path's version, says the
   same.
 
-The function is 0007's text with those two edits.
+The function is 0007's with those two edits, written out in full in
+labeling/work/sql/stepmark_hand_out.v2.sql; the reverse loads version 1 again.
 """
-import importlib
-
 from django.db import migrations
 
-OWN_WORK = ("WHERE a.annotator_id = p_annotator AND a.project_id = p_project AND (a.state = 'active'",
-            "WHERE a.annotator_id = p_annotator AND a.project_id = p_project AND a.state IN ('active', 'expired')\n"
-            "                 AND (a.state = 'active'")
-
-_0007 = importlib.import_module("labeling.migrations.0007_hand_out_function")
-
-
-def _replaced(text, old, new):
-    if text.count(old) != 1:
-        raise ValueError(f"0007's function no longer holds {old!r} once")
-    return text.replace(old, new)
-
-
-PLANS = ("LANGUAGE plpgsql VOLATILE AS $fn$", "LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $fn$")
-
-FUNCTION = _replaced(_replaced(_0007.FUNCTION, *OWN_WORK), *PLANS)
+from labeling.work import sql
 
 
 def create(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(FUNCTION)
+        schema_editor.execute(sql.load("stepmark_hand_out.v2"))
 
 
 def restore(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(_0007.FUNCTION)
+        schema_editor.execute(sql.load("stepmark_hand_out.v1"))
 
 
 class Migration(migrations.Migration):

@@ -27,13 +27,24 @@ Cost. ``next`` runs on every task an annotator takes, so its fixed-shape stateme
 written as SQL (the ``_SQL`` strings below; plain SQL that PostgreSQL and SQLite both take):
 building them with the ORM cost several times what the database spends on them. On
 PostgreSQL the common case (no own work to resume, no gold due, no lapsed lease, a plain
-standing) goes further: the ``stepmark_hand_out`` function (migration 0007) does the same
-steps in the same lock order in one round trip, and returns the payload's steps with the
-hand-out; anything else it declines and the Python path below runs. Nine statements and
-their BEGIN/COMMIT become one call: in bench/annotator_loop.py's profile a next request's
-Python time fell by a third, and no solution lock is held across a round trip to the web
-process. ``STEPMARK_QUEUE_FUNCTIONS=0`` turns it off (and labelling's, migration 0008);
-tests/labeling/work/test_queue_function.py runs the same sessions through both.
+standing) goes further: the ``stepmark_hand_out`` function does the same steps in the same
+lock order in one round trip, and returns the payload's steps with the hand-out; anything
+else it declines and the Python path below runs. Nine statements and their BEGIN/COMMIT
+become one call: in bench/annotator_loop.py's profile a next request's Python time fell by
+a third, and no solution lock is held across a round trip to the web process; the annotator
+loop does about 20% more loops/s with it. ``STEPMARK_QUEUE_FUNCTIONS=0`` turns it off (and
+submission's ``stepmark_lock_sheet``).
+
+Where the hand-out rules live. Written here only (the function recognises the case and
+declines): a paused annotator, the screening gate (``screening.work_gate``), own work to
+resume (``_resume_own``), gold due (``quality_control_due``), lapsed leases to reap
+(``_survey``, ``_reap_lapsed``), waiting for a locked row (``_busy_candidate``). Written twice,
+here (``_claim_open``, ``_next_open``, ``_SQL_OPEN``, ``_count_live``, ``_hand_out``) and in the
+function: the order, overlap, never gold or screening or a solution the annotator had, a
+counter behind, skipping locked rows. The function's body is one versioned file,
+labeling/work/sql/stepmark_hand_out.v<n>.sql (the newest is what the database runs; the
+migrations load the files); tests/labeling/work/test_queue_function.py runs one scenario per
+rule, and random sessions, through both paths.
 
 Order: solutions chosen by the PRM (newest generation first, then ``selection_rank``), then
 the rest by id. Gold items come through ``pick_quality_control`` at the project's rate and
@@ -402,12 +413,12 @@ def _hand_out(annotator, project, solution, generation_number, now, live=None):
 
 
 def uses_functions():
-    """True where the queue's PostgreSQL functions (migrations 0007, 0008) serve the loop."""
+    """True where the queue's PostgreSQL functions (labeling/work/sql/) serve the loop."""
     return connection.vendor == "postgresql" and settings.STEPMARK_QUEUE_FUNCTIONS
 
 
 def _hand_out_in_one(annotator, project, now):
-    """The common hand-out in one round trip (``stepmark_hand_out``, migration 0007), or None.
+    """The common hand-out in one round trip (``stepmark_hand_out``, labeling/work/sql/), or None.
 
     None means the function saw something it leaves to the full path (own work to resume,
     gold due, screening, lapsed leases, a paused annotator, nothing open that nobody holds),

@@ -178,7 +178,7 @@ def _lock_with_sheet(assignment):
     """``(solution, sheet)``: ``queue.lock_solution``, then the sheet (None: ``_merge`` reads it).
 
     On PostgreSQL with ``STEPMARK_QUEUE_FUNCTIONS`` the lock, the reload and the sheet are
-    one call of ``stepmark_lock_sheet`` (migration 0008): the same statements in the same
+    one call of ``stepmark_lock_sheet`` (labeling/work/sql/): the same statements in the same
     order, but one round trip, so the lock is held for two round trips fewer. The solution
     is then the caller's instance (what may change on a solution row, its counter and queue
     position, is not read under this lock).

@@ -1,0 +1,165 @@
+-- stepmark_hand_out, version 1: created by migration 0007, replaced by version 2 (migration 0011).
+--
+-- Kept as it was so that migrating back before 0011 gives the function those migrations gave.
+-- Version 2's header says what the function does and which hand-out rules it shares with the
+-- Python path (labeling/work/queue.py).
+
+CREATE OR REPLACE FUNCTION stepmark_hand_out(
+    p_project bigint, p_annotator bigint, p_now timestamptz, p_lease_expires timestamptz,
+    p_overlap integer, p_requires_screening boolean, p_qc_rate double precision, p_qc_phase double precision)
+RETURNS TABLE (assignment_id bigint, solution_id bigint, problem_id bigint, generation_id bigint,
+               generation_number integer, problem text, ground_truth_answer text,
+               step_position integer, step_alternative integer, step_text text, step_source varchar,
+               step_author bigint)
+LANGUAGE plpgsql VOLATILE AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_status varchar;
+    v_standing varchar;
+    v_count bigint;
+    v_gen record;
+    v_levels integer[];
+    v_level integer;
+    v_solution bigint;
+    v_problem bigint;
+    v_generation bigint;
+    v_live bigint;
+    v_lapsed bigint;
+    v_id bigint;
+BEGIN
+    -- One person's tabs take turns (queue.next_assignment's first statement).
+    SELECT a.status, (SELECT st.state FROM labeling_annotatorprojectstatus st
+                      WHERE st.annotator_id = a.id AND st.project_id = p_project)
+      INTO v_status, v_standing
+      FROM labeling_annotator a WHERE a.id = p_annotator FOR UPDATE;
+    IF NOT FOUND OR v_status <> 'active' THEN
+        RETURN;
+    END IF;
+    -- screening.work_gate: only a plain "active" standing (or none, without screening).
+    IF v_standing IS NULL THEN
+        IF p_requires_screening THEN
+            RETURN;
+        END IF;
+    ELSIF v_standing <> 'active' THEN
+        RETURN;
+    END IF;
+    -- Own unfinished work comes back first (queue._resume_own).
+    IF EXISTS (SELECT 1 FROM labeling_assignment a JOIN labeling_solution s ON s.id = a.solution_id
+               WHERE a.annotator_id = p_annotator AND a.project_id = p_project AND (a.state = 'active'
+                   OR (a.state = 'expired' AND (s.live_assignments < p_overlap OR s.is_gold OR s.is_screening)))) THEN
+        RETURN;
+    END IF;
+    -- Gold due now (queue.quality_control_due, the same floating-point arithmetic).
+    IF p_qc_rate > 0 THEN
+        SELECT count(*) INTO v_count FROM labeling_assignment a
+         WHERE a.annotator_id = p_annotator AND a.project_id = p_project;
+        IF floor((v_count + 1) * p_qc_rate + p_qc_phase) > floor(v_count * p_qc_rate + p_qc_phase) THEN
+            RETURN;
+        END IF;
+    END IF;
+    -- Lapsed leases to reap (queue._reap_lapsed).
+    IF EXISTS (SELECT 1 FROM labeling_assignment a
+               WHERE a.project_id = p_project AND a.state = 'active' AND a.lease_expires_at < p_now) THEN
+        RETURN;
+    END IF;
+
+    FOR v_gen IN SELECT x.id, x.number FROM (
+                     SELECT g.id, g.number FROM labeling_generation g WHERE g.project_id = p_project
+                     UNION ALL SELECT NULL::bigint, NULL::integer) x
+                 ORDER BY x.id IS NULL, x.number DESC LOOP
+        LOOP  -- queue._claim_open: until this generation has no open solution left
+            -- The head of each counter value, earliest in queue order first (queue._next_open).
+            IF v_gen.id IS NULL THEN
+                SELECT array_agg(l.level ORDER BY h.selection_rank IS NULL, COALESCE(h.selection_rank, 0), h.id)
+                  INTO v_levels
+                  FROM generate_series(0, p_overlap - 1) AS l(level)
+                  CROSS JOIN LATERAL (
+                      SELECT s.selection_rank, s.id FROM labeling_solution s
+                       WHERE s.project_id = p_project AND s.generation_id IS NULL AND s.live_assignments = l.level
+                         AND NOT s.is_gold AND NOT s.is_screening
+                         AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
+                                         WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
+                       ORDER BY s.project_id, s.generation_id, s.live_assignments, s.selection_rank NULLS LAST, s.id
+                       LIMIT 1) h;
+            ELSE
+                SELECT array_agg(l.level ORDER BY h.selection_rank IS NULL, COALESCE(h.selection_rank, 0), h.id)
+                  INTO v_levels
+                  FROM generate_series(0, p_overlap - 1) AS l(level)
+                  CROSS JOIN LATERAL (
+                      SELECT s.selection_rank, s.id FROM labeling_solution s
+                       WHERE s.project_id = p_project AND s.generation_id = v_gen.id AND s.live_assignments = l.level
+                         AND NOT s.is_gold AND NOT s.is_screening
+                         AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
+                                         WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
+                       ORDER BY s.project_id, s.generation_id, s.live_assignments, s.selection_rank NULLS LAST, s.id
+                       LIMIT 1) h;
+            END IF;
+            v_solution := NULL;
+            FOREACH v_level IN ARRAY COALESCE(v_levels, '{}'::integer[]) LOOP
+                IF v_gen.id IS NULL THEN
+                    SELECT s.id, s.problem_id, s.generation_id INTO v_solution, v_problem, v_generation FROM labeling_solution s
+                     WHERE s.project_id = p_project AND s.generation_id IS NULL AND s.live_assignments = v_level
+                       AND NOT s.is_gold AND NOT s.is_screening
+                       AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
+                                       WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
+                     ORDER BY s.project_id, s.generation_id, s.live_assignments, s.selection_rank NULLS LAST, s.id
+                     LIMIT 1 FOR UPDATE OF s SKIP LOCKED;
+                ELSE
+                    SELECT s.id, s.problem_id, s.generation_id INTO v_solution, v_problem, v_generation FROM labeling_solution s
+                     WHERE s.project_id = p_project AND s.generation_id = v_gen.id AND s.live_assignments = v_level
+                       AND NOT s.is_gold AND NOT s.is_screening
+                       AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
+                                       WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
+                     ORDER BY s.project_id, s.generation_id, s.live_assignments, s.selection_rank NULLS LAST, s.id
+                     LIMIT 1 FOR UPDATE OF s SKIP LOCKED;
+                END IF;
+                EXIT WHEN v_solution IS NOT NULL;
+            END LOOP;
+            EXIT WHEN v_solution IS NULL;  -- on to the next generation
+
+            -- queue._count_live, under the solution's lock.
+            SELECT count(*), COALESCE(sum(CASE WHEN a.state = 'active' AND a.lease_expires_at < p_now
+                                          THEN 1 ELSE 0 END), 0)
+              INTO v_live, v_lapsed
+              FROM labeling_assignment a WHERE a.solution_id = v_solution AND a.state IN ('active', 'submitted');
+            IF v_lapsed > 0 THEN
+                UPDATE labeling_assignment SET state = 'expired'
+                 WHERE labeling_assignment.solution_id = v_solution AND state = 'active' AND lease_expires_at < p_now;
+            END IF;
+            v_live := v_live - v_lapsed;
+            IF v_live >= p_overlap THEN
+                -- The counter was behind (work added outside the queue): correct it, look again.
+                UPDATE labeling_solution SET live_assignments = v_live WHERE id = v_solution;
+                CONTINUE;
+            END IF;
+
+            -- queue._hand_out.
+            INSERT INTO labeling_assignment (project_id, solution_id, annotator_id, state, created_at, handed_out_at,
+                                             last_activity_at, lease_expires_at, finish_note, generation,
+                                             is_quality_control, is_screening)
+            VALUES (p_project, v_solution, p_annotator, 'active', p_now, p_now, p_now, p_lease_expires, '',
+                    v_gen.number, false, false)
+            RETURNING id INTO v_id;
+            UPDATE labeling_solution SET live_assignments = v_live + 1 WHERE id = v_solution;
+
+            assignment_id := v_id;
+            solution_id := v_solution;
+            problem_id := v_problem;
+            generation_id := v_generation;
+            generation_number := v_gen.number;
+            SELECT pr.problem, pr.ground_truth_answer INTO problem, ground_truth_answer
+              FROM labeling_problem pr WHERE pr.id = v_problem;
+            RETURN NEXT;
+            -- The payload's steps: a new assignment sees the model's steps only.
+            RETURN QUERY SELECT NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, NULL::integer, NULL::text,
+                                NULL::text, st.position::integer, st.alternative::integer, st.text, st.source,
+                                st.author_id
+                           FROM labeling_step st
+                          WHERE st.solution_id = v_solution AND st.author_id IS NULL
+                          ORDER BY st.position, st.alternative;
+            RETURN;
+        END LOOP;
+    END LOOP;
+    RETURN;  -- nothing open that nobody holds: the full path waits or answers "no work"
+END;
+$fn$;
