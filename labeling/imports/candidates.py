@@ -16,7 +16,7 @@ adds nothing. A missing ``final_answer`` is extracted from the last step; a miss
 """
 import dataclasses
 
-from ..grading import extract_answer, grade_pairs
+from ..grading.answers import extract_answer, grade_pairs
 from ..models import Problem, Solution, Step
 from .common import ImportFailed, ImportResult
 from .hashing import candidate_hash, problem_hash

@@ -68,7 +68,7 @@ def parse_problem(record, line):
         solution = text(record, "solution", line, nullable=True)
         answer = text(record, "answer", line, nullable=True, required=False)
         if answer is None and solution is not None:
-            from ..grading import last_boxed
+            from ..grading.answers import last_boxed
 
             answer = last_boxed(solution)
         subject_key = "type" if "type" in record else "subject"
