@@ -16,13 +16,8 @@ from django.db.models import Count, Q
 
 from labeling.models import Assignment, Solution
 from labeling.work import queue, submission
+from tests.factories import later, make_annotator, make_project, make_solution
 from tests.labeling.work.queue_child import claim_until_empty
-from tests.labeling.work.test_queue import (
-    later,
-    make_annotator,
-    make_project,
-    make_solution,
-)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

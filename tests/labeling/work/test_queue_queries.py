@@ -7,7 +7,6 @@ gold due, no screening), with token authentication as a real client uses it.
 """
 import pytest
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling.api.work_serializers import (
@@ -18,17 +17,9 @@ from labeling.api.work_serializers import (
 )
 from labeling.models import Annotator, Assignment, Step
 from labeling.work import queue, submission
-from tests.labeling.work.test_queue import make_project, make_solution
-
-from tests.labeling.api.conftest import make_user
+from tests.factories import make_project, make_solution, make_user, token_client
 
 pytestmark = pytest.mark.django_db
-
-
-def token_client(user):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
 
 
 def serializer_output(assignment):

@@ -7,14 +7,7 @@ import pytest
 from labeling.models import Assignment, Rating, Step
 from labeling.work import queue
 from labeling.work.submission import LabellingError, save_draft, submit
-from tests.labeling.work.test_queue import (
-    NOW,
-    later,
-    live,
-    make_annotator,
-    make_project,
-    make_solution,
-)
+from tests.factories import NOW, later, live, make_annotator, make_project, make_solution
 
 pytestmark = pytest.mark.django_db
 
