@@ -16,12 +16,6 @@ from django.db import connection
 from labeling.api.work_serializers import assignment_payload
 from labeling.models import Assignment, Solution
 from labeling.work import queue, submission
-from tests.labeling.work.test_queue import (
-    NOW,
-    make_annotator,
-    make_project,
-    make_solution,
-)
 
 pytestmark = pytest.mark.django_db
 

@@ -10,13 +10,6 @@ from django.db import transaction
 
 from labeling.models import Assignment, Solution
 from labeling.work import queue, submission
-from tests.labeling.work.test_queue import (
-    NOW,
-    later,
-    make_annotator,
-    make_project,
-    make_solution,
-)
 
 pytestmark = pytest.mark.django_db
 
