@@ -16,6 +16,7 @@ from django.db import connection
 from labeling.api.work_serializers import assignment_payload
 from labeling.models import Assignment, Solution
 from labeling.work import queue, submission
+from tests.factories import NOW, make_annotator, make_project, make_solution
 
 pytestmark = pytest.mark.django_db
 

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from labeling.models import Assignment, Solution
 from labeling.work import queue, submission
+from tests.factories import NOW, later, make_annotator, make_project, make_solution
 
 pytestmark = pytest.mark.django_db
 
