@@ -8,14 +8,34 @@ every item. ``rating_table`` indexes the columns once; every statistic takes tha
 Statistics: Krippendorff's alpha (ordinal by default; nominal and interval as options),
 Cohen's kappa for every pair of annotators (unweighted, linear or quadratic weights), Fleiss'
 kappa, agreement on the position of the first error, percentile bootstrap intervals, and
-each annotator against the others. Everything is vectorised with numpy: no Python loop runs
-over ratings, so a million ratings take well under a second.
+each annotator against the others.
+
+Who computes what was decided by ``python -m bench.agreement`` at a million ratings; its
+figures are in docs/performance.md, "Agreement statistics":
+
+- Krippendorff's alpha, overall and per annotator: the ``krippendorff`` package, on the value
+  counts of the items (as fast as our own arithmetic was, near enough).
+- Fleiss' kappa: statsmodels' ``fleiss_kappa`` on the same counts, imported on first use
+  (importing statsmodels is slow, and the web process imports this module).
+- Cohen's kappa stays ours, for speed: the dashboard needs it for every pair of annotators at
+  once, which here is one ``np.bincount`` for all their contingency tables, and scikit-learn's
+  ``cohen_kappa_score`` is one call per pair, many times slower (seconds at 40 annotators,
+  past the dashboard's cold budget). ``cohen_kappa`` for one pair shares that arithmetic, so a
+  pair and the matrix cannot disagree.
+- The bootstrap intervals stay ours, for speed: no library resamples, and calling one per
+  replicate takes seconds to a minute per interval where ours takes milliseconds. They keep
+  the coincidence (alpha), contingency (kappa) and per-item agreement (Fleiss) arithmetic,
+  summed over distinct item patterns.
+- First-error agreement is ours: no library computes it.
+
+The tests check every statistic against these packages to 1e-9.
 
 A statistic that has no value on the data (no item rated twice, one value only) raises
 ``AgreementUndefined`` with the reason, which a page can show as it is.
 """
 from typing import NamedTuple
 
+import krippendorff
 import numpy as np
 
 LEVELS = ("nominal", "ordinal", "interval")
@@ -135,19 +155,25 @@ def value_counts(table):
 
 
 def krippendorff_alpha(table, *, level="ordinal"):
-    """Krippendorff's alpha over all annotators, missing ratings allowed.
+    """Krippendorff's alpha over all annotators, missing ratings allowed (``krippendorff.alpha``).
 
-    The coincidence-matrix formulation: items rated fewer than twice are not pairable and
-    drop out. ``level`` picks the distance: ``"ordinal"`` (default; suits -1 < 0 < +1),
-    ``"nominal"`` or ``"interval"``.
+    Items rated fewer than twice are not pairable and drop out. ``level`` picks the distance:
+    ``"ordinal"`` (default; suits -1 < 0 < +1), ``"nominal"`` or ``"interval"``.
     """
     _check_level(level)
-    contributions = _item_coincidences(value_counts(table))
-    return _defined(_alpha(contributions.sum(0), table.domain, level), "Krippendorff's alpha", _alpha_reason)
+    return _defined(_package_alpha(value_counts(table), table.domain, level), "Krippendorff's alpha", _alpha_reason)
+
+
+def _package_alpha(counts, domain, level):
+    """``krippendorff.alpha`` on (items, values) counts; NaN where alpha has no value."""
+    if len(domain) < 2 or not (counts.sum(1) >= 2).any():
+        return np.nan  # the package raises here; the caller gives the reason
+    with np.errstate(invalid="ignore", divide="ignore"):  # one value only: 0 / 0
+        return float(krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level))
 
 
 def _item_coincidences(counts):
-    """(pairable items, values**2): each pairable item's share of the coincidence matrix."""
+    """(pairable items, values**2): each pairable item's share of the coincidence matrix (bootstrap)."""
     m = counts.sum(1)
     c = counts[m >= 2].astype(float)
     v = c.shape[1]
@@ -158,6 +184,7 @@ def _item_coincidences(counts):
 
 
 def _alpha(coincidences, domain, level):
+    """Alpha from a summed coincidence matrix: what ``bootstrap_alpha`` evaluates per replicate."""
     v = len(domain)
     o = coincidences.reshape(v, v)
     n_c = o.sum(0)
@@ -301,21 +328,32 @@ def fleiss_kappa(table):
 
 
 def fleiss_kappa_from_counts(counts):
-    """Fleiss' kappa from an (items, categories) table of rating counts."""
-    sums = _fleiss_contributions(np.asarray(counts, dtype=float)).sum(0)
-    return _defined(_fleiss(sums), "Fleiss' kappa", _fleiss_reason)
+    """Fleiss' kappa from an (items, categories) table of rating counts (statsmodels' ``fleiss_kappa``)."""
+    from statsmodels.stats.inter_rater import fleiss_kappa as package_fleiss_kappa
+
+    counts = np.asarray(counts, dtype=float)
+    _check_fleiss_design(counts)  # statsmodels would fail an assert
+    with np.errstate(invalid="ignore", divide="ignore"):  # one value only: 0 / 0
+        kappa = package_fleiss_kappa(counts)
+    return _defined(kappa, "Fleiss' kappa", _fleiss_reason)
+
+
+def _check_fleiss_design(counts):
+    n = counts.sum(1)
+    if len(n) == 0 or n.min() != n.max() or n[0] < 2:
+        raise AgreementUndefined(_fleiss_reason(None))
 
 
 def _fleiss_contributions(counts):
     # Per item: the category counts and the item's observed agreement P_i.
+    _check_fleiss_design(counts)
     n = counts.sum(1)
-    if len(n) == 0 or n.min() != n.max() or n[0] < 2:
-        raise AgreementUndefined(_fleiss_reason(None))
     p_i = ((counts**2).sum(1) - n) / (n * (n - 1))
     return np.column_stack([counts, p_i, np.ones(len(n))])
 
 
 def _fleiss(sums):
+    """Fleiss' kappa from summed per-item contributions: what the bootstrap evaluates per replicate."""
     counts, p_sum, items = sums[:-2], sums[-2], sums[-1]
     p_j = counts / counts.sum()
     p_e = (p_j**2).sum()
@@ -437,23 +475,19 @@ def per_annotator(table, *, level="ordinal", weights=None, min_shared=1):
     _check_level(level)
     counts = value_counts(table)
     pairable = counts.sum(1) >= 2
-    contributions = np.zeros((len(counts), counts.shape[1] ** 2))
-    contributions[pairable] = _item_coincidences(counts)
-    r = len(table.annotators)
-    # Sum each rater's items' shares of the coincidence matrix, one column at a time.
-    per_rater = np.column_stack([
-        np.bincount(table.rater, weights=contributions[table.item, k], minlength=r)
-        for k in range(contributions.shape[1])
-    ])
-    items = np.bincount(table.rater, weights=pairable[table.item], minlength=r).astype(int)
+    # The table is sorted by item, so a stable sort by rater lists each rater's items in order.
+    order = np.argsort(table.rater, kind="stable")
+    bounds = np.searchsorted(table.rater[order], np.arange(len(table.annotators) + 1))
     kappas = cohen_kappa_matrix(table, weights=weights, min_shared=min_shared)
     result = {}
     for code, annotator in enumerate(table.annotators.tolist()):
-        alpha = _alpha(per_rater[code], table.domain, level) if items[code] else np.nan
+        mine = table.item[order[bounds[code]:bounds[code + 1]]]
+        items = int(pairable[mine].sum())
+        alpha = _package_alpha(counts[mine], table.domain, level) if items else np.nan
         defined = [p.kappa for p in kappas.get(annotator, {}).values() if p.kappa is not None]
         result[annotator] = AnnotatorAgreement(
             None if np.isnan(alpha) else float(alpha),
-            int(items[code]),
+            items,
             float(np.mean(defined)) if defined else None,
             len(defined),
         )
