@@ -2,19 +2,22 @@
 
 ``queue.next_assignment`` asks ``stepmark_hand_out`` first on PostgreSQL and runs its own
 path when the function declines. These tests drive the same random session through both
-(two identical projects, one per path) and compare every answer, check that the function
-declines exactly the cases it leaves to Python without writing anything, and that its
-hand-out answers the API's payload without another read.
+(two identical projects, one per path) and compare every answer, run one scenario per
+hand-out rule through both (the function's header, labeling/work/sql/stepmark_hand_out.v2.sql,
+lists which rules it carries and which it leaves to Python), check that the function declines
+exactly the cases it leaves to Python without writing anything, and that its hand-out answers
+the API's payload without another read.
 """
 import random
 import uuid
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from labeling.api.work_serializers import assignment_payload
-from labeling.models import Assignment, Solution
+from labeling.models import AnnotatorProjectStatus, Assignment, GoldRating, Solution
+from labeling.quality import screening
 from labeling.work import queue, submission
 from tests.factories import NOW, make_annotator, make_project, make_solution
 
@@ -170,3 +173,209 @@ def test_a_hand_out_with_expired_own_work_goes_to_python():
     assert declines(ann, project, NOW)
     resumed = queue.next_assignment(ann, project, now=NOW)
     assert resumed.pk == mine.pk and resumed.state == Assignment.ACTIVE
+
+
+# One scenario per hand-out rule, through both paths ---------------------------------------
+#
+# Each scenario builds its project, then asks for work once or more. The asking runs twice from
+# the same rows (each run rolled back): with the function and without. Both runs must give the
+# expected solutions and leave the same rows behind, and the function must have answered (the
+# rules it carries itself) or declined (the cases it leaves to Python) as the scenario says.
+# Covered elsewhere: skipping rows another transaction holds (test_queue_concurrency.py runs
+# both paths), and expiring a lapsed lease found under the solution's lock (the function
+# declines before it whenever the project has a lapsed lease, so only a race reaches it).
+
+FUNCTION, PYTHON, NOT_ASKED = "function", "python", "not asked"
+
+
+def asks(*requests):
+    """``[(annotator, now)]``: the hand-outs a scenario asks for, in order."""
+    return list(requests)
+
+
+def scenario_order():
+    """Newest generation first, by rank (NULLs last) then id; unselected work last, by id."""
+    project = make_project(overlap=1)
+    older = make_solution(project, generation=1, rank=1)
+    second = make_solution(project, generation=2, rank=2)
+    unranked = make_solution(project, generation=2)
+    first = make_solution(project, generation=2, rank=1)
+    rest = [make_solution(project), make_solution(project)]
+    expected = [first, second, unranked, older, *rest, None]
+    by = [FUNCTION] * 6 + [PYTHON]  # nothing open: Python decides there is no work
+    return project, asks(*[(make_annotator(), NOW) for _ in expected]), expected, by
+
+
+def scenario_heads_of_each_counter_value():
+    """The earliest solution in queue order wins whatever its counter; a full one is passed over."""
+    project = make_project(overlap=3)
+    first = make_solution(project, generation=1, rank=1)
+    second = make_solution(project, generation=1, rank=2)
+    queue.next_assignment(make_annotator(), project, now=NOW)  # first: 1 live, second: 0
+    return project, asks(*[(make_annotator(), NOW) for _ in range(3)]), [first, first, second], [FUNCTION] * 3
+
+
+def scenario_never_the_same_solution_twice():
+    project = make_project(overlap=2)
+    had, other = make_solution(project), make_solution(project)
+    ann = make_annotator()
+    submission.submit(queue.next_assignment(ann, project, now=NOW), finish_reason="give_up", note="n", now=NOW)
+    return project, asks((ann, NOW), (make_annotator(), NOW)), [other, had], [FUNCTION] * 2
+
+
+def scenario_never_gold_or_screening_from_the_queue():
+    project = make_project(quality_control_rate=0)
+    make_solution(project, is_gold=True)
+    make_solution(project, is_screening=True)
+    ordinary = make_solution(project)
+    return project, asks((make_annotator(), NOW), (make_annotator(), NOW)), [ordinary, None], [FUNCTION, PYTHON]
+
+
+def scenario_a_counter_behind_is_corrected():
+    """Work added behind the queue's back: the recount under the lock passes the full solution over."""
+    project = make_project(overlap=2)
+    full, open_ = make_solution(project), make_solution(project)
+    for n in range(2):  # imported passes
+        Assignment.objects.create(project=project, solution=full, annotator=make_annotator(),
+                                  state=Assignment.SUBMITTED, source_hash=f"import-{n}")
+    Solution.objects.filter(pk=full.pk).update(live_assignments=0)
+    return project, asks((make_annotator(), NOW)), [open_], [FUNCTION]
+
+
+def scenario_own_active_work_comes_back():
+    project = make_project()
+    mine = make_solution(project)
+    make_solution(project)
+    ann = make_annotator()
+    queue.next_assignment(ann, project, now=NOW)
+    return project, asks((ann, NOW + timedelta(seconds=5))), [mine], [PYTHON]
+
+
+def scenario_own_expired_work_with_a_free_slot_comes_back():
+    project = make_project(overlap=1)
+    mine = make_solution(project)
+    make_solution(project)
+    ann = make_annotator()
+    held = queue.next_assignment(ann, project, now=NOW)
+    Assignment.objects.filter(pk=held.pk).update(state=Assignment.EXPIRED)
+    queue.recount_live_assignments(project)
+    return project, asks((ann, NOW + timedelta(seconds=5))), [mine], [PYTHON]
+
+
+def scenario_own_expired_work_whose_slot_was_taken_stays_behind():
+    project = make_project(overlap=1)
+    make_solution(project)
+    other = make_solution(project)
+    ann = make_annotator()
+    held = queue.next_assignment(ann, project, now=NOW)
+    Assignment.objects.filter(pk=held.pk).update(state=Assignment.EXPIRED)
+    queue.recount_live_assignments(project)
+    queue.next_assignment(make_annotator(), project, now=NOW)  # takes the freed slot
+    return project, asks((ann, NOW + timedelta(seconds=5))), [other], [FUNCTION]
+
+
+def scenario_gold_due():
+    project = make_project(quality_control_rate=1.0)
+    gold = make_solution(project, is_gold=True)
+    make_solution(project)
+    return project, asks((make_annotator(), NOW)), [gold], [PYTHON]
+
+
+def scenario_lapsed_leases_are_reaped_first():
+    """Every lapsed lease is expired before the search, so the earliest freed solution comes first."""
+    project = make_project(overlap=1, lease_seconds=60)
+    lapsed = [make_solution(project), make_solution(project)]
+    make_solution(project)
+    for _ in lapsed:
+        queue.next_assignment(make_annotator(), project, now=NOW)
+    return project, asks((make_annotator(), NOW + timedelta(seconds=61))), lapsed[:1], [PYTHON]
+
+
+def scenario_a_paused_annotator_gets_nothing():
+    project = make_project()
+    make_solution(project)
+    return project, asks((make_annotator(status="paused"), NOW)), [None], [PYTHON]
+
+
+def scenario_a_paused_standing_gets_nothing():
+    project = make_project()
+    make_solution(project)
+    ann = make_annotator()
+    screening.pause(ann, project, now=NOW)
+    return project, asks((ann, NOW)), [None], [PYTHON]
+
+
+def scenario_a_newcomer_is_screened_first():
+    project = make_project(requires_screening=True)
+    make_solution(project)
+    item = make_solution(project, is_screening=True)
+    GoldRating.objects.create(step=item.steps.get(position=0), value=1)
+    return project, asks((make_annotator(), NOW)), [item], [PYTHON]
+
+
+def scenario_an_active_standing_works_where_screening_is_required():
+    project = make_project(requires_screening=True)
+    ordinary = make_solution(project)
+    ann = make_annotator()
+    screening.resume(ann, project, now=NOW)
+    return project, asks((ann, NOW)), [ordinary], [FUNCTION]
+
+
+def scenario_an_inactive_project_hands_out_nothing():
+    project = make_project(is_active=False)
+    make_solution(project)
+    return project, asks((make_annotator(), NOW)), [None], [NOT_ASKED]
+
+
+SCENARIOS = {name[len("scenario_"):]: build for name, build in dict(globals()).items() if name.startswith("scenario_")}
+
+
+def run_scenario(project, requests, recorded):
+    """Ask for every request; ``(answers, who answered, rows left behind)``, in pk-free terms."""
+    answers, by = [], []
+    for annotator, now in requests:
+        recorded.clear()
+        got = queue.next_assignment(annotator, project, now=now)
+        answers.append(None if got is None else (got.solution_id, got.state, got.generation,
+                                                 got.is_quality_control, got.is_screening, got.lease_expires_at))
+        by.append(NOT_ASKED if not recorded else FUNCTION if recorded[0] else PYTHON)
+    rows = sorted(Assignment.objects.filter(project=project).values_list(
+        "annotator_id", "solution_id", "state", "generation", "is_quality_control", "is_screening",
+        "lease_expires_at", "handed_out_at"))
+    counters = sorted(Solution.objects.filter(project=project).values_list("pk", "live_assignments"))
+    standings = sorted(AnnotatorProjectStatus.objects.filter(project=project).values_list("annotator_id", "state"))
+    return answers, by, (rows, counters, standings)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_each_hand_out_rule_gives_the_same_answer_through_both_paths(name, settings, monkeypatch):
+    recorded = []
+    original = queue._hand_out_in_one
+
+    def recording(*args):
+        found = original(*args)
+        recorded.append(found is not None)
+        return found
+
+    monkeypatch.setattr(queue, "_hand_out_in_one", recording)
+    project, requests, expected, expected_by = SCENARIOS[name]()
+    runs = {}
+    for path in (FUNCTION, PYTHON):
+        settings.STEPMARK_QUEUE_FUNCTIONS = path == FUNCTION
+        with transaction.atomic():
+            runs[path] = run_scenario(project, requests, recorded)
+            transaction.set_rollback(True)
+    (answers, by, left), (python_answers, python_by, python_left) = runs[FUNCTION], runs[PYTHON]
+    assert [a and a[0] for a in answers] == [s and s.pk for s in expected]
+    assert answers == python_answers
+    assert left == python_left
+    assert by == expected_by
+    assert set(python_by) <= {NOT_ASKED}
+
+
+def test_a_counter_behind_ends_corrected_by_the_function():
+    """The scenario above through the function alone: the counter it passed over is right afterwards."""
+    project, requests, _, _ = scenario_a_counter_behind_is_corrected()
+    full = Solution.objects.filter(project=project).order_by("pk").first()
+    assert queue._hand_out_in_one(requests[0][0], project, NOW) is not None
+    assert Solution.objects.get(pk=full.pk).live_assignments == 2

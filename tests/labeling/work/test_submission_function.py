@@ -73,3 +73,29 @@ def test_a_missing_solution_or_assignment_is_reported(settings):
     orphan = Assignment(pk=task.pk, solution_id=task.solution_id + 1000, project=project)
     with transaction.atomic(), pytest.raises(Solution.DoesNotExist):
         submission._lock_with_sheet(orphan)
+
+
+@pytest.mark.parametrize("state", [Assignment.ACTIVE, Assignment.EXPIRED, Assignment.SUBMITTED])
+def test_both_reload_what_changed_since_the_assignment_was_read(state, settings):
+    """The mutable fields come from the row as committed, not from the caller's copy; a fresh pass has no ratings."""
+    project = make_project(allow_alternatives=True)
+    make_solution(project, steps=2, alternatives={0: 1})
+    task = queue.next_assignment(make_annotator(), project, now=NOW)
+    Assignment.objects.filter(pk=task.pk).update(
+        state=state, last_activity_at=later(7), lease_expires_at=later(8), total_time=5,
+        **({"finish_reason": "give_up", "finish_note": "n", "submitted_at": later(9), "submit_key": "k"}
+           if state == Assignment.SUBMITTED else {}))
+    answers = []
+    for functions in (True, False):
+        settings.STEPMARK_QUEUE_FUNCTIONS = functions
+        stale = Assignment.objects.select_related("project", "solution").get(pk=task.pk)
+        stale.state, stale.lease_expires_at, stale.total_time = Assignment.ACTIVE, NOW, None
+        with transaction.atomic():
+            _, sheet = submission._lock_with_sheet(stale)
+            sheet = sheet if sheet is not None else submission._sheet(stale)
+        answers.append(({name: getattr(stale, name) for name in queue.MUTABLE_FIELDS},
+                        sorted((key, e.value, e.stored) for key, e in sheet.items())))
+    assert answers[0] == answers[1]
+    fields, sheet = answers[0]
+    assert (fields["state"], fields["lease_expires_at"], fields["total_time"]) == (state, later(8), 5)
+    assert sheet == [((0, 0), None, False), ((0, 1), None, False), ((1, 0), None, False)]
