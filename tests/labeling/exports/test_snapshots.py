@@ -9,12 +9,7 @@ import pytest
 from annotator.celery import app
 from labeling import tasks
 from labeling.exports import ExportFilters, get_exporter, snapshots
-from tests.labeling.stats.dashboard_data import (
-    make_annotator,
-    make_project,
-    make_solution,
-    rated_pass,
-)
+from tests.factories import make_annotator, make_project, make_solution, rated_pass
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +22,7 @@ def rated_project():
     project = make_project(name="MATH phase 2")
     ann = make_annotator("ann")
     rated_pass(make_solution(project), ann, [1, 1, -1])
-    rated_pass(make_solution(project), ann, [1, 0, 1, 1])
+    rated_pass(make_solution(project, steps=4), ann, [1, 0, 1, 1])
     return project
 
 

@@ -4,12 +4,7 @@ from django.test import override_settings
 
 from labeling.models import Assignment, Rating
 from labeling.work import queue, submission
-from tests.labeling.work.test_queue import (
-    later,
-    make_annotator,
-    make_project,
-    make_solution,
-)
+from tests.factories import later, make_annotator, make_project, make_solution
 
 UNREACHABLE_STATS_CACHE = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

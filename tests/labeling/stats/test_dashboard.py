@@ -11,13 +11,7 @@ from labeling.stats import agreement, dashboard
 from labeling.stats import cache as stats_cache
 from labeling.stats.agreement_data import load_ratings, load_table
 from labeling.work import queue, submission
-from tests.labeling.stats.dashboard_data import (
-    T0,
-    make_annotator,
-    make_project,
-    make_solution,
-    rated_pass,
-)
+from tests.factories import T0, make_annotator, make_project, make_solution, rated_pass
 
 pytestmark = pytest.mark.django_db
 day = datetime.timedelta(days=1)
@@ -37,10 +31,10 @@ def rated():
         (1, 1, {bob: [1, 0, 0, 1], cy: [1, 0, 1, 1]}),
     ]
     for generation, offset, passes in plans:
-        solution = make_solution(project, steps=4, generation=generation, alternatives=[1])
+        solution = make_solution(project, steps=4, generation=generation, alternatives={1: 1})
         for k, (person, values) in enumerate(passes.items()):
             rated_pass(solution, person, values, at=T0 + offset * day + k * datetime.timedelta(minutes=3),
-                       alternatives={1: 0} if len(values) > 1 else None)
+                       alternatives={(1, 1): 0} if len(values) > 1 else None)
     # Left out of agreement: an unfinished pass and a pass without an annotator.
     rated_pass(make_solution(project, generation=1), ann, [1, -1], state=Assignment.ACTIVE)
     rated_pass(make_solution(project, generation=1), None, [1, 1])

@@ -5,13 +5,7 @@ import pytest
 
 from labeling.models import Assignment, Generation
 from labeling.stats.generations import generation_stats
-from tests.labeling.stats.dashboard_data import (
-    T0,
-    make_annotator,
-    make_project,
-    make_solution,
-    rated_pass,
-)
+from tests.factories import T0, make_annotator, make_project, make_solution, rated_pass
 
 pytestmark = pytest.mark.django_db
 
@@ -21,9 +15,9 @@ def test_hit_rate_selection_and_rating_time_per_generation():
     ann, bob = make_annotator("ann"), make_annotator("bob")
     # Generation 0: three selected; one found wrong by one of its two passes, one rated clean,
     # one not rated yet.
-    wrong = make_solution(project, generation=0, is_correct=False, verifier_score=0.9, selection_rank=2)
-    clean = make_solution(project, generation=0, is_correct=True, verifier_score=0.7, selection_rank=3)
-    waiting = make_solution(project, generation=0, is_correct=False, verifier_score=0.8, selection_rank=1)
+    wrong = make_solution(project, steps=4, generation=0, is_correct=False, verifier_score=0.9, rank=2)
+    clean = make_solution(project, steps=4, generation=0, is_correct=True, verifier_score=0.7, rank=3)
+    waiting = make_solution(project, generation=0, is_correct=False, verifier_score=0.8, rank=1)
     rated_pass(wrong, ann, [1, -1], seconds=30, at=T0)
     rated_pass(wrong, bob, [1, 1, 1, 1], seconds=90, at=T0 + datetime.timedelta(hours=2))
     rated_pass(clean, ann, [1, 1, 1, 1], seconds=60, at=T0 + datetime.timedelta(hours=1))

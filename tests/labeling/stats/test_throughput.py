@@ -5,13 +5,7 @@ import pytest
 
 from labeling.models import Assignment
 from labeling.stats import throughput
-from tests.labeling.stats.dashboard_data import (
-    T0,
-    make_annotator,
-    make_project,
-    make_solution,
-    rated_pass,
-)
+from tests.factories import T0, make_annotator, make_project, make_solution, rated_pass
 
 pytestmark = pytest.mark.django_db
 minutes = lambda n: datetime.timedelta(minutes=n)  # noqa: E731
@@ -22,10 +16,10 @@ def worked():
     """Ann: three passes on day one (10:00, 10:05, 12:00) and one on day two; Bob: one pass."""
     project = make_project(overlap=2)
     ann, bob = make_annotator("ann"), make_annotator("bob")
-    solutions = [make_solution(project, steps=4, alternatives=[0]) for _ in range(5)]
+    solutions = [make_solution(project, steps=4, alternatives={0: 1}) for _ in range(5)]
     rated_pass(solutions[0], ann, [1, 1, -1], at=T0 + minutes(60), seconds=60)  # 3 steps, 20 s each
     # 4 ratings: three steps and one alternative; a shown-but-unrated step does not count.
-    rated_pass(solutions[1], ann, [1, 0, 1, None], at=T0 + minutes(65), seconds=120, alternatives={0: -1})
+    rated_pass(solutions[1], ann, [1, 0, 1, None], at=T0 + minutes(65), seconds=120, alternatives={(0, 1): -1})
     rated_pass(solutions[2], ann, [-1], at=T0 + minutes(180), seconds=30)  # 1 step, 30 s
     rated_pass(solutions[3], ann, [1, 1, 1, 1], at=T0 + datetime.timedelta(days=1), seconds=40)
     rated_pass(solutions[4], bob, [1, 1], at=T0 + minutes(61), seconds=50)
