@@ -1,8 +1,9 @@
-"""Builders of test data, shared by every test module (pytest fixtures stay in conftest.py files).
+"""Builders of test data shared by the test modules, and the few readers of answers they share
+(pytest fixtures stay in conftest.py files).
 
-Rows are made straight through the ORM, the way a test wants them, not through the product's
-own paths: a test that needs an assignment handed out asks the queue (``take``), one that
-needs finished work in the past writes it (``rated_pass``).
+Rows are written straight through the ORM, the way a test wants them (``rated_pass`` writes a
+finished pass in the past); ``take`` and ``submit`` go through the queue and the submission rules
+instead, for tests that need work handed out and finished as the product does it.
 """
 import datetime
 import itertools
@@ -173,3 +174,27 @@ def rated_pass(solution, annotator, values, *, at=T0, seconds=60, state=Assignme
     Rating.objects.bulk_create(
         [Rating(assignment=assignment, step=steps[key], value=v, rated_at=at) for key, v in slots.items()])
     return assignment
+
+
+# Reading answers --------------------------------------------------------------------------
+
+# Words no key of an annotator's answer may contain: they would tell gold or the PRM's view.
+FORBIDDEN_IN_KEYS = ("gold", "is_correct", "verifier", "generation", "screening", "quality_control")
+
+
+def key_paths(data, prefix=""):
+    """Every key path in a JSON value, lists written as ``[]``: its key structure."""
+    paths = set()
+    if isinstance(data, dict):
+        for key, value in data.items():
+            paths.add(prefix + "." + key)
+            paths |= key_paths(value, prefix + "." + key)
+    elif isinstance(data, list):
+        for item in data:
+            paths |= key_paths(item, prefix + "[]")
+    return paths
+
+
+def keys(data):
+    """Every key name anywhere in a JSON value."""
+    return {path.rsplit(".", 1)[-1] for path in key_paths(data)}

@@ -16,7 +16,7 @@ from labeling.imports import run_import
 from labeling.models import Assignment, Project, Solution
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from tests.e2e.conftest import gsm8k_slice, wait_for
-from tests.labeling.api.conftest import client_for, make_user
+from tests.factories import client_for, make_user
 
 pytestmark = pytest.mark.e2e
 

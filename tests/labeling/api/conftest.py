@@ -1,24 +1,9 @@
 """Users in each role, API clients signed in as them, and a small project."""
 import pytest
-from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from labeling.access.roles import grant_role
 from labeling.models import Project
-
-
-def make_user(username, *roles, **extra):
-    user = get_user_model().objects.create_user(username, password="a-long-test-password", **extra)
-    for role in roles:
-        grant_role(user, role)
-    return user
-
-
-def client_for(user):
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    return client
+from tests.factories import client_for, make_user
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,7 @@
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from .conftest import make_user
+from tests.factories import make_user
 
 
 def test_token_for_username_and_password_then_token_auth(db):

@@ -7,11 +7,7 @@ from django.urls import reverse
 
 from labeling.models import Assignment, GoldRating, Rating
 from labeling.quality import screening
-from tests.labeling.stats.dashboard_data import (
-    make_annotator,
-    make_solution,
-    rated_pass,
-)
+from tests.factories import make_annotator, make_solution, rated_pass
 
 
 @pytest.fixture
@@ -20,7 +16,7 @@ def rated(project):
     project.save()
     ann, bob = make_annotator("=ann"), make_annotator("bob")
     for values in ([1, 1, -1], [1, 0, 1]):
-        solution = make_solution(project, steps=3, generation=0)
+        solution = make_solution(project, steps=["step 0", "step 1", "step 2"], generation=0)
         rated_pass(solution, ann, values)
         rated_pass(solution, bob, [1, 1, 1])
     return ann, bob

@@ -8,11 +8,7 @@ from django.urls import reverse
 from annotator.celery import app
 from labeling.exports import ExportFilters, get_exporter, snapshots
 from labeling.models import Project
-from tests.labeling.stats.dashboard_data import (
-    make_annotator,
-    make_solution,
-    rated_pass,
-)
+from tests.factories import make_annotator, make_solution, rated_pass
 
 
 @pytest.fixture(autouse=True)

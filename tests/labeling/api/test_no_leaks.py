@@ -14,32 +14,13 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling.models import Generation, GoldRating, Step
-from tests.labeling.work.test_queue import make_project, make_solution
+from tests.factories import FORBIDDEN_IN_KEYS, key_paths, keys, make_project, make_solution, make_user
 
-from .conftest import make_user
 
 pytestmark = pytest.mark.django_db
 
-FORBIDDEN_IN_KEYS = ("gold", "is_correct", "verifier", "generation", "screening", "quality_control")
 # Values only the gold solution carries; none may show up anywhere in an annotator's answers.
 GOLD_TELLS = ("secret-generator-x", "31415926", "987654321", "86420531", "approver-zed", "Gold problem answer 17")
-
-
-def key_paths(data, prefix=""):
-    """Every key path in a JSON value, lists written as ``[]``: its key structure."""
-    paths = set()
-    if isinstance(data, dict):
-        for key, value in data.items():
-            paths.add(prefix + "." + key)
-            paths |= key_paths(value, prefix + "." + key)
-    elif isinstance(data, list):
-        for item in data:
-            paths |= key_paths(item, prefix + "[]")
-    return paths
-
-
-def keys(data):
-    return {path.rsplit(".", 1)[-1] for path in key_paths(data)}
 
 
 @pytest.fixture

@@ -7,11 +7,18 @@ from django.urls import reverse
 
 from labeling.models import Annotator, Assignment, GoldProposal, GoldRating, Solution
 from labeling.quality import gold, screening
-from tests.labeling.quality.test_gold import make_gold, submit, take
-from tests.labeling.work.test_queue import make_annotator, make_solution
+from tests.factories import (
+    FORBIDDEN_IN_KEYS,
+    client_for,
+    keys,
+    make_annotator,
+    make_gold,
+    make_solution,
+    make_user,
+    submit,
+    take,
+)
 
-from .conftest import client_for, make_user
-from .test_no_leaks import FORBIDDEN_IN_KEYS, keys
 
 pytestmark = pytest.mark.django_db
 

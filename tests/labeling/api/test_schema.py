@@ -6,7 +6,7 @@ import yaml
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from .conftest import make_user
+from tests.factories import make_user
 
 PATHS = [
     "/api/auth/token/", "/api/me/", "/api/projects/", "/api/projects/{id}/", "/api/projects/{id}/imports/",

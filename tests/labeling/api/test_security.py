@@ -12,7 +12,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.converters import IntConverter, UUIDConverter
 from rest_framework.test import APIClient
 
-from .conftest import make_user
+from tests.factories import make_user
 
 METHODS = ["get", "post", "put", "patch", "delete"]
 

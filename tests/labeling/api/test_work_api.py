@@ -8,21 +8,13 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling.models import Annotator, Assignment, Project, Rating
-from tests.labeling.work.test_queue import make_project, make_solution
+from tests.factories import make_project, make_solution, make_user, token_client
 
-from .conftest import make_user
 
 pytestmark = pytest.mark.django_db
-
-
-def token_client(user):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
 
 
 @pytest.fixture

@@ -2,19 +2,11 @@
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 
-from labeling.access.roles import grant_role
 from labeling.models import Project
+from tests.factories import PASSWORD, make_user
 
 pytestmark = pytest.mark.django_db
-
-
-def make_user(username, *roles, staff=False):
-    user = get_user_model().objects.create_user(username, password="pw-" + username, is_staff=staff)
-    for role in roles:
-        grant_role(user, role)
-    return user
 
 
 @pytest.fixture
@@ -44,7 +36,7 @@ def test_login_page_loads_the_built_frontend_and_logs_in(client):
     assert b"KaTeX_Main-Regular" in css
 
     make_user("ann", "annotator")
-    response = client.post("/accounts/login/", {"username": "ann", "password": "pw-ann"})
+    response = client.post("/accounts/login/", {"username": "ann", "password": PASSWORD})
     assert response.status_code == 302 and response["Location"] == "/"
     bad = client.post("/accounts/login/", {"username": "ann", "password": "wrong"})
     assert "didn't match" in bad.content.decode()
@@ -78,7 +70,7 @@ def test_account_without_a_role_sees_no_project(client, projects):
 
 
 def test_staff_get_the_admin_link(client, projects):
-    client.force_login(make_user("boss", staff=True))
+    client.force_login(make_user("boss", is_staff=True))
     html = client.get("/").content.decode()
     assert 'href="/admin/"' in html
     assert all(f'data-project-id="{p.pk}"' in html for p in projects)  # staff hold every role

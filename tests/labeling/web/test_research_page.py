@@ -3,7 +3,7 @@ import pytest
 from django.urls import reverse
 
 from labeling.models import Project
-from tests.labeling.web.test_pages import make_user
+from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 
