@@ -15,7 +15,13 @@
 //         carries the trajectory on to the next position; rated -1 the pass ends there.
 //     The server accepts ``solution`` only when every -1 on the solution's own steps is
 //     carried on like that, which is why any other -1 ends the pass in phase 1 too;
-//   - rating every step without an uncorrected -1 finishes the pass as solution.
+//   - rating every step without an uncorrected -1 finishes the pass as solution;
+//   - a finish is offered only where the server would take it: a rating the walk did not reach
+//     (a step rated past the -1 that ends the pass, an own step the page did not offer: a draft
+//     from another client, or project settings changed mid-pass) offers none, as the server
+//     refuses both found_error and solution there.
+// tests/vectors/submission_rules.json holds scenarios that this file (frontend/tests/
+// sequence.test.js) and the server (tests/labeling/work/test_rule_vectors.py) must both answer.
 // Plain functions over the API's assignment payload and a ratings Map, no DOM.
 
 /** The ``alternative`` of the annotator's own step: its server index is not needed here. */
@@ -106,15 +112,29 @@ export function sequence(assignment, ratings) {
     }
     // The server counts every model completion here, shown or not (labelling._check_human_steps).
     const allBad = models.every((a) => valueOf(ratings, position, a.alternative) === -1);
-    if (!(project.allow_human_steps && allBad)) return stop(null, "found_error");
+    if (!(project.allow_human_steps && allBad)) return stop(null, offered("found_error", items, ratings, position));
     const own = ratings.get(stepKey(position, HUMAN));
     const item = { position, alternative: HUMAN, human: true, text: own && own.text ? own.text : null };
     items.push(item);
-    if (!item.text) return stop(item, "found_error");
+    if (!item.text) return stop(item, offered("found_error", items, ratings, position));
     if (own.value === null || own.value === undefined) return stop(item, null);
-    if (own.value === -1) return stop(null, "found_error");
+    if (own.value === -1) return stop(null, offered("found_error", items, ratings, position));
   }
-  return stop(null, items.length ? "solution" : null);
+  return stop(null, items.length ? offered("solution", items, ratings, Infinity) : null);
+}
+
+// ``reason`` for a pass that ends at ``position``, or null where a rating lies outside the walk:
+// a step rated after that position, or an own step the walk did not offer. (Alternatives the
+// walk skips at or before it, as phase 2 does at steps that are not -1, do not matter.)
+function offered(reason, items, ratings, position) {
+  const walked = new Set(items.map((i) => stepKey(i.position, i.alternative)));
+  for (const [key, rating] of ratings) {
+    if (walked.has(key)) continue;
+    const rated = (rating.value !== null && rating.value !== undefined) || Boolean(rating.text);
+    const [at, alternative] = key.split(":");
+    if (rated && (Number(at) > position || alternative === HUMAN)) return null;
+  }
+  return reason;
 }
 
 // The alternative a phase-1 trajectory goes on with after a -1 own step: the lowest-index one
