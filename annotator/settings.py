@@ -150,6 +150,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    # A domain refusal (labeling.errors.DomainError) becomes {"detail", "field"} here, not in each view.
+    "EXCEPTION_HANDLER": "labeling.api.errors.exception_handler",
 }
 
 SPECTACULAR_SETTINGS = {

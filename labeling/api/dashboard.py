@@ -121,7 +121,7 @@ class AnnotatorTableView(APIView):
         project = get_object_or_404(Project, pk=pk)
         wanted = request.query_params.get("format", "json")
         if wanted not in ("json", "csv"):
-            return HttpResponse(_json({"format": ["Use json or csv."]}), status=400, content_type="application/json")
+            raise serializers.ValidationError({"format": ["Use json or csv."]})
         body, meta = cached_dashboard(request, project)
         rows = table_rows(project, body)
         if wanted == "json":

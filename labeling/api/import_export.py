@@ -70,12 +70,8 @@ class ImportView(APIView):
         form = ImportRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         upload = form.validated_data["file"]
-        try:
-            result = run_import(form.validated_data["format"], upload, project, path=upload.name)
-        except ImportFailed as exc:
-            return Response(
-                {"detail": str(exc), "line": exc.line, "field": exc.field}, status=status.HTTP_400_BAD_REQUEST
-            )
+        # Bad input raises ImportFailed, answered {detail, line, field} by labeling.api.errors.
+        result = run_import(form.validated_data["format"], upload, project, path=upload.name)
         return Response(ImportResultSerializer(result.as_dict()).data, status=status.HTTP_201_CREATED)
 
 

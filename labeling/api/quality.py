@@ -4,7 +4,8 @@ Thin views over ``labeling.quality.gold``, ``labeling.quality.screening`` and ``
 endpoint but ``my-status`` is for leads (``IsLead``; staff pass too); ``my-status`` tells an
 annotator their own standing and never carries a score, a threshold, a reason or a gold
 value. The leads' table of annotators with their standing and gold score is the
-dashboard's (labeling/api/dashboard.py).
+dashboard's (labeling/api/dashboard.py). A rule's refusal (``GoldError``, ``ConsensusError``) is
+raised, and answered by ``labeling.api.errors``.
 """
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -13,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling.access.permissions import IsAnnotator, IsLead
+from labeling.errors import DomainError
 from labeling.models import (
     Annotator,
     AnnotatorProjectStatus,
@@ -121,10 +123,6 @@ class QualitySettingsSerializer(serializers.ModelSerializer):
         }
 
 
-def refusal(error):
-    return Response({"detail": error.message, "field": error.field}, status=status.HTTP_400_BAD_REQUEST)
-
-
 def slots(items):
     return {(item["position"], item["alternative"]): item["value"] for item in items}
 
@@ -164,11 +162,8 @@ class SolutionGoldView(APIView):
         solution = get_object_or_404(Solution, pk=pk)
         form = GoldRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        try:
-            gold.set_gold(solution, slots(form.validated_data["ratings"]), request.user,
-                          screening=form.validated_data.get("is_screening"))
-        except gold.GoldError as error:
-            return refusal(error)
+        gold.set_gold(solution, slots(form.validated_data["ratings"]), request.user,
+                      screening=form.validated_data.get("is_screening"))
         solution.refresh_from_db()
         return Response(gold_body(solution))
 
@@ -191,11 +186,8 @@ class GoldFromAssignmentView(APIView):
         form.is_valid(raise_exception=True)
         assignment = Assignment.objects.filter(pk=form.validated_data["assignment"], solution=solution).first()
         if assignment is None:
-            return refusal(gold.GoldError("No such assignment of this solution.", field="assignment"))
-        try:
-            gold.gold_from_assignment(assignment, request.user, screening=form.validated_data.get("is_screening"))
-        except gold.GoldError as error:
-            return refusal(error)
+            raise DomainError("No such assignment of this solution.", field="assignment")
+        gold.gold_from_assignment(assignment, request.user, screening=form.validated_data.get("is_screening"))
         solution.refresh_from_db()
         return Response(gold_body(solution))
 
@@ -209,10 +201,7 @@ class GoldProposeView(APIView):
                    responses={201: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
     def post(self, request, pk):
         solution = get_object_or_404(Solution.objects.select_related("project"), pk=pk)
-        try:
-            proposal = gold.propose_gold_from_consensus(solution)
-        except gold.GoldError as error:
-            return refusal(error)
+        proposal = gold.propose_gold_from_consensus(solution)
         return Response(ProposalSerializer(proposal).data, status=status.HTTP_201_CREATED)
 
 
@@ -233,17 +222,13 @@ class ProposalListView(APIView):
         state = request.query_params.get("state")
         if state:
             if state not in dict(GoldProposal.STATE_CHOICES):
-                return refusal(gold.GoldError("state must be pending, approved or rejected.", field="state"))
+                raise DomainError("state must be pending, approved or rejected.", field="state")
             rows = rows.filter(state=state)
         return Response(ProposalSerializer(rows.order_by("-created_at", "-pk"), many=True).data)
 
 
 def decide_proposal(request, pk, decide):
-    proposal = get_object_or_404(GoldProposal, pk=pk)
-    try:
-        proposal = decide(proposal, request.user)
-    except gold.GoldError as error:
-        return refusal(error)
+    proposal = decide(get_object_or_404(GoldProposal, pk=pk), request.user)
     return Response(ProposalSerializer(proposal).data)
 
 
@@ -297,11 +282,7 @@ class ConsensusView(APIView):
         solution = get_object_or_404(Solution, pk=pk)
         form = AdjudicationRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        try:
-            consensus.adjudicate(solution, slots(form.validated_data["ratings"]), request.user,
-                                 form.validated_data["note"])
-        except consensus.ConsensusError as error:
-            return refusal(error)
+        consensus.adjudicate(solution, slots(form.validated_data["ratings"]), request.user, form.validated_data["note"])
         return Response(consensus_body(solution))
 
 

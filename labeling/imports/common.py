@@ -7,18 +7,23 @@ import sys
 import time
 from pathlib import Path
 
+from labeling.errors import DomainError
 
-class ImportFailed(Exception):
-    """Bad input. The message names the file, the line and the field."""
+
+class ImportFailed(DomainError):
+    """Bad input. The message names the file, the line and the field (``reason`` is the bare message)."""
 
     def __init__(self, message, *, path=None, line=None, field=None):
-        self.path, self.line, self.field, self.reason = path, line, field, message
         where = ":".join(str(p) for p in (path, line) if p is not None)
         parts = [where] if where else []
         if field:
             parts.append(f"field '{field}'")
         parts.append(message)
-        super().__init__(": ".join(parts))
+        super().__init__(": ".join(parts), field)
+        self.path, self.line, self.reason = path, line, message
+
+    def as_answer(self):
+        return {"detail": self.message, "line": self.line, "field": self.field}
 
     def at(self, path):
         """The same error, with the file named (the reader knows the line, the caller the file)."""

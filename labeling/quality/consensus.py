@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from django.db import transaction
 
+from labeling.errors import DomainError
 from labeling.models import Adjudication, Assignment, Rating, Step
 
 # The ``labeler`` of consensus records in exports: fixed, so that every export and re-import
@@ -33,11 +34,8 @@ class Consensus(NamedTuple):
     adjudicated: bool
 
 
-class ConsensusError(Exception):
-    def __init__(self, message, field=None):
-        super().__init__(message)
-        self.message = message
-        self.field = field
+class ConsensusError(DomainError):
+    """An adjudication a lead must fix; ``field`` names the offending input."""
 
 
 def majority(values):

@@ -22,6 +22,7 @@ from typing import NamedTuple
 from django.db import transaction
 from django.utils import timezone
 
+from labeling.errors import DomainError
 from labeling.models import (
     Assignment,
     GoldProposal,
@@ -35,13 +36,8 @@ from labeling.models import (
 VALUES = (-1, 0, 1)
 
 
-class GoldError(Exception):
+class GoldError(DomainError):
     """Gold input a lead must fix; ``field`` names the offending input."""
-
-    def __init__(self, message, field=None):
-        super().__init__(message)
-        self.message = message
-        self.field = field
 
 
 class Comparison(NamedTuple):

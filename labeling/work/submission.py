@@ -20,18 +20,14 @@ from django.db import connection, transaction
 from django.db.models.signals import post_save, pre_save
 from django.utils import timezone
 
+from labeling.errors import DomainError
 from labeling.models import Assignment, FinishReason, Rating, Solution, Step
 from labeling.quality import screening
 from labeling.work import queue, rows
 
 
-class LabellingError(Exception):
+class LabellingError(DomainError):
     """Input that breaks a labelling rule; ``field`` names the offending input."""
-
-    def __init__(self, message, field=None):
-        super().__init__(message)
-        self.message = message
-        self.field = field
 
 
 class Entry:
