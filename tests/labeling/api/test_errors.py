@@ -1,0 +1,89 @@
+"""Refusals: a domain error raised under any view is answered in one place (labeling/api/errors.py).
+
+The views of labeling/api/ raise; these tests pin the answer's exact bytes and status for each
+kind of refusal, that DRF's own errors keep DRF's shape, and that nothing else is swallowed.
+"""
+import pytest
+from django.urls import reverse
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.test import APIRequestFactory
+from rest_framework.views import APIView
+
+from labeling.errors import DomainError
+from labeling.imports import ImportFailed
+from labeling.quality.consensus import ConsensusError
+from labeling.quality.gold import GoldError
+from labeling.work.submission import LabellingError
+from tests.factories import make_user, token_client
+
+
+def answer_to(error):
+    """The rendered answer of a view that raises ``error``."""
+
+    class Refusing(APIView):
+        authentication_classes = []
+        permission_classes = [AllowAny]
+
+        def get(self, request):
+            raise error
+
+    return Refusing.as_view()(APIRequestFactory().get("/")).render()
+
+
+@pytest.mark.parametrize("kind", [DomainError, LabellingError, GoldError, ConsensusError])
+def test_every_rules_refusal_is_a_400_naming_the_field(kind):
+    answer = answer_to(kind("-1, 0 or +1.", field="ratings[2].value"))
+    assert answer.status_code == 400
+    assert answer["Content-Type"] == "application/json"
+    assert answer.content == b'{"detail":"-1, 0 or +1.","field":"ratings[2].value"}'
+
+
+def test_a_refusal_of_the_whole_request_has_a_null_field():
+    assert answer_to(GoldError("Already approved.")).content == b'{"detail":"Already approved.","field":null}'
+
+
+def test_a_refusal_may_carry_another_status():
+    answer = answer_to(DomainError("The lease went to someone else.", status=409))
+    assert answer.status_code == 409
+    assert answer.content == b'{"detail":"The lease went to someone else.","field":null}'
+
+
+def test_an_import_refusal_also_names_the_line():
+    answer = answer_to(ImportFailed("must be a string", path="x.jsonl", line=3, field="problem"))
+    assert answer.status_code == 400
+    assert answer.content == b'{"detail":"x.jsonl:3: field \'problem\': must be a string","line":3,"field":"problem"}'
+
+
+def test_drfs_own_errors_keep_drfs_shape():
+    answer = answer_to(serializers.ValidationError({"since": ["Enter a valid date."]}))
+    assert answer.status_code == 400
+    assert answer.content == b'{"since":["Enter a valid date."]}'
+
+
+def test_anything_else_is_not_swallowed():
+    with pytest.raises(ZeroDivisionError):
+        answer_to(ZeroDivisionError("a bug"))
+
+
+def test_the_annotator_table_names_a_bad_format(clients, project):
+    answer = clients["lead"].get(reverse("api:project-annotators", args=[project.pk]), {"format": "xml"})
+    assert answer.status_code == 400
+    assert answer.json() == {"format": ["Use json or csv."]}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name, empty", [
+    ("api:me-assignments", {"count": 0, "next": None, "previous": None, "results": []}),
+    ("api:me-counts", []),
+])
+def test_the_loops_lists_answer_json_to_a_token_whatever_accept_asks(name, empty):
+    client = token_client(make_user("alice", "annotator"))
+    answer = client.get(reverse(name), HTTP_ACCEPT="text/html")
+    assert answer.status_code == 200 and answer["Content-Type"] == "application/json"
+    assert answer.json() == empty
+    # A bad token is refused as by the rest of the API.
+    client.credentials(HTTP_AUTHORIZATION="Token 0123456789abcdef0123456789abcdef01234567")
+    refused, elsewhere = client.get(reverse(name)), client.get(reverse("api:me"))
+    assert (refused.status_code, refused.content) == (elsewhere.status_code, elsewhere.content)
+    assert refused.json() == {"detail": "Invalid token."}
