@@ -229,8 +229,10 @@ STEPMARK_SCORING_BATCH = int(os.environ.get("STEPMARK_SCORING_BATCH", "256"))
 # project and delete those older than D days (0 turns a rule off); the newest always stays.
 STEPMARK_EXPORT_KEEP = int(os.environ.get("STEPMARK_EXPORT_KEEP", "30"))
 STEPMARK_EXPORT_RETENTION_DAYS = float(os.environ.get("STEPMARK_EXPORT_RETENTION_DAYS", "0"))
-# Seconds an answer-equivalence check may take before it is judged "not equivalent".
+# Seconds an answer-equivalence check may take before it is judged "not equivalent", and the
+# grading worker processes running such checks at once (labeling/grading/answers.py).
 STEPMARK_GRADING_TIMEOUT = float(os.environ.get("STEPMARK_GRADING_TIMEOUT", "5"))
+STEPMARK_GRADING_WORKERS = int(os.environ.get("STEPMARK_GRADING_WORKERS", "2"))
 # Seconds a slow lead dashboard may lag behind the submits before a read recomputes it
 # (labeling/stats/cache.py; a quick one is always exact).
 STEPMARK_DASHBOARD_MAX_STALE = float(os.environ.get("STEPMARK_DASHBOARD_MAX_STALE", "60"))

@@ -10,9 +10,10 @@
 
 math-verify runs in worker processes (``labeling.grading.pool``): a sympy comparison can hang
 for ever, and math-verify's own timeout needs the main thread, so its timeouts are switched
-off and the pool kills a worker that overruns ``timeout`` seconds (settings
-``STEPMARK_GRADING_TIMEOUT``, 5 by default; at most ``STEPMARK_GRADING_WORKERS`` workers, 2 by
-default). This works from any thread and any worker pool.
+off and the pool kills a worker that overruns ``timeout`` seconds (Django setting
+``STEPMARK_GRADING_TIMEOUT``; at most ``STEPMARK_GRADING_WORKERS`` workers; both read in
+annotator/settings.py). The worker processes need neither: they get each comparison's work
+and nothing else (labeling/grading/worker.py). This works from any thread and any worker pool.
 A comparison that times out counts as not equivalent.
 """
 import functools
@@ -20,12 +21,12 @@ import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
 
+from django.conf import settings
+
 from labeling.grading.pool import GradingTimeout, WorkerFailed, get_pool
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT = 5.0
-DEFAULT_WORKERS = 2
 # Longer answers are compared as strings only: a real final answer is short, and parsing
 # pages of LaTeX is where sympy gets lost.
 MAX_ANSWER_CHARS = 1000
@@ -182,18 +183,9 @@ def _verify(answer, truth, timeout):
     return reply["equal"]
 
 
-def _settings(name, default):
-    try:
-        from django.conf import settings
-
-        return getattr(settings, name, default) if settings.configured else default
-    except ImportError:
-        return default
-
-
 def _default_timeout():
-    return _settings("STEPMARK_GRADING_TIMEOUT", DEFAULT_TIMEOUT)
+    return settings.STEPMARK_GRADING_TIMEOUT
 
 
 def _worker_count():
-    return _settings("STEPMARK_GRADING_WORKERS", DEFAULT_WORKERS)
+    return settings.STEPMARK_GRADING_WORKERS
