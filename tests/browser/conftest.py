@@ -10,10 +10,9 @@ import os
 import shutil
 
 import pytest
-from django.contrib.auth import get_user_model
 
-from labeling.access.roles import grant_role
 from tests.conftest import ROOT
+from tests.factories import PASSWORD
 
 # Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
 # thread with a running loop unless told that this is deliberate.
@@ -25,7 +24,6 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run",
 ]
-PASSWORD = "a-long-test-password"
 
 
 def chromium_path():
@@ -71,13 +69,6 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-def make_user(username, *roles):
-    user = get_user_model().objects.create_user(username, password=PASSWORD)
-    for role in roles:
-        grant_role(user, role)
-    return user
-
-
 def log_in(page, live_server, username, next_path="/"):
     """Log in through the login page, as a person does."""
     page.goto(f"{live_server.url}/accounts/login/?next={next_path}")
@@ -91,28 +82,6 @@ def screenshot(page, name):
     """Save ``tests/screenshots/<name>.png`` (see docs/screenshots.md)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
-
-
-def make_task(steps, problem="Find $x$ if $2x + 3 = 7$.", answer="2", alternatives=None, **project_fields):
-    """A project with one phase-2 solution whose steps are ``steps`` (texts, in order).
-
-    ``alternatives`` maps a position to the texts of its other completions.
-    """
-    import uuid
-
-    from labeling.models import Problem, Project, Solution, Step
-
-    project_fields.setdefault("name", f"project {uuid.uuid4().hex[:8]}")
-    project = Project.objects.create(**project_fields)
-    row = Problem.objects.create(project=project, problem=problem, ground_truth_answer=answer,
-                                 content_hash=uuid.uuid4().hex)
-    solution = Solution.objects.create(project=project, problem=row, num_steps=len(steps),
-                                       content_hash=uuid.uuid4().hex)
-    for position, text in enumerate(steps):
-        Step.objects.create(solution=solution, position=position, alternative=0, text=text)
-        for i, other in enumerate((alternatives or {}).get(position, ()), start=1):
-            Step.objects.create(solution=solution, position=position, alternative=i, text=other)
-    return project, solution
 
 
 def workspace_url(live_server, project):

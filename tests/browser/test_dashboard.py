@@ -1,28 +1,20 @@
 """The lead dashboard in real Chromium: a failed gold item pauses an annotator; the lead sees
 it on the dashboard, opens their passes beside the gold, and resumes them."""
 import datetime
-import uuid
 
 import pytest
 from django.utils import timezone
 
-from labeling.models import Assignment, Problem, Solution, Step
+from labeling.models import Assignment
 from labeling.quality import gold, screening
 from labeling.work import queue, submission
+from tests.factories import make_solution, make_user
 
-from .conftest import log_in, make_user, screenshot
+from .conftest import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-
-def solution_with_steps(project, texts, **fields):
-    problem = Problem.objects.create(project=project, problem="Find $x$ if $2x + 3 = 7$.",
-                                     ground_truth_answer="2", content_hash=uuid.uuid4().hex)
-    solution = Solution.objects.create(project=project, problem=problem, num_steps=len(texts),
-                                       content_hash=uuid.uuid4().hex, **fields)
-    for position, text in enumerate(texts):
-        Step.objects.create(solution=solution, position=position, alternative=0, text=text)
-    return solution
+PROBLEM = dict(problem="Find $x$ if $2x + 3 = 7$.", answer="2")
 
 
 def submit(solution, annotator, values):
@@ -49,10 +41,10 @@ def paused_by_gold():
     bob = make_user("bob", "annotator").annotator
     steps = ["We have $2x + 3 = 7$.", "So $2x = 4$.", "Hence $x = 3$.", "# Answer\n\n3"]
     for _ in range(2):
-        ordinary = solution_with_steps(project, steps)
+        ordinary = make_solution(project, steps, **PROBLEM)
         submit(ordinary, ann, [1, 1, -1])
         submit(ordinary, bob, [1, 1, -1])
-    item = solution_with_steps(project, steps)
+    item = make_solution(project, steps, **PROBLEM)
     gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): -1})
     submit(item, bob, [1, 1, -1])
     submit(item, ann, [1, 1, 1, 1])  # misses the error the gold marks: paused on submit

@@ -10,14 +10,9 @@ import pytest
 
 from annotator.celery import app
 from labeling.exports import ExportFilters, get_exporter
-from tests.labeling.stats.dashboard_data import (
-    make_annotator,
-    make_project,
-    make_solution,
-    rated_pass,
-)
+from tests.factories import make_annotator, make_project, make_solution, make_user, rated_pass
 
-from .conftest import log_in, make_user, screenshot
+from .conftest import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -34,9 +29,9 @@ def project(settings, tmp_path):
     settings.STEPMARK_EXPORT_DIR = tmp_path / "exports"
     project = make_project(name="Convincing <i>wrong</i> answers")
     ann = make_annotator("ann")
-    found = make_solution(project, generation=0, is_correct=False, verifier_score=0.93, selection_rank=1,
+    found = make_solution(project, generation=0, is_correct=False, verifier_score=0.93, rank=1,
                           final_answer="12")
-    clean = make_solution(project, generation=0, is_correct=True, verifier_score=0.71, selection_rank=2)
+    clean = make_solution(project, steps=4, generation=0, is_correct=True, verifier_score=0.71, rank=2)
     rated_pass(found, ann, [1, -1], seconds=80)
     rated_pass(clean, ann, [1, 1, 1, 1], seconds=40)
     make_user("res", "researcher")

@@ -2,8 +2,9 @@
 import pytest
 
 from labeling.models import Assignment
+from tests.factories import make_task, make_user
 
-from .conftest import log_in, make_task, make_user, open_workspace, screenshot, stored_ratings
+from .conftest import log_in, open_workspace, screenshot, stored_ratings
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -11,8 +11,9 @@ import pytest
 from labeling.exports import ExportFilters, get_exporter
 from labeling.imports import run_import
 from labeling.models import Annotator, Assignment, Project, Solution, Step
+from tests.factories import make_user
 
-from .conftest import log_in, make_user, screenshot
+from .conftest import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -7,15 +7,9 @@ import pytest
 from labeling.exports import ExportFilters, get_exporter
 from labeling.models import Annotator, Assignment, Solution, Step
 from labeling.quality import gold, screening
+from tests.factories import make_task, make_user
 
-from .conftest import (
-    log_in,
-    make_task,
-    make_user,
-    open_workspace,
-    screenshot,
-    stored_ratings,
-)
+from .conftest import log_in, open_workspace, screenshot, stored_ratings
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

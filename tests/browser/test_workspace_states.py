@@ -7,16 +7,9 @@ from django.utils import timezone
 
 from labeling.models import Annotator, Assignment
 from labeling.work import queue
+from tests.factories import make_task, make_user
 
-from .conftest import (
-    log_in,
-    make_task,
-    make_user,
-    open_workspace,
-    screenshot,
-    stored_ratings,
-    workspace_url,
-)
+from .conftest import log_in, open_workspace, screenshot, stored_ratings, workspace_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
