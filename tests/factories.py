@@ -10,6 +10,8 @@ import itertools
 import uuid
 
 from django.contrib.auth import get_user_model
+from django.urls import URLPattern, URLResolver
+from django.urls.converters import IntConverter, UUIDConverter
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -176,7 +178,7 @@ def rated_pass(solution, annotator, values, *, at=T0, seconds=60, state=Assignme
     return assignment
 
 
-# Reading answers --------------------------------------------------------------------------
+# Reading answers and routes --------------------------------------------------------------------------
 
 # Words no key of an annotator's answer may contain: they would tell gold or the PRM's view.
 FORBIDDEN_IN_KEYS = ("gold", "is_correct", "verifier", "generation", "screening", "quality_control")
@@ -198,3 +200,31 @@ def key_paths(data, prefix=""):
 def keys(data):
     """Every key name anywhere in a JSON value."""
     return {path.rsplit(".", 1)[-1] for path in key_paths(data)}
+
+
+def sample(converter):
+    """A value that passes a URL converter (an id that need not exist)."""
+    if isinstance(converter, IntConverter):
+        return "1"
+    if isinstance(converter, UUIDConverter):
+        return str(uuid.uuid4())
+    return "1"
+
+
+def walk(patterns, prefix="", namespace=None, kwargs=None):
+    """Yield ``(route text, name or None, sample kwargs)`` for every URL pattern."""
+    for entry in patterns:
+        pattern = entry.pattern
+        found = dict(kwargs or {})
+        converters = getattr(pattern, "converters", {})
+        for group in pattern.regex.groupindex:
+            found[group] = "json" if group == "format" else sample(converters.get(group))
+        route = prefix + str(pattern)
+        if isinstance(entry, URLResolver):
+            inner = namespace
+            if entry.namespace:
+                inner = f"{namespace}:{entry.namespace}" if namespace else entry.namespace
+            yield from walk(entry.url_patterns, route, inner, found)
+        elif isinstance(entry, URLPattern):
+            name = entry.name and (f"{namespace}:{entry.name}" if namespace else entry.name)
+            yield route, name, found

@@ -14,7 +14,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling.models import Generation, GoldRating, Step
-from tests.factories import FORBIDDEN_IN_KEYS, key_paths, keys, make_project, make_solution, make_user
+from tests.factories import FORBIDDEN_IN_KEYS, key_paths, keys, make_project, make_solution, make_user, walk
 
 
 pytestmark = pytest.mark.django_db
@@ -109,8 +109,6 @@ def test_the_payload_of_a_gold_item_is_the_payload_of_its_twin(served):
 def every_route():
     """Every named URL of the site (API and pages), with sample keyword arguments."""
     from django.urls import get_resolver
-
-    from .test_security import walk
 
     return [(route, name, kwargs) for route, name, kwargs in walk(get_resolver().url_patterns)
             if name and not route.lstrip("^").startswith("admin/")]

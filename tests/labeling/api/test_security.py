@@ -4,15 +4,13 @@ The routes are found by walking the URL resolver, so an endpoint added later is 
 without anyone remembering to add it here. A route open to more people must be listed in
 ``OPEN_TO_ANONYMOUS`` or ``OPEN_TO_ANY_USER`` with the reason.
 """
-import uuid
 
 import pytest
 from django.conf import settings
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
-from django.urls.converters import IntConverter, UUIDConverter
+from django.urls import get_resolver, reverse
 from rest_framework.test import APIClient
 
-from tests.factories import make_user
+from tests.factories import make_user, walk
 
 METHODS = ["get", "post", "put", "patch", "delete"]
 
@@ -23,33 +21,6 @@ OPEN_TO_ANY_USER = {
     "openapi-schema": "API documentation, login required",
     "api-docs": "API documentation, login required",
 }
-
-
-def sample(converter):
-    if isinstance(converter, IntConverter):
-        return "1"
-    if isinstance(converter, UUIDConverter):
-        return str(uuid.uuid4())
-    return "1"
-
-
-def walk(patterns, prefix="", namespace=None, kwargs=None):
-    """Yield ``(route text, name or None, sample kwargs)`` for every URL pattern."""
-    for entry in patterns:
-        pattern = entry.pattern
-        found = dict(kwargs or {})
-        converters = getattr(pattern, "converters", {})
-        for group in pattern.regex.groupindex:
-            found[group] = "json" if group == "format" else sample(converters.get(group))
-        route = prefix + str(pattern)
-        if isinstance(entry, URLResolver):
-            inner = namespace
-            if entry.namespace:
-                inner = f"{namespace}:{entry.namespace}" if namespace else entry.namespace
-            yield from walk(entry.url_patterns, route, inner, found)
-        elif isinstance(entry, URLPattern):
-            name = entry.name and (f"{namespace}:{entry.name}" if namespace else entry.name)
-            yield route, name, found
 
 
 def api_routes():
