@@ -11,6 +11,11 @@ Rules are checked on the ratings as they stand after the change (the stored draf
 with the new items), so a draft may be built in any number of saves. Every function raises
 ``LabellingError(message, field=...)`` for input a person must fix; the API maps it to 400.
 
+The rules live here only: ``stepmark_lock_sheet`` (labeling/work/sql/) just reads the sheet.
+The page's copy, frontend/src/workspace/sequence.js, offers a finish only where these rules
+take it; tests/vectors/submission_rules.json holds scenarios that both must answer alike
+(tests/labeling/work/test_rule_vectors.py here, frontend/tests/sequence.test.js there).
+
 ``total_time`` is the time spent labelling in milliseconds: from hand-out to submit,
 without the time the tab was hidden. The client counts its visible time and sends it as
 ``client_elapsed_ms``; the server clamps it to [0, wall time since hand-out], never trusting
