@@ -24,7 +24,7 @@ from labeling.models import (
     Project,
     Solution,
 )
-from labeling.quality import consensus, gold, screening
+from labeling.quality import consensus, gold, proposals, screening
 
 from .work import annotator_of
 
@@ -201,7 +201,7 @@ class GoldProposeView(APIView):
                    responses={201: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
     def post(self, request, pk):
         solution = get_object_or_404(Solution.objects.select_related("project"), pk=pk)
-        proposal = gold.propose_gold_from_consensus(solution)
+        proposal = proposals.propose_gold_from_consensus(solution)
         return Response(ProposalSerializer(proposal).data, status=status.HTTP_201_CREATED)
 
 
@@ -240,7 +240,7 @@ class ProposalApproveView(APIView):
     @extend_schema(operation_id="gold_proposals_approve_create", request=None,
                    responses={200: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
     def post(self, request, pk):
-        return decide_proposal(request, pk, gold.approve_proposal)
+        return decide_proposal(request, pk, proposals.approve_proposal)
 
 
 class ProposalRejectView(APIView):
@@ -251,7 +251,7 @@ class ProposalRejectView(APIView):
     @extend_schema(operation_id="gold_proposals_reject_create", request=None,
                    responses={200: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
     def post(self, request, pk):
-        return decide_proposal(request, pk, gold.reject_proposal)
+        return decide_proposal(request, pk, proposals.reject_proposal)
 
 
 # Consensus ------------------------------------------------------------------------------

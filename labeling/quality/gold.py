@@ -4,8 +4,8 @@ A gold item is a solution with ``is_gold`` set and a ``GoldRating`` on the steps
 rated; ratings are given as ``{(position, alternative): value}`` over the solution's model
 steps (a step an annotator wrote is theirs alone and never gold). A lead sets them by hand
 (``set_gold``), takes them from a submitted pass (``gold_from_assignment``) or approves a
-proposal made from the consensus of trusted annotators (``propose_gold_from_consensus``,
-``approve_proposal``). Screening items are gold items with ``is_screening`` set.
+proposal made from the consensus of trusted annotators (labeling/quality/proposals.py).
+Screening items are gold items with ``is_screening`` set.
 
 Scoring (``score_gold_pass``): a submitted pass is compared with the gold on the steps both
 rated. ``exact_share`` and ``within_one_share`` are the shares of those steps rated equal and
@@ -23,15 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from labeling.errors import DomainError
-from labeling.models import (
-    Assignment,
-    GoldProposal,
-    GoldRating,
-    GoldScore,
-    Rating,
-    Solution,
-    Step,
-)
+from labeling.models import Assignment, GoldRating, GoldScore, Rating, Solution, Step
 
 VALUES = (-1, 0, 1)
 
@@ -132,54 +124,6 @@ def gold_from_assignment(assignment, by=None, *, screening=None):
     if not ratings:
         raise GoldError("That assignment rated no step.", field="assignment")
     return set_gold(assignment.solution, ratings, by, screening=screening)
-
-
-def propose_gold_from_consensus(solution):
-    """Propose gold from the majority of trusted annotators' passes (see labeling/quality/consensus.py).
-
-    Trusted: annotators active in the project (not screening, failed or paused). Needs at
-    least two such passes. Replaces the solution's pending proposal, if any.
-    """
-    from labeling.quality import consensus, screening
-    untrusted = screening.untrusted_annotator_ids(solution.project)
-    table = consensus.consensus_ratings(solution, exclude_annotator_ids=untrusted, adjudicated=False)
-    passes = consensus.pass_count(solution, exclude_annotator_ids=untrusted)
-    if passes < 2 or not table:
-        raise GoldError(
-            f"Solution {solution.pk} has {passes} submitted pass(es) by trusted annotators; a proposal needs 2.",
-            field="solution",
-        )
-    ratings = [[p, a, c.value] for (p, a), c in sorted(table.items())]
-    with transaction.atomic():
-        proposal = GoldProposal.objects.select_for_update().filter(
-            solution=solution, state=GoldProposal.PENDING
-        ).first()
-        if proposal is None:
-            return GoldProposal.objects.create(solution=solution, ratings=ratings, votes=passes)
-        proposal.ratings, proposal.votes = ratings, passes
-        proposal.save(update_fields=["ratings", "votes"])
-    return proposal
-
-
-def approve_proposal(proposal, by=None):
-    """Make the proposal's ratings the solution's gold and mark it approved."""
-    return _decide(proposal, GoldProposal.APPROVED, by)
-
-
-def reject_proposal(proposal, by=None):
-    return _decide(proposal, GoldProposal.REJECTED, by)
-
-
-def _decide(proposal, state, by):
-    with transaction.atomic():
-        proposal = GoldProposal.objects.select_for_update().get(pk=proposal.pk)
-        if proposal.state != GoldProposal.PENDING:
-            raise GoldError(f"This proposal is already {proposal.state}.", field="proposal")
-        if state == GoldProposal.APPROVED:
-            set_gold(proposal.solution, {(p, a): v for p, a, v in proposal.ratings}, by)
-        proposal.state, proposal.decided_by, proposal.decided_at = state, by, timezone.now()
-        proposal.save(update_fields=["state", "decided_by", "decided_at"])
-    return proposal
 
 
 # Scoring --------------------------------------------------------------------------------

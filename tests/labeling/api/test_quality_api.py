@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from labeling.models import Annotator, Assignment, GoldProposal, GoldRating, Solution
-from labeling.quality import gold, screening
+from labeling.quality import gold, proposals, screening
 from tests.factories import (
     FORBIDDEN_IN_KEYS,
     client_for,
@@ -52,7 +52,7 @@ def world(project):
         a = take(ann, project, n)
         assert a.solution_id == shared.pk
         submit(a, values)
-    proposal = gold.propose_gold_from_consensus(shared)
+    proposal = proposals.propose_gold_from_consensus(shared)
     return {"item": item, "shared": shared, "people": people, "proposal": proposal}
 
 

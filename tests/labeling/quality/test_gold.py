@@ -3,7 +3,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from labeling.models import Assignment, GoldProposal, GoldRating, GoldScore, Solution
-from labeling.quality import gold, screening
+from labeling.quality import gold, proposals, screening
 from labeling.work import submission
 from tests.factories import later, make_annotator, make_gold, make_project, make_solution, submit, take
 
@@ -165,32 +165,32 @@ def rated_three_times():
 
 def test_a_proposal_holds_the_majority_of_trusted_passes_and_approval_makes_it_gold(rated_three_times, lead):
     project, solution, people = rated_three_times
-    proposal = gold.propose_gold_from_consensus(solution)
+    proposal = proposals.propose_gold_from_consensus(solution)
     assert (proposal.state, proposal.votes, proposal.ratings) == ("pending", 3, [[0, 0, 1], [1, 0, 1], [2, 0, -1]])
     assert not Solution.objects.get(pk=solution.pk).is_gold  # nothing changes before a lead approves
-    gold.approve_proposal(proposal, lead)
+    proposals.approve_proposal(proposal, lead)
     proposal.refresh_from_db()
     assert (proposal.state, proposal.decided_by) == ("approved", lead)
     assert gold.gold_ratings(solution) == {(0, 0): 1, (1, 0): 1, (2, 0): -1}
     with pytest.raises(gold.GoldError, match="already approved"):
-        gold.approve_proposal(proposal, lead)
+        proposals.approve_proposal(proposal, lead)
 
 
 def test_a_paused_annotator_does_not_vote_and_a_new_proposal_replaces_the_pending_one(rated_three_times):
     project, solution, people = rated_three_times
-    first = gold.propose_gold_from_consensus(solution)
+    first = proposals.propose_gold_from_consensus(solution)
     screening.pause(people[0], project)
-    again = gold.propose_gold_from_consensus(solution)
+    again = proposals.propose_gold_from_consensus(solution)
     assert again.pk == first.pk and GoldProposal.objects.count() == 1
     # [1, 0, -1] and [1, 1, 1] alone: the ties go to the more critical value.
     assert (again.votes, again.ratings) == (2, [[0, 0, 1], [1, 0, 0], [2, 0, -1]])
     screening.pause(people[1], project)
     with pytest.raises(gold.GoldError, match="1 submitted pass"):
-        gold.propose_gold_from_consensus(solution)
+        proposals.propose_gold_from_consensus(solution)
 
 
 def test_a_rejected_proposal_leaves_the_gold_alone(rated_three_times, lead):
     _, solution, _ = rated_three_times
-    proposal = gold.reject_proposal(gold.propose_gold_from_consensus(solution), lead)
+    proposal = proposals.reject_proposal(proposals.propose_gold_from_consensus(solution), lead)
     assert proposal.state == "rejected" and gold.gold_ratings(solution) == {}
-    assert gold.propose_gold_from_consensus(solution).pk != proposal.pk
+    assert proposals.propose_gold_from_consensus(solution).pk != proposal.pk
