@@ -24,11 +24,6 @@ ROLE_PERMISSIONS = {
 ROLES = tuple(ROLE_PERMISSIONS)
 
 
-def permission_name(role):
-    """The ``app_label.codename`` string ``user.has_perm`` takes for ``role``."""
-    return f"labeling.{ROLE_PERMISSIONS[role][0]}"
-
-
 def ensure_roles():
     """Create the role groups and give each exactly its permissions; return ``{role: group}``."""
     from labeling.models import Project
@@ -66,14 +61,6 @@ def grant_role(user, role):
         annotator, _ = Annotator.objects.get_or_create(user=user)
         return annotator
     return None
-
-
-def revoke_role(user, role):
-    """Remove ``user`` from the group of ``role`` (their Annotator row and work stay)."""
-    if role not in ROLE_PERMISSIONS:
-        raise ValueError(f"unknown role {role!r}; known: {', '.join(ROLES)}")
-    user.groups.remove(*Group.objects.filter(name=role))
-    _forget_cached_permissions(user)
 
 
 def has_role(user, role):

@@ -22,7 +22,7 @@ Hook: ``labeling.work.submission.submit`` calls ``after_submit(assignment)`` ins
 transaction, right after the assignment is marked submitted (holding the solution's lock;
 nothing here takes a lock the queue takes first, see labeling/work/queue.py).
 """
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from labeling.models import AnnotatorProjectStatus as Status
@@ -42,11 +42,6 @@ def status_of(annotator, project):
 def state_of(annotator, project):
     row = status_of(annotator, project)
     return row.state if row is not None else ACTIVE
-
-
-def state_subquery(project):
-    """The annotator's state in ``project`` as a subquery, to annotate onto Annotator rows."""
-    return Subquery(Status.objects.filter(annotator=OuterRef("pk"), project=project).values("state")[:1])
 
 
 def work_gate(annotator, project, now=None, *, state=...):
