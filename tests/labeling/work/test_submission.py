@@ -217,8 +217,15 @@ def test_found_error_needs_every_alternative_at_the_error_rated():
 
 
 def test_found_error_ignores_alternatives_where_the_project_hides_them():
-    a = handed(steps=3, alternatives={1: 2}, allow_alternatives=False)
-    submit(a, finish_reason="found_error", ratings=[r(0, 1), r(1, -1)], now=later(1))
+    ratings = [r(0, 1), r(1, -1)]
+    shown = handed(steps=3, alternatives={1: 2})
+    assert "alternative 1 is unrated" in error_of(submit, shown, finish_reason="found_error", ratings=ratings,
+                                                  now=later(1)).message
+    hidden = handed(steps=3, alternatives={1: 2}, allow_alternatives=False)
+    done = submit(hidden, finish_reason="found_error", ratings=ratings, now=later(1))
+    assert (done.state, done.finish_reason) == (Assignment.SUBMITTED, "found_error")
+    assert values(hidden) == {(0, 0): 1, (1, 0): -1}
+    assert chosen(hidden) == [(0, 0)]  # none at the error position
 
 
 def test_solution_needs_every_step_rated_and_no_minus_one():
