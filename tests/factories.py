@@ -6,7 +6,9 @@ finished pass in the past); ``take`` and ``submit`` go through the queue and the
 instead, for tests that need work handed out and finished as the product does it.
 """
 import datetime
+import gzip
 import itertools
+import json
 import uuid
 
 from django.contrib.auth import get_user_model
@@ -134,7 +136,7 @@ def live(solution):
     return Assignment.objects.filter(solution=solution, state__in=queue.LIVE_STATES).count()
 
 
-# Passes through the product's own paths, at NOW + seconds ------------------------------------
+# Passes through the product's own paths, at NOW + seconds ---------------------------------
 
 
 def take(annotator, project, seconds=0):
@@ -151,7 +153,7 @@ def submit(assignment, values, now=None, alternatives=None):
     return submission.submit(assignment, finish_reason=reason, ratings=ratings, now=now or NOW)
 
 
-# Finished passes written as rows -------------------------------------------------------------
+# Finished passes written as rows ----------------------------------------------------------
 
 
 def rated_pass(solution, annotator, values, *, at=T0, seconds=60, state=Assignment.SUBMITTED,
@@ -178,7 +180,23 @@ def rated_pass(solution, annotator, values, *, at=T0, seconds=60, state=Assignme
     return assignment
 
 
-# Reading answers and routes --------------------------------------------------------------------------
+# Files ------------------------------------------------------------------------------------
+
+
+def write_jsonl(path, records, *, gz=False):
+    """``records`` as JSON lines at ``path`` (gzipped with ``gz``); returns ``path``."""
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def first_lines(path, n):
+    """The first ``n`` records of a JSON-lines file."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in itertools.islice(f, n)]
+
+
+# Reading answers and routes ---------------------------------------------------------------
 
 # Words no key of an annotator's answer may contain: they would tell gold or the PRM's view.
 FORBIDDEN_IN_KEYS = ("gold", "is_correct", "verifier", "generation", "screening", "quality_control")

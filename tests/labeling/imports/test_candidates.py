@@ -10,19 +10,9 @@ from django.core.management import CommandError, call_command
 from labeling.imports import ImportFailed, run_import
 from labeling.imports.hashing import problem_hash
 from labeling.models import Problem, Project, Solution, Step
+from tests.factories import first_lines, write_jsonl
 
 pytestmark = pytest.mark.django_db
-
-
-def first_lines(path, n):
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in islice(f, n)]
-
-
-def write_jsonl(path, records, *, gz=False):
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
-    path.write_bytes(gzip.compress(data) if gz else data)
-    return path
 
 
 def counts():

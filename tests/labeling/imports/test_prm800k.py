@@ -1,6 +1,5 @@
 """PRM800K import: how records land in the tables, located errors, all or nothing, gzip."""
 import copy
-import gzip
 import json
 
 import pytest
@@ -17,6 +16,7 @@ from labeling.models import (
     Solution,
     Step,
 )
+from tests.factories import write_jsonl
 
 pytestmark = pytest.mark.django_db
 
@@ -36,12 +36,6 @@ def native(shared_data):
 @pytest.fixture
 def project():
     return Project.objects.create(name="import")
-
-
-def write_jsonl(path, records, *, compress=False):
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
-    path.write_bytes(gzip.compress(data) if compress else data)
-    return path
 
 
 def export_objects(project):
@@ -160,7 +154,7 @@ def test_labelers_and_generations_are_created_once(tmp_path, project, native):
 
 
 def test_gzip_input(tmp_path, project, native):
-    result = run_import("prm800k", write_jsonl(tmp_path / "a.jsonl.gz", native, compress=True), project)
+    result = run_import("prm800k", write_jsonl(tmp_path / "a.jsonl.gz", native, gz=True), project)
     assert result.created == len(native)
     assert export_objects(project) == native
 
@@ -236,7 +230,7 @@ def test_import_command_reports_and_is_idempotent(tmp_path, native):
 
     from django.core.management import call_command
 
-    path = write_jsonl(tmp_path / "native.jsonl.gz", native, compress=True)
+    path = write_jsonl(tmp_path / "native.jsonl.gz", native, gz=True)
     out, err = StringIO(), StringIO()
     call_command("import_prm800k", str(path), "--project", "cmd", "--create-project", stdout=out, stderr=err)
     assert f"{len(native)} records ({len(native)} new, 0 already there)" in out.getvalue()

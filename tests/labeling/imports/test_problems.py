@@ -1,27 +1,14 @@
 """Problem imports (MATH-500 and GSM8K shapes, detected per line) on real data slices."""
-import gzip
 import io
-import json
-from itertools import islice
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from labeling.imports import ImportFailed, run_import
 from labeling.models import Problem, Project, Solution
+from tests.factories import first_lines, write_jsonl
 
 pytestmark = pytest.mark.django_db
-
-
-def first_lines(path, n):
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in islice(f, n)]
-
-
-def write_jsonl(path, records, *, gz=False):
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
-    path.write_bytes(gzip.compress(data) if gz else data)
-    return path
 
 
 @pytest.fixture
