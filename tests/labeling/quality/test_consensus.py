@@ -10,9 +10,9 @@ import pytest
 
 from labeling.exports import ExportFilters, get_exporter, write_export
 from labeling.imports import run_import
-from labeling.models import Annotator, Assignment, Project, Rating, Solution, Step
+from labeling.models import Annotator, Assignment, Project, Solution, Step
 from labeling.quality import consensus
-from tests.factories import make_solution
+from tests.factories import make_annotator, make_solution, rated_pass
 
 pytestmark = pytest.mark.django_db
 
@@ -35,19 +35,10 @@ def test_majority_with_ties_to_the_lower_rating(values, expected):
     assert consensus.majority(list(reversed(values))) == expected  # order never matters
 
 
-def add_pass(solution, values, *, alternatives=None, generation=9, submitted_at=LATER, is_quality_control=False):
-    """A new annotator's submitted pass: ``values`` rate alternative 0 at positions 0.."""
-    annotator = Annotator.objects.create()
-    assignment = Assignment.objects.create(
-        project=solution.project, solution=solution, annotator=annotator, state=Assignment.SUBMITTED,
-        generation=generation, submitted_at=submitted_at, finish_reason="found_error",
-        is_quality_control=is_quality_control,
-    )
-    steps = {(s.position, s.alternative): s for s in solution.steps.all()}
-    slots = {(p, 0): v for p, v in enumerate(values)} | (alternatives or {})
-    for key, value in slots.items():
-        Rating.objects.create(assignment=assignment, step=steps[key], value=value)
-    return annotator
+def add_pass(solution, values, *, alternatives=None, submitted_at=LATER):
+    """A new annotator's submitted pass (generation 9); returns the annotator."""
+    return rated_pass(solution, make_annotator(), values, at=submitted_at, generation=9,
+                      alternatives=alternatives).annotator
 
 
 @pytest.fixture
