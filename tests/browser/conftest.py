@@ -99,3 +99,13 @@ def stored_ratings(username):
 
     rows = Rating.objects.filter(assignment__annotator__user__username=username).select_related("step")
     return {(r.step.position, r.step.alternative): (r.value, r.flagged) for r in rows}
+
+
+def current(page):
+    """``(position, alternative)`` of the step the workspace has the keyboard on."""
+    node = page.locator(".ws-step.current")
+    return node.get_attribute("data-position"), node.get_attribute("data-alternative")
+
+
+def wait_saved(page):
+    page.wait_for_selector('#workspace[data-save="saved"]')

@@ -4,7 +4,7 @@ import pytest
 from labeling.models import Assignment
 from tests.factories import make_task, make_user
 
-from .conftest import log_in, open_workspace, screenshot, stored_ratings
+from .conftest import current, log_in, open_workspace, screenshot, stored_ratings, wait_saved
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,15 +22,6 @@ def task():
     project, _ = make_task(STEPS)
     make_user("ann", "annotator")
     return project
-
-
-def current(page):
-    node = page.locator(".ws-step.current")
-    return node.get_attribute("data-position"), node.get_attribute("data-alternative")
-
-
-def wait_saved(page):
-    page.wait_for_selector('#workspace[data-save="saved"]')
 
 
 def ratings_shown(page):

@@ -19,8 +19,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def example(shared_data):
-    return json.loads((shared_data / "prm800k" / "readme_example_record.json").read_text())
+def example(data_dir):
+    return json.loads((data_dir / "prm800k" / "readme_example_record.json").read_text())
 
 
 @pytest.fixture

@@ -1,15 +1,14 @@
 """The workspace's phase-1 own steps, the annotator's standing, and math in the instructions."""
 import json
-import uuid
 
 import pytest
 
 from labeling.exports import ExportFilters, get_exporter
-from labeling.models import Annotator, Assignment, Solution, Step
+from labeling.models import Annotator, Assignment, Step
 from labeling.quality import gold, screening
-from tests.factories import make_task, make_user
+from tests.factories import make_solution, make_task, make_user
 
-from .conftest import log_in, open_workspace, screenshot, stored_ratings
+from .conftest import current, log_in, open_workspace, screenshot, stored_ratings, wait_saved
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,15 +21,6 @@ STEPS = [
 ]
 WRONG = ["Add $3$ to both sides: $2x = 10$.", "So $x = 4 - 2 = 2$, since $4 - 2 = 1$."]
 OWN = r"Divide both sides by $2$: $x = \frac{4}{2} = 2$."
-
-
-def current(page):
-    node = page.locator(".ws-step.current")
-    return node.get_attribute("data-position"), node.get_attribute("data-alternative")
-
-
-def wait_saved(page):
-    page.wait_for_selector('#workspace[data-save="saved"]')
 
 
 def rate_step_two_wrong_everywhere(page):
@@ -195,15 +185,7 @@ def test_own_step_typing_survives_a_reload_undo_takes_it_back_and_html_stays_tex
 
 
 def add_solution(project, steps):
-    from labeling.models import Problem
-
-    problem = Problem.objects.create(project=project, problem="Find $x$ if $x + 1 = 3$.", ground_truth_answer="2",
-                                     content_hash=uuid.uuid4().hex)
-    solution = Solution.objects.create(project=project, problem=problem, num_steps=len(steps),
-                                       content_hash=uuid.uuid4().hex)
-    for position, text in enumerate(steps):
-        Step.objects.create(solution=solution, position=position, alternative=0, text=text)
-    return solution
+    return make_solution(project, steps, problem="Find $x$ if $x + 1 = 3$.", answer="2")
 
 
 @pytest.fixture
