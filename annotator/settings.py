@@ -225,6 +225,10 @@ STEPMARK_EXPORT_DIR = Path(os.environ.get("STEPMARK_EXPORT_DIR", VAR_DIR / "expo
 STEPMARK_CHECKPOINT_DIR = Path(os.environ.get("STEPMARK_CHECKPOINT_DIR", VAR_DIR / "checkpoints"))
 # Solutions the PRM scores between two progress updates (and cancellation checks) of a generation.
 STEPMARK_SCORING_BATCH = int(os.environ.get("STEPMARK_SCORING_BATCH", "256"))
+# PRMs one worker process keeps loaded (scoring/worker.py), the most recently used: one per project it serves.
+STEPMARK_WORKER_MODELS = int(os.environ.get("STEPMARK_WORKER_MODELS", "2"))
+# CPU threads torch may use in a PRM worker (unset or 0: torch's own default, every core).
+STEPMARK_TORCH_THREADS = int(os.environ.get("STEPMARK_TORCH_THREADS") or 0)
 # Retention of the scheduled snapshots (labeling/exports/snapshots.py): keep the newest N of each
 # project and delete those older than D days (0 turns a rule off); the newest always stays.
 STEPMARK_EXPORT_KEEP = int(os.environ.get("STEPMARK_EXPORT_KEEP", "30"))

@@ -5,14 +5,14 @@ one forward pass per batch. So a worker keeps the PRMs it loaded, keyed by check
 path, and loads again only when asked for a checkpoint it does not hold: a new champion. It
 keeps the few most recently used (one per project in practice) and drops the oldest.
 
-Each process has its own cache (Celery's solo or prefork pool: one model per process).
+Each process has its own cache (Celery's solo or prefork pool: one model per process). How
+many PRMs it keeps and how many CPU threads torch may use come from the settings
+(``STEPMARK_WORKER_MODELS``, ``STEPMARK_TORCH_THREADS``).
 """
 import collections
-import os
 import threading
 
-# How many PRMs one process keeps (a GPU worker serving several projects).
-MAX_MODELS = int(os.environ.get("STEPMARK_WORKER_MODELS", "2"))
+from django.conf import settings
 
 _models = collections.OrderedDict()
 _lock = threading.Lock()
@@ -41,7 +41,7 @@ def get_prm(checkpoint):
     with _lock:
         _models[key] = prm
         loads += 1
-        while len(_models) > MAX_MODELS:
+        while len(_models) > settings.STEPMARK_WORKER_MODELS:
             _models.popitem(last=False)
     return prm
 
@@ -61,9 +61,11 @@ def cached_ids():
 
 
 def _limit_threads():
-    # The CPU fallback shares its machine with the web tier and PostgreSQL.
-    threads = os.environ.get("STEPMARK_TORCH_THREADS")
-    if threads:
+    """Hold torch to ``STEPMARK_TORCH_THREADS`` CPU threads when that is set.
+
+    The CPU fallback shares its machine with the web tier and PostgreSQL.
+    """
+    if settings.STEPMARK_TORCH_THREADS:
         import torch
 
-        torch.set_num_threads(int(threads))
+        torch.set_num_threads(settings.STEPMARK_TORCH_THREADS)
