@@ -1,6 +1,9 @@
 """How good a PRM is: step-level AUROC and F1, ProcessBench earliest-error F1, best-of-N.
 
-Plain Python (no torch, no numpy), so every figure can be checked by hand.
+AUROC, the ROC curve, precision, recall and F1 come from scikit-learn; the figures it does not
+have (ProcessBench's earliest-error F1, best-of-N, the reliability table) are plain Python, so
+they can be checked by hand. No torch. scikit-learn is imported on first use (it takes a second
+or two), so ``python -m scoring --help`` stays quick.
 
 Conventions: step scores are P(correct); the "positive" class of the step-level metrics is the
 *incorrect* step (label 0), the one a PRM exists to find, so AUROC ranks ``1 - P(correct)``
@@ -12,34 +15,29 @@ from collections import Counter, defaultdict
 def auroc(scores, positives):
     """Area under the ROC curve: the chance a random positive outscores a random negative.
 
-    Ties count one half (the Mann-Whitney statistic, equal to scikit-learn's roc_auc_score).
-    ``None`` when one class is absent.
+    Ties count one half (scikit-learn's ``roc_auc_score``). ``None`` when one class is absent.
     """
-    pairs = sorted(zip(scores, positives), key=lambda pair: pair[0])
-    n_pos = sum(1 for _, positive in pairs if positive)
-    n_neg = len(pairs) - n_pos
-    if n_pos == 0 or n_neg == 0:
+    if _one_class(positives):
         return None
-    rank_sum, i = 0.0, 0
-    while i < len(pairs):
-        j = i
-        while j < len(pairs) and pairs[j][0] == pairs[i][0]:
-            j += 1
-        mid_rank = (i + 1 + j) / 2  # ranks i+1..j share their mean
-        rank_sum += mid_rank * sum(1 for k in range(i, j) if pairs[k][1])
-        i = j
-    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score([bool(p) for p in positives], scores))
 
 
 def f1(predicted, actual):
     """F1, precision and recall of boolean predictions (0.0 where undefined)."""
-    tp = sum(1 for p, a in zip(predicted, actual) if p and a)
-    fp = sum(1 for p, a in zip(predicted, actual) if p and not a)
-    fn = sum(1 for p, a in zip(predicted, actual) if a and not p)
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    score = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"f1": score, "precision": precision, "recall": recall}
+    if not actual:
+        return {"f1": 0.0, "precision": 0.0, "recall": 0.0}
+    from sklearn.metrics import precision_recall_fscore_support
+
+    precision, recall, score, _ = precision_recall_fscore_support(
+        [bool(a) for a in actual], [bool(p) for p in predicted], average="binary", pos_label=True, zero_division=0.0)
+    return {"f1": float(score), "precision": float(precision), "recall": float(recall)}
+
+
+def _one_class(positives):
+    n_pos = sum(1 for positive in positives if positive)
+    return n_pos == 0 or n_pos == len(positives)
 
 
 def step_metrics(step_scores, labels, *, threshold=0.5):
@@ -143,20 +141,12 @@ def roc_curve(scores, positives):
     One point per distinct score (ties move together), starting at (0, 0) and ending at (1, 1);
     an empty list when one class is absent.
     """
-    n_pos = sum(1 for positive in positives if positive)
-    n_neg = len(positives) - n_pos
-    if n_pos == 0 or n_neg == 0:
+    if _one_class(positives):
         return []
-    pairs = sorted(zip(scores, positives), key=lambda pair: -pair[0])
-    points, tp, fp, i = [(0.0, 0.0)], 0, 0, 0
-    while i < len(pairs):
-        j = i
-        while j < len(pairs) and pairs[j][0] == pairs[i][0]:
-            tp, fp = tp + bool(pairs[j][1]), fp + (not pairs[j][1])
-            j += 1
-        points.append((fp / n_neg, tp / n_pos))
-        i = j
-    return points
+    from sklearn.metrics import roc_curve as sk_roc_curve
+
+    fpr, tpr, _ = sk_roc_curve([bool(p) for p in positives], scores, drop_intermediate=False)
+    return [(float(x), float(y)) for x, y in zip(fpr, tpr)]
 
 
 def calibration(probs, outcomes, *, bins=10):
