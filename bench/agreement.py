@@ -13,9 +13,10 @@ For each statistic it times our vectorised arithmetic (from ``labeling.stats.agr
 which keeps it for the kappa matrix and the bootstraps) and the library (``krippendorff.alpha``,
 scikit-learn's ``cohen_kappa_score`` per pair, statsmodels' ``fleiss_kappa``), the library's
 time including building its input from the rating table, and says whether the results agree
-(to 1e-9). The module's choice per statistic, and the figures, are in docs/performance.md. The rating table itself (``rating_table`` from
-the four columns) is timed once: every path starts from it. Peak memory is traced in a
-second, separate call (tracemalloc slows numpy down, so the timed call runs untraced).
+(to 1e-9). The module's choice per statistic, and the figures, are in docs/performance.md.
+The rating table itself (``rating_table`` from the four columns) is timed once: every path
+starts from it. Peak memory is traced in a second, separate call (tracemalloc slows numpy
+down, so the timed call runs untraced).
 Bootstraps and per-annotator alpha compare ours with the library called once per replicate
 or per annotator; a library bootstrap is timed on a few replicates and scaled to the
 dashboard's 200 (marked "scaled").
