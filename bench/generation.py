@@ -6,8 +6,9 @@
 The pool is real solutions from ../shared/data: GSM8K's example model solutions (5,276) and
 ProcessBench's GSM8K solutions (400); beyond that the GSM8K solutions repeat under another
 generator name (distinct rows, same texts and so the same scoring cost). The benchmark runs
-the job functions the worker runs (``scoring.jobs``) in this process: building the initial
-PRM on MiniLM, scoring the pool in batches with progress rows, and selecting the generation.
+the job functions the worker runs (``scoring.champions``, ``scoring.jobs``) in this process:
+building the initial PRM on MiniLM, scoring the pool in batches with progress rows, and
+selecting the generation.
 It owns its database (see bench/import_export.py): its labelling tables are emptied first.
 """
 import argparse
@@ -65,6 +66,7 @@ def main(argv=None):
     from labeling.imports import run_import
     from labeling.models import Project
     from scoring import jobs, worker
+    from scoring.champions import ensure_champion
     from scoring.models import GenerationRun
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,7 +81,7 @@ def main(argv=None):
 
     timings = {}
     start = time.monotonic()
-    checkpoint = jobs.ensure_champion(project)
+    checkpoint = ensure_champion(project)
     prm = worker.get_prm(checkpoint)
     timings["initial PRM (MiniLM + head), save, load"] = time.monotonic() - start
     run = jobs.start_generation(project)

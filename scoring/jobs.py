@@ -1,4 +1,4 @@
-"""The loop's jobs on the database: the champion PRM, scoring the pool, selecting a generation.
+"""The loop's generation jobs on the database: scoring the pool with the champion, selecting a generation.
 
 Plain functions; the Celery tasks in ``scoring.tasks`` only call them. Every job is safe to
 run twice, because Celery redelivers a task whose worker died:
@@ -6,28 +6,24 @@ run twice, because Celery redelivers a task whose worker died:
 - scores are written once per (solution, checkpoint) and a rerun scores only what is missing;
 - selection happens in one transaction that also marks the run done, so a second run finds
   it done and does nothing;
-- a worker holds a PostgreSQL advisory lock on what it works on, so a redelivered copy that
-  arrives while the first is still alive steps aside. The lock belongs to the database
-  session: it goes away with a worker that is killed.
+- a worker holds a PostgreSQL advisory lock (``scoring.locks``) on what it works on, so a
+  redelivered copy that arrives while the first is still alive steps aside.
 
-Retraining and promotion live in ``scoring.retrain`` (re-exported here). Torch is imported
-only inside the functions that need it, so the web process may import this module.
+The champion lives in ``scoring.champions``, the locks in ``scoring.locks``, retraining and
+promotion in ``scoring.retrain``. Torch is imported only inside the functions that need it, so
+the web process may import this module.
 """
-import contextlib
-from pathlib import Path
-
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import transaction
 from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
 from labeling.models import Assignment, Generation, Project, Solution, Step
 from scoring import worker
-from scoring.models import Checkpoint, GenerationRun, SolutionScore
+from scoring.champions import ensure_champion
+from scoring.locks import GENERATION_LOCK, advisory_lock
+from scoring.models import GenerationRun, SolutionScore
 from scoring.prm import selection
-
-# Advisory lock namespaces (the first key of pg_try_advisory_lock(int, int)).
-GENERATION_LOCK, RETRAIN_LOCK, CHAMPION_LOCK = 0x5347, 0x5352, 0x5343
 
 
 class JobConflict(Exception):
@@ -36,94 +32,6 @@ class JobConflict(Exception):
     def __init__(self, message, existing=None):
         super().__init__(message)
         self.existing = existing
-
-
-@contextlib.contextmanager
-def advisory_lock(namespace, key, *, wait=False):
-    """Hold a session-level PostgreSQL advisory lock; yields whether it was acquired.
-
-    Elsewhere (SQLite in the demo, one worker) it always yields True.
-    """
-    if connection.vendor != "postgresql":
-        yield True
-        return
-    with connection.cursor() as cursor:
-        if wait:
-            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [namespace, key])
-            acquired = True
-        else:
-            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [namespace, key])
-            acquired = cursor.fetchone()[0]
-    try:
-        yield acquired
-    finally:
-        if acquired:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [namespace, key])
-
-
-# The champion --------------------------------------------------------------------------
-
-
-def champion(project):
-    """The project's current champion Checkpoint, or None."""
-    return Checkpoint.objects.filter(project=project, is_champion=True).first()
-
-
-def base_model(project):
-    """The directory the project's PRMs are built on."""
-    if project.base_model_path:
-        return Path(project.base_model_path)
-    from scoring.prm.model import default_base_model
-
-    return default_base_model()
-
-
-def checkpoint_root(project):
-    return Path(settings.STEPMARK_CHECKPOINT_DIR) / f"project-{project.pk}"
-
-
-def ensure_champion(project):
-    """The champion, building the initial one when the project has none.
-
-    The initial PRM is the project's base model: used as is when the base is already a
-    Stepmark checkpoint, else the backbone with a fresh (seeded) head, saved under the
-    checkpoint directory. The directory is written before the row, so no row ever points at
-    a missing checkpoint.
-    """
-    found = champion(project)
-    if found is not None:
-        return found
-    with advisory_lock(CHAMPION_LOCK, project.pk, wait=True):
-        found = champion(project)
-        if found is not None:
-            return found
-        from scoring.prm.checkpoint import read_meta
-
-        base = base_model(project)
-        try:
-            read_meta(base)
-            path, how = base, "the project's base checkpoint, used as is"
-        except (FileNotFoundError, ValueError):
-            path, how = _build_initial(project, base), "the base model with an untrained head"
-        try:
-            with transaction.atomic():
-                return Checkpoint.objects.create(
-                    project=project, path=str(path), base_model=str(base), status=Checkpoint.CHAMPION,
-                    is_champion=True, reason=f"Initial PRM: {how}.", finished_at=timezone.now(),
-                )
-        except IntegrityError:  # another process (without advisory locks) was first
-            return champion(project)
-
-
-def _build_initial(project, base):
-    from scoring.prm.checkpoint import save_checkpoint
-    from scoring.prm.model import new_prm
-
-    worker._limit_threads()
-    prm = new_prm(base, device=worker.device(), seed=0)
-    meta = {"base_model": str(base), "initial": True, "neutral": "positive", "aggregation": "prod"}
-    return save_checkpoint(prm, checkpoint_root(project) / "initial", meta=meta)
 
 
 # Scoring the pool ---------------------------------------------------------------------
@@ -286,19 +194,3 @@ def select(run):
         run.save(update_fields=["generation", "selected", "state", "finished_at"])
     return run
 
-
-from scoring.retrain import (  # noqa: E402  (retrain uses the helpers above)
-    evaluate,
-    heldout_split,
-    mark_checkpoint_failed,
-    promote,
-    retrain,
-    retrain_due,
-    retrain_if_due,
-)
-
-__all__ = [
-    "JobConflict", "advisory_lock", "base_model", "cancel_run", "candidate_pool", "champion", "ensure_champion",
-    "evaluate", "heldout_split", "mark_checkpoint_failed", "mark_run_failed", "promote", "retrain", "retrain_due",
-    "retrain_if_due", "run_generation", "score_pool", "select", "solution_texts", "start_generation",
-]

@@ -29,6 +29,8 @@ from django.utils import timezone
 
 from labeling.models import Assignment, Generation, Project
 from scoring import worker
+from scoring.champions import base_model, champion, checkpoint_root, ensure_champion
+from scoring.locks import RETRAIN_LOCK, advisory_lock
 from scoring.models import Checkpoint
 
 HELDOUT_FRACTION = 0.2
@@ -98,8 +100,6 @@ def retrain_if_due(project_id, *, force=False, task_id=""):
     Resumes a checkpoint left ``training`` by a worker that died. Returns the checkpoint
     (None when nothing was due, or another worker is training this project now).
     """
-    from scoring.jobs import RETRAIN_LOCK, advisory_lock, ensure_champion
-
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return None
@@ -127,7 +127,6 @@ def retrain(checkpoint):
     import torch
 
     from labeling.exports import ExportFilters, write_export
-    from scoring.jobs import base_model, champion, checkpoint_root
     from scoring.prm.checkpoint import file_hash, save_checkpoint
     from scoring.prm.data import read_prm800k
     from scoring.prm.model import new_prm

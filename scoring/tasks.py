@@ -1,9 +1,9 @@
 """Celery tasks of the PRM worker (queue ``gpu`` by the ``scoring.tasks.*`` route in settings).
 
-Thin wrappers over ``scoring.jobs``. Tasks are acknowledged late (settings), so a task whose
-worker dies is redelivered; the jobs are idempotent, so running one twice is safe. A task
-that fails for good writes the error on its run or checkpoint row, where the researcher's
-page shows it, and then raises so that the worker logs it too.
+Thin wrappers over ``scoring.jobs`` and ``scoring.retrain``. Tasks are acknowledged late
+(settings), so a task whose worker dies is redelivered; the jobs are idempotent, so running
+one twice is safe. A task that fails for good writes the error on its run or checkpoint row,
+where the researcher's page shows it, and then raises so that the worker logs it too.
 
 Names other modules rely on (the beat schedule, the researcher API):
 ``scoring.tasks.run_generation(run_id)``, ``scoring.tasks.retrain_if_due(project_id, force=False)``
@@ -11,7 +11,7 @@ and ``scoring.tasks.retrain_all_due()``.
 """
 from celery import shared_task
 
-from scoring import jobs
+from scoring import jobs, retrain
 
 
 @shared_task(bind=True, name="scoring.tasks.run_generation")
@@ -29,9 +29,9 @@ def run_generation(self, run_id):
 def retrain_if_due(self, project_id, force=False):
     """Retrain the project's PRM when enough new passes arrived (or ``force``); promote if better.
 
-    A failure is recorded on the checkpoint row by ``jobs.retrain_if_due`` itself.
+    A failure is recorded on the checkpoint row by ``retrain.retrain_if_due`` itself.
     """
-    checkpoint = jobs.retrain_if_due(project_id, force=force, task_id=self.request.id or "")
+    checkpoint = retrain.retrain_if_due(project_id, force=force, task_id=self.request.id or "")
     return None if checkpoint is None else {"checkpoint": checkpoint.pk, "status": checkpoint.status}
 
 
@@ -44,7 +44,7 @@ def retrain_all_due():
     queued = []
     for project in Project.objects.filter(is_active=True).order_by("pk"):
         interrupted = Checkpoint.objects.filter(project=project, status=Checkpoint.TRAINING).exists()
-        if interrupted or jobs.retrain_due(project):
+        if interrupted or retrain.retrain_due(project):
             retrain_if_due.delay(project.pk)
             queued.append(project.pk)
     return queued

@@ -1,6 +1,6 @@
 """The loop's jobs on the real database, without Celery: scoring, selection, retraining, promotion.
 
-The PRM is a tiny random BERT (tests/scoring/prm/conftest.py) on the project's base model; the
+The PRM is a tiny random BERT (tests/scoring/conftest.py) on the project's base model; the
 candidate pool is a slice of GSM8K's real model solutions.
 """
 import json
@@ -13,8 +13,9 @@ from labeling.models import Annotator, Assignment, Generation, Project, Rating, 
 from labeling.work import queue
 from labeling.work.submission import submit
 from scoring import jobs, worker
+from scoring.champions import champion, ensure_champion
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
-from scoring.retrain import heldout_problem
+from scoring.retrain import heldout_problem, retrain_if_due
 
 PROBLEMS = 12  # x 4 model solutions each
 
@@ -92,7 +93,7 @@ def test_a_rerun_does_nothing_and_an_interrupted_run_continues_without_duplicate
     assert again.selected == 8 and Generation.objects.filter(project=project).count() == 1
     # A second run, cut off after its first batch: its state says scoring, a few scores are written.
     second = jobs.start_generation(project)
-    checkpoint = jobs.ensure_champion(project)
+    checkpoint = ensure_champion(project)
     pool = list(jobs.candidate_pool(project).order_by("pk").values_list("pk", flat=True))
     GenerationRun.objects.filter(pk=second.pk).update(state=GenerationRun.SCORING, checkpoint=checkpoint)
     # The second run reuses the first run's scores (same checkpoint): nothing is scored twice.
@@ -107,7 +108,7 @@ def test_a_rerun_does_nothing_and_an_interrupted_run_continues_without_duplicate
 
 def test_scores_written_before_a_crash_are_kept_and_the_rest_scored(project):
     run = jobs.start_generation(project)
-    checkpoint = jobs.ensure_champion(project)
+    checkpoint = ensure_champion(project)
     first_ids = list(jobs.candidate_pool(project).order_by("pk").values_list("pk", flat=True)[:5])
     SolutionScore.objects.bulk_create(SolutionScore(solution_id=pk, checkpoint=checkpoint, score=0.5, step_scores=[0.5])
                                       for pk in first_ids)
@@ -131,7 +132,7 @@ def test_a_cancel_while_scoring_stops_between_batches(project):
     run = jobs.start_generation(project)
     GenerationRun.objects.filter(pk=run.pk).update(state=GenerationRun.SCORING)
     jobs.cancel_run(run)
-    run.checkpoint = jobs.ensure_champion(project)
+    run.checkpoint = ensure_champion(project)
     assert jobs.score_pool(run, worker.get_prm(run.checkpoint), batch_size=5) is False
     assert not SolutionScore.objects.exists()
 
@@ -153,7 +154,7 @@ def test_handed_out_and_selected_solutions_are_never_selected_again(project):
 
 
 def test_the_worker_keeps_the_champion_warm_and_reloads_on_a_new_one(project):
-    checkpoint = jobs.ensure_champion(project)
+    checkpoint = ensure_champion(project)
     worker.forget()
     loads = worker.loads
     first = worker.get_prm(checkpoint)
@@ -172,11 +173,11 @@ def test_heldout_split_is_stable_and_about_a_fifth(shared_data):
 
 def test_retrain_when_due_promotes_a_better_checkpoint_and_the_next_generation_uses_it(project):
     first = run_one(project)
-    assert jobs.retrain_if_due(project.pk) is None  # no passes yet: not due
+    assert retrain_if_due(project.pk) is None  # no passes yet: not due
     passes = rate_everything(project)
     assert passes == 16
     assert not Assignment.objects.filter(solution__generation__isnull=True).exists()  # the generation came first
-    checkpoint = jobs.retrain_if_due(project.pk)
+    checkpoint = retrain_if_due(project.pk)
     assert checkpoint is not None and checkpoint.status in (Checkpoint.CHAMPION, Checkpoint.REJECTED)
     assert checkpoint.parent == first.checkpoint and checkpoint.generation == 1
     assert checkpoint.passes == Assignment.objects.filter(project=project, state="submitted").count()
@@ -187,7 +188,7 @@ def test_retrain_when_due_promotes_a_better_checkpoint_and_the_next_generation_u
     assert checkpoint.status == Checkpoint.CHAMPION, checkpoint.reason
     assert checkpoint.metrics["heldout"]["log_loss"] < checkpoint.metrics["champion_heldout"]["log_loss"]
     assert Checkpoint.objects.filter(project=project, is_champion=True).get() == checkpoint
-    assert jobs.retrain_if_due(project.pk) is None  # nothing new since
+    assert retrain_if_due(project.pk) is None  # nothing new since
     # The next generation is scored and selected by the new champion.
     second = run_one(project)
     assert second.checkpoint == checkpoint
@@ -200,9 +201,9 @@ def test_a_refused_checkpoint_keeps_its_reason(project):
     project.retrain_metric = "step_f1"
     project.train_settings = {"max_steps": 1, "lr": 1e-9}  # learns nothing: cannot beat the champion
     project.save()
-    checkpoint = jobs.retrain_if_due(project.pk, force=True)
+    checkpoint = retrain_if_due(project.pk, force=True)
     assert checkpoint.status == Checkpoint.REJECTED and "does not beat" in checkpoint.reason
-    assert not checkpoint.is_champion and jobs.champion(project) == checkpoint.parent
+    assert not checkpoint.is_champion and champion(project) == checkpoint.parent
     assert checkpoint.metrics["forced"] is True
 
 
@@ -211,12 +212,13 @@ def test_bad_train_settings_fail_with_the_reason(project):
     rate_everything(project)
     project.train_settings = {"epochz": 3}
     project.save()
-    checkpoint = jobs.retrain_if_due(project.pk, force=True)
+    checkpoint = retrain_if_due(project.pk, force=True)
     assert checkpoint.status == Checkpoint.FAILED and "epochz" in checkpoint.reason
 
 
 def test_a_task_that_fails_records_the_error_on_its_run(project):
     from scoring import tasks
+
     project.base_model_path = str(Path(project.base_model_path).parent / "missing-model")
     project.save()
     run = jobs.start_generation(project)
@@ -230,5 +232,5 @@ def test_ratings_are_untouched_by_retraining(project):
     run_one(project)
     rate_everything(project)
     before = list(Rating.objects.order_by("pk").values_list("pk", "value"))
-    jobs.retrain_if_due(project.pk, force=True)
+    retrain_if_due(project.pk, force=True)
     assert list(Rating.objects.order_by("pk").values_list("pk", "value")) == before

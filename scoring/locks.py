@@ -1,0 +1,36 @@
+"""PostgreSQL advisory locks the PRM jobs hold on what they work on.
+
+A lock belongs to the database session, so it goes away with a worker that is killed; a
+redelivered copy of a task that arrives while the first is still alive finds the lock taken
+and steps aside.
+"""
+import contextlib
+
+from django.db import connection
+
+# Namespaces: the first key of pg_try_advisory_lock(int, int); the second is the row's id.
+GENERATION_LOCK, RETRAIN_LOCK, CHAMPION_LOCK = 0x5347, 0x5352, 0x5343
+
+
+@contextlib.contextmanager
+def advisory_lock(namespace, key, *, wait=False):
+    """Hold a session-level PostgreSQL advisory lock; yields whether it was acquired.
+
+    Elsewhere (SQLite in the demo, one worker) it always yields True.
+    """
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    with connection.cursor() as cursor:
+        if wait:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [namespace, key])
+            acquired = True
+        else:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [namespace, key])
+            acquired = cursor.fetchone()[0]
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [namespace, key])
