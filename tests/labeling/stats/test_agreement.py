@@ -410,7 +410,7 @@ def phase1_rating_matrices(shared_data):
 def test_real_phase1_ratings_match_the_reference_packages(shared_data):
     """What this proves: on real rating distributions (heavily +1, few 0 and -1, nulls) and a
     real missing pattern (trajectories of different lengths, a varying number of candidates),
-    our coincidence, kappa and Fleiss arithmetic equals the reference packages. The rows are not
+    our indexing, coincidence, kappa and Fleiss arithmetic equals the reference packages. The rows are not
     independent annotators (PRM800K phase 1 has almost no overlap), so the figures say nothing
     about how well real annotators agreed."""
     trajectories, alternatives = phase1_rating_matrices(shared_data)
@@ -420,6 +420,8 @@ def test_real_phase1_ratings_match_the_reference_packages(shared_data):
         table = ag.table_from_matrix(m)
         for level in ag.LEVELS:
             assert abs(ag.krippendorff_alpha(table, level=level) - reference_alpha(m, level)) < TOL
+            estimate = ag.bootstrap_alpha(table, level=level, replicates=20).estimate  # our coincidences
+            assert abs(estimate - reference_alpha(m, level)) < TOL
 
     sample = trajectories[:30]
     kappas = ag.cohen_kappa_matrix(ag.table_from_matrix(sample), weights="linear", min_shared=5)
