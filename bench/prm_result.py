@@ -22,6 +22,7 @@ import argparse
 import json
 import sys
 import time
+from operator import itemgetter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,11 +131,11 @@ def evaluate_all(args, checkpoint, names):
         best_of_n_protocol,
         processbench_protocol,
         score_records,
-        split_by_problem,
         steps_protocol,
     )
     from scoring.prm.model import default_base_model, load_tokenizer, new_prm
     from scoring.prm.report import write_report
+    from scoring.prm.splits import split_by_problem
 
     torch.set_num_threads(args.threads)
     test_examples = read_prm800k(args.test_data, neutral="positive", limit=args.test_limit)
@@ -160,7 +161,8 @@ def evaluate_all(args, checkpoint, names):
                 for record, (read, _) in zip(records, read_steps(tokenizer, max_length, overflow, records)):
                     record["step_scores"] = [p if k in read else None for k, p in enumerate(record["step_scores"])]
                 score_records(records)  # the solution score again, over the steps kept
-        test, val = split_by_problem(pb_records, val_fraction=args.pb_val_fraction, seed=args.seed)
+        test, val = split_by_problem(pb_records, fraction=args.pb_val_fraction, seed=args.seed,
+                                     key=itemgetter("problem"))
         report = {"scorer": name, "steps": steps_protocol(steps_records), "processbench": processbench_protocol(test, val),
                   "steps_by_part": by_part(steps_records, parts)}
         if args.best_of_n:

@@ -2,11 +2,11 @@
 
 A retrain is due when ``project.retrain_threshold`` submitted passes arrived since the last
 checkpoint was trained. It exports the project as PRM800K JSONL (``labeling.exports``), trains
-a fresh PRM on the project's base model with the core's ``train``, and evaluates the new PRM
-and the champion on the same held-out problems. Held-out problems never train: a problem is
-held out when a hash of its statement falls in the first ``HELDOUT_FRACTION`` of the hash
-range, so the split is the same in every round and a problem that arrives later lands on the
-same side forever.
+a fresh PRM on the project's base model with the core's ``train_checkpoint`` (the same run as
+``python -m scoring train``), and evaluates the new PRM and the champion on the same held-out
+problems. Held-out problems never train: the core's stable ``split_by_problem`` holds out
+``HELDOUT_FRACTION`` of the problems by a hash of their statement, so the split is the same in
+every round and a problem that arrives later lands on the same side forever.
 
 The new checkpoint becomes the champion only when it beats the champion on the project's
 ``retrain_metric``; otherwise it is kept as ``rejected`` with the reason. Every checkpoint keeps
@@ -17,7 +17,6 @@ redelivered task finds it and trains it again from the start; the directory is w
 ``save_checkpoint`` atomically, and staging leftovers of a killed run are removed first.
 """
 import dataclasses
-import hashlib
 import math
 import shutil
 import tempfile
@@ -27,6 +26,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from labeling.exports import ExportFilters, write_export
 from labeling.models import Assignment, Generation, Project
 from scoring import worker
 from scoring.champions import base_model, champion, checkpoint_root, ensure_champion
@@ -55,20 +55,6 @@ def retrain_due(project):
         return False
     last = last_trained(project)
     return passes_count(project) - (last.passes if last else 0) >= project.retrain_threshold
-
-
-def heldout_problem(statement, fraction=HELDOUT_FRACTION):
-    """Whether a problem (by its statement) belongs to the held-out split, forever."""
-    digest = hashlib.sha256(b"stepmark-heldout\0" + statement.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
-
-
-def heldout_split(examples, fraction=HELDOUT_FRACTION):
-    """``(train, heldout)`` lists of examples, split by problem (see ``heldout_problem``)."""
-    train, heldout = [], []
-    for example in examples:
-        (heldout if heldout_problem(example.problem, fraction) else train).append(example)
-    return train, heldout
 
 
 def evaluate(prm, examples):
@@ -124,13 +110,11 @@ def retrain_if_due(project_id, *, force=False, task_id=""):
 
 def retrain(checkpoint):
     """Build ``checkpoint`` (status ``training``): export, train, evaluate, save, judge."""
-    import torch
-
-    from labeling.exports import ExportFilters, write_export
-    from scoring.prm.checkpoint import file_hash, save_checkpoint
+    from scoring.prm.checkpoint import file_hash
     from scoring.prm.data import read_prm800k
-    from scoring.prm.model import new_prm
-    from scoring.prm.train import TrainConfig, split_by_problem, train
+    from scoring.prm.splits import split_by_problem
+    from scoring.prm.train import TrainConfig
+    from scoring.prm.training_run import train_checkpoint
 
     project = checkpoint.project
     path = checkpoint_root(project) / f"checkpoint-{checkpoint.pk}"
@@ -151,30 +135,31 @@ def retrain(checkpoint):
         metrics={"forced": forced, "training_log": str(log_path)},
     )
     checkpoint.refresh_from_db()
-    train_set, heldout = heldout_split(examples)
+    train_set, heldout = split_by_problem(examples, fraction=HELDOUT_FRACTION)  # stable: no seed
     if not train_set:
         return _finish(checkpoint, Checkpoint.FAILED, "No labelled steps outside the held-out problems yet.")
     try:
         config = TrainConfig(**(project.train_settings or {}))
     except TypeError as exc:
         return _finish(checkpoint, Checkpoint.FAILED, f"Bad train_settings on the project: {exc}")
-    worker._limit_threads()
-    prm = new_prm(base, device=worker.device(), dtype=torch.float32, seed=config.seed)
-    train_part, val_part = split_by_problem(train_set, val_fraction=config.val_fraction, seed=config.seed)
-    summary = train(prm, train_part, val_part, config, log_path=log_path, progress=False)
-    summary.pop("history")
     current = champion(project)
-    figures = {"forced": forced, "training_log": str(log_path), "metric": project.retrain_metric,
-               "heldout_problems": len({e.problem for e in heldout}), "train": summary,
-               "heldout": evaluate(prm, heldout) if heldout else None,
-               "champion_id": current.pk if current else None,
-               "champion_heldout": evaluate(worker.get_prm(current), heldout) if heldout and current else None,
-               "config": dataclasses.asdict(config)}
-    meta = {"base_model": str(base), "neutral": "positive", "aggregation": "prod", "config": figures["config"],
+
+    def judged(prm, summary, _validation):
+        # the new PRM and the champion on the same held-out problems, for ``promote``
+        return {"forced": forced, "training_log": str(log_path), "metric": project.retrain_metric,
+                "heldout_problems": len({e.problem for e in heldout}), "train": summary,
+                "heldout": evaluate(prm, heldout) if heldout else None,
+                "champion_id": current.pk if current else None,
+                "champion_heldout": evaluate(worker.get_prm(current), heldout) if heldout and current else None,
+                "config": dataclasses.asdict(config)}
+
+    meta = {"neutral": "positive", "aggregation": "prod",
             "training_data": [{"project": project.pk, "sha256": data_hash, "passes": passes}],
-            "parent": checkpoint.parent.path if checkpoint.parent else None, "metrics": figures}
-    save_checkpoint(prm, path, meta=meta)
-    Checkpoint.objects.filter(pk=checkpoint.pk).update(metrics=figures)
+            "parent": checkpoint.parent.path if checkpoint.parent else None}
+    worker._limit_threads()
+    done = train_checkpoint(train_set, path, base=base, config=config, device=worker.device(), log_path=log_path,
+                            meta=meta, metrics=judged)
+    Checkpoint.objects.filter(pk=checkpoint.pk).update(metrics=done.metrics)
     checkpoint.refresh_from_db()
     return promote(checkpoint, current)
 

@@ -14,6 +14,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from operator import itemgetter
 from pathlib import Path
 
 from scoring.prm.data import (
@@ -26,6 +27,7 @@ from scoring.prm.data import (
 from scoring.prm.inputs import OVERFLOWS
 from scoring.prm.metrics import best_of_n, earliest_error, processbench, step_metrics
 from scoring.prm.scorer import AGGREGATIONS, aggregate
+from scoring.prm.splits import split_by_problem
 
 FORMAT_HELP = ("input format: prm800k (PRM800K JSONL), candidates (JSONL {problem, steps, ...}), processbench "
                "(JSON list), gsm8k-examples (OpenAI GSM8K model solutions); auto guesses from the first record")
@@ -172,38 +174,26 @@ def main(argv=None):
 
 
 def run_train(args):
-    import torch
-
-    from scoring.prm.checkpoint import file_hash, save_checkpoint
-    from scoring.prm.model import default_base_model, default_device, new_prm
+    from scoring.prm.checkpoint import file_hash
+    from scoring.prm.model import default_base_model
     from scoring.prm.report import plot_training
-    from scoring.prm.scorer import score_solutions
-    from scoring.prm.train import TrainConfig, split_by_problem, train
+    from scoring.prm.train import TrainConfig
+    from scoring.prm.training_run import train_checkpoint
 
     config = TrainConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)})
     examples = []
     for path in args.data:
         examples += read_prm800k(path, neutral=args.neutral, alternatives=not args.no_alternatives, limit=args.limit)
-    train_set, val_set = split_by_problem(examples, val_fraction=config.val_fraction, seed=config.seed)
     base = args.base or default_base_model()
-    device = args.device or default_device()
-    # float32 master weights; on CUDA the loop runs under bf16 autocast
-    prm = new_prm(base, device=device, dtype=torch.float32, max_length=args.max_length,
-                  overflow=args.overflow, seed=config.seed)
     log_path = args.log or args.out.with_name(args.out.name + ".metrics.jsonl")
-    summary = train(prm, train_set, val_set, config, log_path=log_path, progress=not args.quiet)
-    history = summary.pop("history")
-    plot = plot_training(history, log_path.with_suffix(".png"), title=f"{args.out.name}: ")
-    if val_set:
-        scored = score_solutions(prm, [(e.problem, e.steps) for e in val_set])
-        summary["validation"] = step_metrics([s.step_scores for s in scored], [e.labels for e in val_set])
-    meta = {"base_model": str(base), "neutral": args.neutral, "aggregation": args.aggregation,
-            "alternatives": not args.no_alternatives, "config": dataclasses.asdict(config),
-            "training_data": [{"path": str(p), "sha256": file_hash(p)} for p in args.data], "limit": args.limit,
-            "metrics": summary}
-    save_checkpoint(prm, args.out, meta=meta)
-    print(json.dumps({"checkpoint": str(args.out), "log": str(log_path), "plot": str(plot), **summary,
-                      "last_train_loss": next((h["loss"] for h in reversed(history) if h["event"] == "train"), None)}, indent=2))
+    meta = {"neutral": args.neutral, "aggregation": args.aggregation, "alternatives": not args.no_alternatives,
+            "training_data": [{"path": str(p), "sha256": file_hash(p)} for p in args.data], "limit": args.limit}
+    done = train_checkpoint(examples, args.out, base=base, config=config, device=args.device, max_length=args.max_length,
+                            overflow=args.overflow, log_path=log_path, progress=not args.quiet, meta=meta)
+    plot = plot_training(done.history, log_path.with_suffix(".png"), title=f"{args.out.name}: ")
+    last_loss = next((h["loss"] for h in reversed(done.history) if h["event"] == "train"), None)
+    print(json.dumps({"checkpoint": str(args.out), "log": str(log_path), "plot": str(plot), **done.metrics,
+                      "last_train_loss": last_loss}, indent=2))
     return 0
 
 
@@ -311,7 +301,9 @@ def _run_protocol(args, model, records):
             test, val = records, _scored_records(args, model, path=args.val_input)
             scorer["val_input"] = str(args.val_input)
         else:
-            test, val = evaluate.split_by_problem(records, val_fraction=args.val_fraction, seed=args.seed)
+            if not 0 < args.val_fraction < 1:
+                raise ValueError("--val-fraction must be between 0 and 1")
+            test, val = split_by_problem(records, fraction=args.val_fraction, seed=args.seed, key=itemgetter("problem"))
             scorer.update(val_fraction=args.val_fraction, seed=args.seed)
         section = evaluate.processbench_protocol(test, val, fixed_threshold=args.threshold)
     else:

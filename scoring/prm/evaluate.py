@@ -89,17 +89,6 @@ def score_records(records, *, model=None, baseline=None, aggregation="prod", **o
     return records
 
 
-def split_by_problem(records, *, val_fraction, seed):
-    """``(test, validation)``: a seeded split of ``records`` so that no problem is in both."""
-    if not 0 < val_fraction < 1:
-        raise ValueError("the validation fraction must be between 0 and 1")
-    problems = sorted({r["problem"] for r in records})
-    random.Random(seed).shuffle(problems)
-    n_val = min(max(1, round(len(problems) * val_fraction)), len(problems) - 1)
-    held_out = set(problems[:n_val])
-    return [r for r in records if r["problem"] not in held_out], [r for r in records if r["problem"] in held_out]
-
-
 def step_labels(record):
     """Per-step labels (1 correct, 0 wrong, None unknown) from PRM800K ``labels`` or a ProcessBench ``label``."""
     if isinstance(record.get("labels"), list):

@@ -47,19 +47,6 @@ class TrainConfig:
     attention_dropout: float | None = 0.0  # None: the backbone's own (see set_attention_dropout)
 
 
-def split_by_problem(examples, *, val_fraction, seed):
-    """Split ``examples`` into train and validation so that no problem is in both."""
-    problems = sorted({example.problem for example in examples})
-    random.Random(seed).shuffle(problems)
-    n_val = round(len(problems) * val_fraction)
-    if val_fraction > 0 and len(problems) > 1:
-        n_val = min(max(n_val, 1), len(problems) - 1)
-    held_out = set(problems[:n_val])
-    train = [e for e in examples if e.problem not in held_out]
-    val = [e for e in examples if e.problem in held_out]
-    return train, val
-
-
 def encode_examples(prm, examples):
     """Encode examples as the PRM scores them, keeping the rows with a labelled step.
 

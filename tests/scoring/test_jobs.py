@@ -3,7 +3,6 @@
 The PRM is a tiny random BERT (tests/scoring/conftest.py) on the project's base model; the
 candidate pool is a slice of GSM8K's real model solutions.
 """
-import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from labeling.work.submission import submit
 from scoring import jobs, worker
 from scoring.champions import champion, ensure_champion
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
-from scoring.retrain import heldout_problem, retrain_if_due
+from scoring.retrain import retrain_if_due
 
 PROBLEMS = 12  # x 4 model solutions each
 
@@ -162,13 +161,6 @@ def test_the_worker_keeps_the_champion_warm_and_reloads_on_a_new_one(project):
     other = Checkpoint.objects.create(project=project, path=checkpoint.path, status=Checkpoint.REJECTED)
     assert worker.get_prm(other) is not first and worker.loads == loads + 2
     assert worker.cached_ids()[-1] == other.pk
-
-
-def test_heldout_split_is_stable_and_about_a_fifth(shared_data):
-    problems = [json.loads(line)["question"] for line in open(shared_data / "gsm8k" / "example_model_solutions.jsonl")]
-    held = [p for p in problems if heldout_problem(p)]
-    assert 0.15 < len(held) / len(problems) < 0.25
-    assert held == [p for p in problems if heldout_problem(p)]
 
 
 def test_retrain_when_due_promotes_a_better_checkpoint_and_the_next_generation_uses_it(project):

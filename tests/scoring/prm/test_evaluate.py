@@ -6,7 +6,6 @@ from scoring.prm.evaluate import (
     best_of_n_protocol,
     processbench_protocol,
     score_records,
-    split_by_problem,
     step_labels,
     steps_protocol,
 )
@@ -68,14 +67,6 @@ def test_processbench_threshold_is_chosen_on_validation_and_applied_to_test():
     fixed = section["test_at_fixed_threshold"]  # at 0.5: C none (0.5 is not below), D 2, E and F none
     assert fixed["error_accuracy"] == 0.5 and fixed["correct_accuracy"] == 1.0 and fixed["f1"] == pytest.approx(2 / 3)
     assert section["test_oracle_threshold"]["f1"] >= section["test"]["f1"]
-
-
-def test_split_by_problem_is_seeded_and_keeps_problems_whole():
-    records = [{"problem": f"p{k % 10}", "n": k} for k in range(40)]
-    test, val = split_by_problem(records, val_fraction=0.3, seed=1)
-    assert len({r["problem"] for r in val}) == 3
-    assert not {r["problem"] for r in val} & {r["problem"] for r in test} and len(test) + len(val) == 40
-    assert split_by_problem(records, val_fraction=0.3, seed=1) == (test, val)
 
 
 def _candidate(problem, answer, correct, score, last):

@@ -1,4 +1,4 @@
-"""Training: the loss falls, runs repeat, early stopping, the split, the metrics log."""
+"""Training: the loss falls, runs repeat, early stopping, the metrics log (the split: test_splits.py)."""
 import json
 
 import pytest
@@ -7,11 +7,11 @@ import torch
 from scoring.prm.data import read_prm800k
 from scoring.prm.inputs import encode_solution
 from scoring.prm.model import new_prm
+from scoring.prm.splits import split_by_problem
 from scoring.prm.train import (
     TrainConfig,
     batch_loss,
     encode_examples,
-    split_by_problem,
     train,
     tree_units,
     validation_loss,
@@ -23,14 +23,6 @@ FAST = dict(lr=3e-3, max_tokens=2048, max_batch=8, log_every=1, warmup_fraction=
 @pytest.fixture(scope="module")
 def examples(shared_data):
     return read_prm800k(shared_data / "prm800k" / "phase1_train.reconstructed.jsonl", limit=8)
-
-
-def test_split_keeps_each_problem_on_one_side(examples):
-    train_set, val_set = split_by_problem(examples, val_fraction=0.25, seed=1)
-    assert train_set and val_set and len(train_set) + len(val_set) == len(examples)
-    assert not {e.problem for e in train_set} & {e.problem for e in val_set}
-    again = split_by_problem(examples, val_fraction=0.25, seed=1)
-    assert again == (train_set, val_set)
 
 
 def test_a_few_steps_lower_the_loss_and_repeat_exactly(tiny_bases, examples, tmp_path):
@@ -57,7 +49,7 @@ def test_a_few_steps_lower_the_loss_and_repeat_exactly(tiny_bases, examples, tmp
 
 
 def test_early_stopping_gives_up_when_validation_stops_improving(tiny_bases, examples):
-    train_set, val_set = split_by_problem(examples[:60], val_fraction=0.3, seed=0)
+    train_set, val_set = split_by_problem(examples[:60], fraction=0.3, seed=0)
     prm = new_prm(tiny_bases["llama"], device="cpu", seed=0)
     config = TrainConfig(**{**FAST, "lr": 0.0}, epochs=50, eval_every=1, patience=2)
     summary = train(prm, train_set, val_set, config, progress=False)
