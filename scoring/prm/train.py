@@ -1,10 +1,12 @@
 """Training a PRM on labelled steps: a plain torch loop.
 
-AdamW, linear warm-up then linear decay, gradient clipping, early stopping on validation loss
-(the best weights are restored at the end), seeded so that a run repeats exactly on CPU. On
-CUDA it trains under bfloat16 autocast with gradient checkpointing, and hands back a bfloat16
-model, the dtype it is saved and scored in. The loss is cross-entropy at each labelled step
-separator; unlabelled steps (``None``) and padding carry no loss.
+AdamW, linear warm-up then linear decay to 0 (transformers' ``get_linear_schedule_with_warmup``,
+as its Trainer has it: with a warm-up, the first step runs at a learning rate of 0), gradient
+clipping, early stopping on validation loss (the best weights are restored at the end), seeded
+so that a run repeats exactly on CPU. On CUDA it trains under bfloat16 autocast with gradient
+checkpointing, and hands back a bfloat16 model, the dtype it is saved and scored in. The loss
+is cross-entropy at each labelled step separator; unlabelled steps (``None``) and padding carry
+no loss.
 
 Training and scoring build their input with the same ``scoring.prm.inputs.encode_solution``: a
 solution longer than the context trains on each of the rows it is scored in. Rows that begin
@@ -155,14 +157,6 @@ def validation_loss(prm, rows, labels, config):
     return total / count
 
 
-def _schedule(total_steps, warmup_steps):
-    def factor(step):
-        if step < warmup_steps:
-            return (step + 1) / warmup_steps
-        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
-    return factor
-
-
 class _Log:
     """Appends one JSON object per event to the metrics log (when there is one)."""
 
@@ -197,6 +191,8 @@ def train(prm, train_examples, val_examples, config=None, *, log_path=None, prog
     metrics log: ``train`` events (mean loss since the last one, learning rate, gradient norm)
     and ``eval`` events (validation loss; the first one before any update).
     """
+    from transformers import get_linear_schedule_with_warmup  # here: `scoring train --help` needs no transformers
+
     config = config or TrainConfig()
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
@@ -210,12 +206,12 @@ def train(prm, train_examples, val_examples, config=None, *, log_path=None, prog
     if config.max_steps is not None:
         total_steps = min(total_steps, config.max_steps)
     eval_every = config.eval_every or len(batches)
-    warmup = max(1, math.ceil(total_steps * config.warmup_fraction))
+    warmup = math.ceil(total_steps * config.warmup_fraction)
     if prm.device.type == "cuda":
         prm.backbone.gradient_checkpointing_enable()
     dropout_before = [] if config.attention_dropout is None else set_attention_dropout(prm.backbone, config.attention_dropout)
     optimizer = torch.optim.AdamW(prm.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(total_steps, warmup))
+    scheduler = get_linear_schedule_with_warmup(optimizer, num_warmup_steps=warmup, num_training_steps=total_steps)
     log = _Log(log_path)
     say = print if progress else (lambda *a, **k: None)
     log.write(event="start", train_examples=len(train_rows), val_examples=len(val_rows), train_trees=len(units),

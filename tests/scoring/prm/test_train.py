@@ -46,6 +46,10 @@ def test_a_few_steps_lower_the_loss_and_repeat_exactly(tiny_bases, examples, tmp
     events = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events][:2] == ["start", "eval"] and events[-1]["event"] == "end"
     assert [e["step"] for e in events if e["event"] == "train"] == list(range(1, 13))
+    # warm-up over ceil(12 x 0.1) = 2 steps, then down to 0 (each entry: the rate of the next step)
+    rates = [e["lr"] for e in events if e["event"] == "train"]
+    assert rates[:2] == [pytest.approx(config.lr / 2), pytest.approx(config.lr)]
+    assert rates[2:] == [pytest.approx(config.lr * (12 - step) / 10) for step in range(3, 13)] and rates[-1] == 0
 
 
 def test_early_stopping_gives_up_when_validation_stops_improving(tiny_bases, examples):
