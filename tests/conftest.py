@@ -2,7 +2,8 @@
 
 The suite runs against the real PostgreSQL and Redis named by DATABASE_URL and REDIS_URL
 (`make test` sets localhost defaults). A service that cannot be reached fails the run; it is
-never skipped.
+never skipped. The PRM core's tests (tests/scoring/prm) also run without Django
+(`-p no:django`, as `make test` runs them first); then no database is checked, none is used.
 """
 import os
 from pathlib import Path
@@ -13,14 +14,21 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
-def pytest_sessionstart(session):
-    from django.conf import settings
+def pytest_addoption(parser, pluginmanager):
+    if not pluginmanager.has_plugin("django"):
+        # pyproject.toml names the settings for pytest-django; without the plugin, nothing reads them
+        parser.addini("DJANGO_SETTINGS_MODULE", "read by pytest-django only")
 
-    engine = settings.DATABASES["default"]["ENGINE"]
-    if "postgresql" not in engine:
-        raise pytest.UsageError(
-            "The test suite needs PostgreSQL: set DATABASE_URL (make test does) — got " + engine
-        )
+
+def pytest_sessionstart(session):
+    if session.config.pluginmanager.has_plugin("django"):
+        from django.conf import settings
+
+        engine = settings.DATABASES["default"]["ENGINE"]
+        if "postgresql" not in engine:
+            raise pytest.UsageError(
+                "The test suite needs PostgreSQL: set DATABASE_URL (make test does) — got " + engine
+            )
     if not SHARED_DATA.is_dir():
         raise pytest.UsageError(f"Shared data not found at {SHARED_DATA}")
 
