@@ -1,8 +1,11 @@
-"""The researcher's generation and checkpoint API: who may call it, what it answers.
+"""The researcher's generation and checkpoint API: who may call it, what it answers, what it queues.
 
-Enqueued tasks go to the real Redis broker (a dedicated queue database); nothing consumes
-them here: the end-to-end tests run the worker.
+Enqueued tasks go to the real Redis broker (a dedicated queue database), where the tests read
+them back; nothing consumes them here: the end-to-end tests run the worker.
 """
+import base64
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -22,10 +25,27 @@ def broker(settings, redis_url):
 
     url = redis_url.rsplit("/", 1)[0] + "/12"
     saved = app.conf.broker_url, app.conf.broker_transport_options
+    redis.Redis.from_url(url).flushdb()
     use_broker(app, url)
     yield url
     redis.Redis.from_url(url).flushdb()
     use_broker(app, *saved)
+
+
+def queued(broker, queue="gpu"):
+    """The messages waiting in ``queue`` on the Redis broker, oldest first: ``(task name, id, args, kwargs)``.
+
+    Kombu keeps a queue as a Redis list of JSON envelopes, the task's arguments base64-encoded
+    in the body (Celery's message protocol 2: ``[args, kwargs, embed]``).
+    """
+    import redis
+
+    found = []
+    for raw in reversed(redis.Redis.from_url(broker).lrange(queue, 0, -1)):  # LPUSH: newest first
+        envelope = json.loads(raw)
+        args, kwargs, _ = json.loads(base64.b64decode(envelope["body"]))
+        found.append((envelope["headers"]["task"], envelope["headers"]["id"], args, kwargs))
+    return found
 
 
 @pytest.fixture
@@ -39,7 +59,7 @@ def project(db):
     return Project.objects.create(name="api loop", generation_size=5)
 
 
-def test_start_lists_and_reads_a_run(people, project):
+def test_start_lists_and_reads_a_run(people, project, broker):
     client = people["researcher"]
     answer = client.post(reverse("scoring:project-generations", args=[project.pk]), {"size": 3}, format="json")
     assert answer.status_code == 202
@@ -47,8 +67,10 @@ def test_start_lists_and_reads_a_run(people, project):
     assert body["state"] == "queued" and body["size"] == 3 and body["task_id"]
     run = GenerationRun.objects.get(pk=body["id"])
     assert run.task_id == body["task_id"]
+    assert queued(broker) == [("scoring.tasks.run_generation", run.task_id, [run.pk], {})]
     again = client.post(reverse("scoring:project-generations", args=[project.pk]), {}, format="json")
     assert again.status_code == 409 and again.json()["run"]["id"] == run.pk
+    assert len(queued(broker)) == 1  # the refused second run queued nothing
     listed = client.get(reverse("scoring:project-generations", args=[project.pk])).json()
     assert [r["id"] for r in listed] == [run.pk]
     GenerationRun.objects.filter(pk=run.pk).update(state="scoring", scored=5, total=20)
@@ -74,19 +96,23 @@ def test_checkpoints_show_status_reason_metrics_and_lineage(people, project):
     assert rows[0]["metrics"]["heldout"]["step_auroc"] == 0.6 and rows[1]["is_champion"]
 
 
-def test_retrain_is_queued_with_force(people, project):
-    answer = people["researcher"].post(reverse("scoring:project-retrain", args=[project.pk]), {"force": True},
-                                       format="json")
-    assert answer.status_code == 202 and answer.json()["force"] is True
+def test_retrain_is_queued_with_force(people, project, broker):
+    url = reverse("scoring:project-retrain", args=[project.pk])
+    forced = people["researcher"].post(url, {"force": True}, format="json")
+    assert forced.status_code == 202 and forced.json()["force"] is True
+    plain = people["researcher"].post(url, {}, format="json")
+    assert plain.status_code == 202 and plain.json()["force"] is False
+    assert queued(broker) == [("scoring.tasks.retrain_if_due", forced.json()["task_id"], [project.pk], {"force": True}),
+                              ("scoring.tasks.retrain_if_due", plain.json()["task_id"], [project.pk], {"force": False})]
 
 
 @pytest.mark.parametrize("who", ["lead", "annotator"])
-def test_only_researchers(people, project, who):
+def test_only_researchers(people, project, who, broker):
     client = people[who]
     assert client.post(reverse("scoring:project-generations", args=[project.pk]), {}, format="json").status_code == 403
     assert client.get(reverse("scoring:project-checkpoints", args=[project.pk])).status_code == 403
     assert client.post(reverse("scoring:project-retrain", args=[project.pk]), {}, format="json").status_code == 403
-    assert not GenerationRun.objects.exists()
+    assert not GenerationRun.objects.exists() and queued(broker) == []
 
 
 def test_unknown_ids_are_404_for_researchers(people):
