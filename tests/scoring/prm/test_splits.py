@@ -44,7 +44,8 @@ def test_a_seeded_split_holds_out_at_least_one_problem_and_never_all():
 
 
 def test_the_stable_split_is_about_a_fifth_and_never_moves(data_dir):
-    problems = [json.loads(line)["question"] for line in open_text(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz")]
+    with open_text(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz") as lines:
+        problems = [json.loads(line)["question"] for line in lines]
     held = [p for p in problems if stable_held_out(p, 0.2)]
     assert 0.15 < len(held) / len(problems) < 0.25
     assert held == [p for p in problems if stable_held_out(p, 0.2)]
