@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from labeling.data import data_dir as _data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
 def pytest_addoption(parser, pluginmanager):
@@ -29,13 +30,14 @@ def pytest_sessionstart(session):
             raise pytest.UsageError(
                 "The test suite needs PostgreSQL: set DATABASE_URL (make test does) — got " + engine
             )
-    if not SHARED_DATA.is_dir():
-        raise pytest.UsageError(f"Shared data not found at {SHARED_DATA}")
+    if not _data_dir().is_dir():
+        raise pytest.UsageError(f"The data directory {_data_dir()} is missing (data/ in the repository, or $STEPMARK_DATA)")
 
 
 @pytest.fixture(scope="session")
-def shared_data():
-    return SHARED_DATA
+def data_dir():
+    """The data the tests read (``labeling.data.data_dir()``: the repository's ``data/``)."""
+    return _data_dir()
 
 
 @pytest.fixture(scope="session")

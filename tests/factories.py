@@ -19,6 +19,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling.access.roles import grant_role
+from labeling.data import open_text
 from labeling.models import (
     Annotator,
     Assignment,
@@ -191,8 +192,8 @@ def write_jsonl(path, records, *, gz=False):
 
 
 def first_lines(path, n):
-    """The first ``n`` records of a JSON-lines file."""
-    with open(path, encoding="utf-8") as f:
+    """The first ``n`` records of a JSON-lines file (plain or ``.gz``)."""
+    with open_text(path) as f:
         return [json.loads(line) for line in itertools.islice(f, n)]
 
 

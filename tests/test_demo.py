@@ -1,4 +1,4 @@
-"""`manage.py load_demo`: the demo projects, from the real shared data, and the demo accounts.
+"""`manage.py load_demo`: the demo projects, from the repository's data (`data/`), and the demo accounts.
 
 Runs the real importers against the test PostgreSQL database.
 """
@@ -11,11 +11,9 @@ import sys
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 from django.apps import apps
-from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import CommandError, call_command
 
@@ -24,7 +22,6 @@ from labeling.management.commands.load_demo import (
     ACCOUNTS,
     GSM8K_PROJECT,
     MATH_PROJECT,
-    shared_data_dir,
 )
 from labeling.models import Assignment, Problem, Project, Rating, Solution, Step
 from tests.conftest import ROOT
@@ -36,16 +33,16 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 GSM8K_CANDIDATES = 1319 * 4
 
 
-def load(shared_data):
-    call_command("load_demo", data_dir=str(shared_data), quiet_progress=True, stdout=io.StringIO())
+def load(data_dir):
+    call_command("load_demo", data_dir=str(data_dir), quiet_progress=True, stdout=io.StringIO())
 
 
 def row_counts():
     return {model._meta.label: model.objects.count() for model in apps.get_models()}
 
 
-def test_demo_projects_and_accounts(shared_data):
-    load(shared_data)
+def test_demo_projects_and_accounts(data_dir):
+    load(data_dir)
     check_math_project()
     check_gsm8k_project()
     check_accounts()
@@ -88,30 +85,27 @@ def check_accounts():
     assert admin is not None and admin.is_superuser and admin.is_staff
 
 
-def test_running_twice_adds_nothing_and_repairs_accounts(shared_data):
-    load(shared_data)
+def test_running_twice_adds_nothing_and_repairs_accounts(data_dir):
+    load(data_dir)
     before = row_counts()
     user = get_user_model().objects.get(username="lead")
     user.set_password("something-else")
     user.save()
-    load(shared_data)
+    load(data_dir)
     assert row_counts() == before
     assert authenticate(username="lead", password="demo-lead") is not None
 
 
 def test_missing_data_is_a_clear_error(tmp_path):
-    with pytest.raises(CommandError, match=r"Demo data not found: .*math500\.jsonl.*STEPMARK_SHARED_DATA"):
+    with pytest.raises(CommandError, match=r"Demo data not found: .*math500\.jsonl\.gz.*STEPMARK_DATA"):
         call_command("load_demo", data_dir=str(tmp_path))
     assert not Project.objects.exists()
 
 
 def test_data_directory_comes_from_the_environment(tmp_path, monkeypatch):
-    monkeypatch.setenv("STEPMARK_SHARED_DATA", str(tmp_path))
-    assert shared_data_dir() == tmp_path
+    monkeypatch.setenv("STEPMARK_DATA", str(tmp_path))
     with pytest.raises(CommandError, match=str(tmp_path)):
         call_command("load_demo")
-    monkeypatch.delenv("STEPMARK_SHARED_DATA")
-    assert shared_data_dir() == Path(settings.BASE_DIR).parent / "shared" / "data"
 
 
 def start_demo(env):
@@ -144,10 +138,11 @@ def port_open(port):
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_make_demo_runner_serves_then_stops_on_ctrl_c_and_runs_again(shared_data, tmp_path):
+def test_make_demo_runner_serves_then_stops_on_ctrl_c_and_runs_again(tmp_path):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "STEPMARK_BROKER", "DJANGO_DEBUG")}
-    env.update(STEPMARK_VAR_DIR=str(tmp_path), STEPMARK_DEMO_PORT=str(port), STEPMARK_SHARED_DATA=str(shared_data))
+    # No data directory named: the demo finds the repository's data/ by itself.
+    env.update(STEPMARK_VAR_DIR=str(tmp_path), STEPMARK_DEMO_PORT=str(port))
     for signum, expect in ((signal.SIGINT, "Created project"), (signal.SIGTERM, "Found project")):
         proc, lines = start_demo(env)
         try:

@@ -2,7 +2,7 @@
 
 Formats:
 
-- ``prm800k``: PRM800K JSONL as exported (see ``shared/prm800k-format.md``), read into
+- ``prm800k``: PRM800K JSONL as exported (see ``docs/prm800k-format.md``), read into
   labelled ``Example`` s for training and step-level evaluation.
 - ``candidates``: JSONL, one solution a line: ``{"problem": str, "steps": [str, ...], ...}``;
   optional ``answer`` (str) and ``is_correct`` (bool) make best-of-N evaluation possible. Other
@@ -12,10 +12,13 @@ Formats:
 - ``gsm8k-examples``: OpenAI's ``example_model_solutions.jsonl`` (several model solutions per
   GSM8K problem, each with ``is_correct``), read as candidates, one step per line.
 
+Every reader also takes the file gzip-compressed: a name ending in ``.gz`` is decompressed.
+
 Bad input raises ``DataError`` naming the file, the line (the list index for JSON lists) and
 the field.
 """
 import dataclasses
+import gzip
 import json
 from pathlib import Path
 
@@ -49,9 +52,16 @@ class Example:
     labels: list
 
 
+def open_text(path):
+    """``path`` opened as UTF-8 text, gunzipped when its name ends in ``.gz``."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
 def read_jsonl(path):
     """Yield ``(line_number, object)`` for every non-blank line of a JSONL file."""
-    with open(path, encoding="utf-8") as handle:
+    with open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -181,7 +191,8 @@ def read_candidates(path):
 def read_processbench(path):
     """ProcessBench items from a JSON list, checked (the "line" in errors is the list index)."""
     try:
-        items = json.loads(Path(path).read_text(encoding="utf-8"))
+        with open_text(path) as handle:
+            items = json.loads(handle.read())
     except json.JSONDecodeError as exc:
         raise DataError(f"not valid JSON ({exc.msg}, line {exc.lineno})", path=path) from None
     if not isinstance(items, list):
@@ -217,7 +228,7 @@ def read_gsm8k_examples(path):
 def detect_format(path):
     """Guess a file's format from its first record."""
     path = Path(path)
-    with open(path, encoding="utf-8") as handle:
+    with open_text(path) as handle:
         head = handle.read(4096).lstrip()
     if head.startswith("["):
         return "processbench"

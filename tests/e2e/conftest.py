@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from labeling.data import open_text
 from tests.conftest import ROOT
 
 VISIBILITY_TIMEOUT = 4
@@ -167,8 +168,8 @@ def wait_for(condition, *, timeout, every=0.1, message="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {message}")
 
 
-def gsm8k_slice(shared_data, path, problems):
+def gsm8k_slice(data_dir, path, problems):
     """The first ``problems`` lines of GSM8K's example model solutions (4 solutions each)."""
-    with open(Path(shared_data) / "gsm8k" / "example_model_solutions.jsonl", encoding="utf-8") as source:
+    with open_text(Path(data_dir) / "gsm8k" / "example_model_solutions.jsonl.gz") as source:
         path.write_text("".join(line for _, line in zip(range(problems), source)), encoding="utf-8")
     return path

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from labeling.data import open_text
 from labeling.imports import run_import
 from labeling.models import Generation, Project, Rating, Solution
 from scoring import jobs, tasks
@@ -20,9 +21,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def test_killed_while_scoring_the_redelivered_run_completes_without_duplicates(worker_factory, tiny_base,
-                                                                               shared_data, tmp_path):
+                                                                               data_dir, tmp_path):
     project = Project.objects.create(name="fault scoring", generation_size=20, base_model_path=str(tiny_base))
-    run_import("gsm8k-examples", gsm8k_slice(shared_data, tmp_path / "pool.jsonl", 250), project)
+    run_import("gsm8k-examples", gsm8k_slice(data_dir, tmp_path / "pool.jsonl", 250), project)
     pool = jobs.candidate_pool(project).count()
     first = worker_factory(STEPMARK_SCORING_BATCH=4).start()
     run = jobs.start_generation(project)
@@ -68,11 +69,11 @@ def _queued():
 
 
 def test_killed_while_training_the_redelivered_retrain_completes_atomically(worker_factory, tiny_base,
-                                                                           shared_data, tmp_path):
+                                                                           data_dir, tmp_path):
     project = Project.objects.create(name="fault training", base_model_path=str(tiny_base), retrain_metric="log_loss",
                                      train_settings={"epochs": 4, "max_batch": 4, "log_every": 1})
     records = tmp_path / "prm800k.jsonl"
-    with open(shared_data / "prm800k" / "phase1_train.reconstructed.jsonl", encoding="utf-8") as source:
+    with open_text(data_dir / "prm800k" / "phase1_train.reconstructed.jsonl.gz") as source:
         records.write_text("".join(line for _, line in zip(range(40), source)), encoding="utf-8")
     run_import("prm800k", records, project)
     ratings = list(Rating.objects.order_by("pk").values_list("pk", "assignment_id", "step_id", "value", "flagged"))

@@ -49,12 +49,12 @@ def rate_through_the_api(annotator, project, passes):
         assert done.status_code == 200, done.content
 
 
-def test_the_loop_closes(worker, tiny_base, shared_data, tmp_path):
+def test_the_loop_closes(worker, tiny_base, data_dir, tmp_path):
     project = Project.objects.create(
         name="e2e loop", overlap=2, generation_size=SIZE, selection_wrong_share=0.8, base_model_path=str(tiny_base),
         retrain_threshold=2 * SIZE, retrain_metric="log_loss", train_settings={"epochs": 3, "max_batch": 8},
     )
-    run_import("gsm8k-examples", gsm8k_slice(shared_data, tmp_path / "pool.jsonl", 60), project)
+    run_import("gsm8k-examples", gsm8k_slice(data_dir, tmp_path / "pool.jsonl", 60), project)
     researcher = client_for(make_user("researcher", "researcher"))
 
     # Generation 1: the initial PRM (the base model with a fresh head) scores 240 solutions.

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from labeling.data import open_text
 from labeling.imports import run_import
 from labeling.models import Annotator, Assignment, Generation, Project, Rating, Solution
 from labeling.work import queue
@@ -26,9 +27,9 @@ def checkpoint_dir(settings, tmp_path):
 
 
 @pytest.fixture
-def gsm8k_slice(tmp_path, shared_data):
+def gsm8k_slice(tmp_path, data_dir):
     path = tmp_path / "gsm8k-slice.jsonl"
-    with open(shared_data / "gsm8k" / "example_model_solutions.jsonl", encoding="utf-8") as source:
+    with open_text(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz") as source:
         path.write_text("".join(line for _, line in zip(range(PROBLEMS), source)), encoding="utf-8")
     return path
 

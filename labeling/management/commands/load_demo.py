@@ -1,4 +1,4 @@
-"""``manage.py load_demo``: the demo projects and accounts, from the real shared data.
+"""``manage.py load_demo``: the demo projects and accounts, from the real data in ``data/``.
 
 Creates two projects and imports into them through the ordinary importers
 (``labeling.imports.run_import``):
@@ -11,16 +11,16 @@ Creates two projects and imports into them through the ordinary importers
 and one account per role (plus a superuser for the admin). Safe to run again: projects and
 accounts are looked up by name, and the importers add nothing for records already present.
 
-The data directory is ``STEPMARK_SHARED_DATA`` or ``<project root>/../shared/data``.
+The data directory is ``labeling.data.data_dir()``: ``$STEPMARK_DATA``, else the repository's
+``data/`` (its README names each file's source and licence).
 """
-import os
 from pathlib import Path
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from labeling.data import data_dir as default_data_dir
 from labeling.imports import ImportFailed, run_import
 from labeling.models import Project
 
@@ -43,7 +43,7 @@ PROJECTS = {
                 "rendered; flag a rating when you are unsure."
             ),
         },
-        [("problems", "math/math500.jsonl"), ("prm800k", "prm800k/phase1_test.reconstructed.jsonl")],
+        [("problems", "math/math500.jsonl.gz"), ("prm800k", "prm800k/phase1_test.reconstructed.jsonl.gz")],
     ),
     GSM8K_PROJECT: (
         {
@@ -56,7 +56,7 @@ PROJECTS = {
                 "the first -1 ends the solution."
             ),
         },
-        [("gsm8k-examples", "gsm8k/example_model_solutions.jsonl")],
+        [("gsm8k-examples", "gsm8k/example_model_solutions.jsonl.gz")],
     ),
 }
 
@@ -67,12 +67,6 @@ ACCOUNTS = {
     "research": ("demo-researcher", ["researcher"], False),
     "admin": ("demo-admin", [], True),
 }
-
-
-def shared_data_dir():
-    """Where the shared data lives: ``STEPMARK_SHARED_DATA`` or ``../shared/data``."""
-    configured = os.environ.get("STEPMARK_SHARED_DATA")
-    return Path(configured) if configured else Path(settings.BASE_DIR).parent / "shared" / "data"
 
 
 def ensure_accounts():
@@ -102,11 +96,11 @@ def load_demo(data_dir=None, *, show_progress=True, log=print):
     Returns ``{project name: [(format, ImportResult), ...]}``. Raises CommandError when a
     data file is missing and ImportFailed (file, line, field) on bad data.
     """
-    data_dir = Path(data_dir) if data_dir else shared_data_dir()
+    data_dir = Path(data_dir) if data_dir else default_data_dir()
     missing = [str(data_dir / rel) for _, files in PROJECTS.values() for _, rel in files if not (data_dir / rel).is_file()]
     if missing:
         raise CommandError(
-            "Demo data not found: " + ", ".join(missing) + " (set STEPMARK_SHARED_DATA to the shared data directory)"
+            "Demo data not found: " + ", ".join(missing) + " (set STEPMARK_DATA to a directory laid out as data/)"
         )
     results = {}
     for name, (options, files) in PROJECTS.items():
@@ -128,7 +122,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument(
             "--data-dir",
-            help="The shared data directory (default: $STEPMARK_SHARED_DATA or ../shared/data).",
+            help="The data directory (default: $STEPMARK_DATA, else the repository's data/).",
         )
         parser.add_argument("--quiet-progress", action="store_true", help="Do not print import progress.")
 

@@ -11,9 +11,9 @@ from labeling.models import Assignment
 
 
 @pytest.fixture(scope="module")
-def native(shared_data):
+def native(data_dir):
     """The eight real PRM800K records (phase 1 and 2, screening, give_up)."""
-    return (shared_data / "prm800k" / "native_records.jsonl").read_bytes()
+    return gzip.decompress((data_dir / "prm800k" / "native_records.jsonl.gz").read_bytes())
 
 
 def upload(client, project, data, name="native_records.jsonl", format="prm800k"):
@@ -159,9 +159,9 @@ def test_annotators_cannot_export(clients, imported, role):
     assert export(clients[role], imported).status_code in (401, 403)
 
 
-def test_a_large_export_arrives_in_several_chunks(clients, project, shared_data):
+def test_a_large_export_arrives_in_several_chunks(clients, project, data_dir):
     # 101 phase-1 records (about 0.8 MB of JSON): the response streams rather than holding it.
-    data = (shared_data / "prm800k" / "phase1_test.reconstructed.jsonl").read_bytes()
+    data = gzip.decompress((data_dir / "prm800k" / "phase1_test.reconstructed.jsonl.gz").read_bytes())
     assert upload(clients["researcher"], project, data, name="phase1_test.jsonl").status_code == 201
     chunks = list(export(clients["researcher"], project).streaming_content)
     assert len(chunks) > 3
@@ -169,20 +169,20 @@ def test_a_large_export_arrives_in_several_chunks(clients, project, shared_data)
 
 
 def head(path, n):
-    with open(path, "rb") as f:
+    with gzip.open(path, "rb") as f:
         return b"".join(f.readline() for _ in range(n))
 
 
-def test_upload_problems_then_gsm8k_candidates(clients, project, shared_data):
+def test_upload_problems_then_gsm8k_candidates(clients, project, data_dir):
     from labeling.models import Problem, Solution
 
-    problems = upload(clients["researcher"], project, head(shared_data / "math" / "math500.jsonl", 10),
+    problems = upload(clients["researcher"], project, head(data_dir / "math" / "math500.jsonl.gz", 10),
                       name="math500.jsonl", format="problems")
     assert problems.status_code == 201, problems.content
     assert (problems.json()["records"], Problem.objects.filter(project=project).count()) == (10, 10)
 
     examples = upload(clients["researcher"], project,
-                      head(shared_data / "gsm8k" / "example_model_solutions.jsonl", 3),
+                      head(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz", 3),
                       name="example_model_solutions.jsonl", format="gsm8k-examples")
     assert examples.status_code == 201, examples.content
     assert examples.json()["records"] == 3

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from labeling.data import open_text
 from labeling.exports import ExportFilters, get_exporter, stream_export, write_export
 from labeling.imports import run_import
 from labeling.models import (
@@ -23,8 +24,8 @@ UTC = datetime.timezone.utc
 
 
 @pytest.fixture
-def native(shared_data):
-    with open(shared_data / "prm800k" / "native_records.jsonl", encoding="utf-8") as f:
+def native(data_dir):
+    with open_text(data_dir / "prm800k" / "native_records.jsonl.gz") as f:
         return [json.loads(line) for line in f if line.strip()]
 
 

@@ -3,22 +3,23 @@ import json
 
 import pytest
 
+from labeling.data import open_text
 from labeling.exports import ExportFilters, get_exporter
 from labeling.imports import run_import
 from labeling.models import Assignment, Problem, Project, Rating, Solution, Step
 
 FILES = [
     "readme_example_record.json",
-    "native_records.jsonl",
-    "phase1_test.reconstructed.jsonl",
-    "phase1_train.reconstructed.jsonl",
+    "native_records.jsonl.gz",
+    "phase1_test.reconstructed.jsonl.gz",
+    "phase1_train.reconstructed.jsonl.gz",
 ]
 
 
-def source_lines(shared_data):
+def source_lines(data_dir):
     lines = []
     for name in FILES:
-        with open(shared_data / "prm800k" / name, encoding="utf-8") as f:
+        with open_text(data_dir / "prm800k" / name) as f:
             lines.extend(line.rstrip("\n") for line in f if line.strip())
     return lines
 
@@ -28,16 +29,16 @@ def counts():
 
 
 @pytest.fixture
-def imported(db, shared_data):
+def imported(db, data_dir):
     project = Project.objects.create(name="prm800k")
-    results = [run_import("prm800k", shared_data / "prm800k" / name, project) for name in FILES]
+    results = [run_import("prm800k", data_dir / "prm800k" / name, project) for name in FILES]
     return project, results
 
 
 @pytest.mark.slow
-def test_every_record_comes_back_exactly(imported, shared_data):
+def test_every_record_comes_back_exactly(imported, data_dir):
     project, results = imported
-    sources = source_lines(shared_data)
+    sources = source_lines(data_dir)
     assert sum(r.created for r in results) == len(sources) == 1010
     exported = list(get_exporter("prm800k")(ExportFilters(project_id=project.id)))
     assert len(exported) == len(sources)
@@ -51,10 +52,10 @@ def test_every_record_comes_back_exactly(imported, shared_data):
 
 
 @pytest.mark.slow
-def test_reimport_adds_nothing(imported, shared_data):
+def test_reimport_adds_nothing(imported, data_dir):
     project, _ = imported
     before = counts()
-    again = [run_import("prm800k", shared_data / "prm800k" / name, project) for name in FILES]
+    again = [run_import("prm800k", data_dir / "prm800k" / name, project) for name in FILES]
     assert counts() == before
     assert sum(r.skipped for r in again) == 1010
     assert sum(r.created for r in again) == 0

@@ -5,6 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
+from labeling.data import open_text
 from labeling.exports import ExportFilters, get_exporter
 from labeling.imports import run_import
 from labeling.models import Project
@@ -13,13 +14,13 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def example(shared_data):
-    return json.loads((shared_data / "prm800k" / "readme_example_record.json").read_text())
+def example(data_dir):
+    return json.loads((data_dir / "prm800k" / "readme_example_record.json").read_text())
 
 
 @pytest.fixture
-def native(shared_data):
-    with open(shared_data / "prm800k" / "native_records.jsonl", encoding="utf-8") as f:
+def native(data_dir):
+    with open_text(data_dir / "prm800k" / "native_records.jsonl.gz") as f:
         return [json.loads(line) for line in f if line.strip()]
 
 

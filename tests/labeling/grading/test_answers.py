@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.core.management import call_command
 
+from labeling.data import open_text
 from labeling.grading import pool as grading_pool
 from labeling.grading.answers import (
     extract_answer,
@@ -21,8 +22,8 @@ from labeling.models import Problem, Project, Solution
 
 
 @pytest.fixture(scope="module")
-def math500(shared_data):
-    with open(shared_data / "math" / "math500.jsonl", encoding="utf-8") as f:
+def math500(data_dir):
+    with open_text(data_dir / "math" / "math500.jsonl.gz") as f:
         return {r["unique_id"]: r for r in map(json.loads, f)}
 
 
@@ -113,8 +114,8 @@ def test_every_math500_solution_yields_its_answer(math500):
     assert extract_answer(math500["test/precalculus/807.json"]["solution"]) == r"\left( 3, \frac{\pi}{2} \right)"
 
 
-def test_prm800k_answer_step(shared_data):
-    with open(shared_data / "prm800k" / "readme_example_record.json", encoding="utf-8") as f:
+def test_prm800k_answer_step(data_dir):
+    with open(data_dir / "prm800k" / "readme_example_record.json", encoding="utf-8") as f:
         question = json.load(f)["question"]
     steps = question["pre_generated_steps"]
     assert steps[-1].endswith("# Answer\n\n320,000")
@@ -125,8 +126,8 @@ def test_prm800k_answer_step(shared_data):
     assert grade("40000", question["ground_truth_answer"]) is True
 
 
-def test_prm800k_native_records_answers(shared_data):
-    with open(shared_data / "prm800k" / "native_records.jsonl", encoding="utf-8") as f:
+def test_prm800k_native_records_answers(data_dir):
+    with open_text(data_dir / "prm800k" / "native_records.jsonl.gz") as f:
         questions = [json.loads(line)["question"] for line in f]
     phase2 = [q for q in questions if "pre_generated_steps" in q]
     assert phase2
@@ -134,7 +135,7 @@ def test_prm800k_native_records_answers(shared_data):
         assert extract_answer(q["pre_generated_steps"]) == q["pre_generated_answer"]
     # Phase-1 completions that end a solution: "<text>\n\n# Answer\n\n<answer>".
     texts = []
-    with open(shared_data / "prm800k" / "native_records.jsonl", encoding="utf-8") as f:
+    with open_text(data_dir / "prm800k" / "native_records.jsonl.gz") as f:
         for line in f:
             for step in json.loads(line)["label"]["steps"]:
                 texts += [c["text"] for c in step["completions"] or [] if "# Answer" in c["text"]]
@@ -142,8 +143,8 @@ def test_prm800k_native_records_answers(shared_data):
     assert extract_answer("So the price of a pencil is 29 cents.\n\n# Answer\n\n29") == "29"
 
 
-def test_gsm8k_answers(shared_data):
-    with open(shared_data / "gsm8k" / "example_model_solutions.jsonl", encoding="utf-8") as f:
+def test_gsm8k_answers(data_dir):
+    with open_text(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz") as f:
         first = json.loads(f.readline())
     solution = first["6b_finetuning"]["solution"]
     assert solution.endswith("A: 26")
@@ -151,7 +152,7 @@ def test_gsm8k_answers(shared_data):
     assert extract_answer(solution.split("\n")) == "26"
     assert extract_answer(first["ground_truth"]) == "18"
     assert grade("26", "18") is False
-    with open(shared_data / "gsm8k" / "test.jsonl", encoding="utf-8") as f:
+    with open_text(data_dir / "gsm8k" / "test.jsonl.gz") as f:
         answers = [json.loads(line)["answer"] for line in f]
     assert all(extract_answer(a) == a.rsplit("####", 1)[1].strip() for a in answers)
 
@@ -218,9 +219,9 @@ def test_grade_solutions_stores_grades_in_bulk(math500):
 
 
 @pytest.mark.django_db
-def test_grade_solutions_command(tmp_path, shared_data):
+def test_grade_solutions_command(tmp_path, data_dir):
     path = tmp_path / "ex.jsonl"
-    with open(shared_data / "gsm8k" / "example_model_solutions.jsonl", encoding="utf-8") as f:
+    with open_text(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz") as f:
         path.write_text("".join(f.readline() for _ in range(3)), encoding="utf-8")
     project = Project.objects.create(name="grade")
     run_import("gsm8k-examples", path, project)

@@ -7,6 +7,7 @@ from itertools import islice
 import pytest
 from django.core.management import CommandError, call_command
 
+from labeling.data import open_text
 from labeling.imports import ImportFailed, run_import
 from labeling.imports.hashing import problem_hash
 from labeling.models import Problem, Project, Solution, Step
@@ -25,14 +26,14 @@ def project():
 
 
 @pytest.fixture(scope="module")
-def processbench_candidates(shared_data):
+def processbench_candidates(data_dir):
     """The first 50 ProcessBench GSM8K solutions as candidates, ground truth from GSM8K test."""
     truths = {}
-    with open(shared_data / "gsm8k" / "test.jsonl", encoding="utf-8") as f:
+    with open_text(data_dir / "gsm8k" / "test.jsonl.gz") as f:
         for line in f:
             r = json.loads(line)
             truths[r["question"]] = r["answer"].rsplit("####", 1)[1].strip()
-    with open(shared_data / "processbench" / "gsm8k.json", encoding="utf-8") as f:
+    with open_text(data_dir / "processbench" / "gsm8k.json.gz") as f:
         bench = json.load(f)[:50]
     candidates = [
         {"id": r["id"], "problem": r["problem"], "ground_truth_answer": truths[r["problem"]],
@@ -93,8 +94,8 @@ def test_gzip_input(project, tmp_path, processbench_candidates):
     assert Step.objects.filter(solution__project=project).count() == sum(len(r["steps"]) for r in records[:10])
 
 
-def test_given_answers_and_grades_are_kept(project, tmp_path, shared_data):
-    math = first_lines(shared_data / "math" / "math500.jsonl", 1)[0]  # answer (3, pi/2)
+def test_given_answers_and_grades_are_kept(project, tmp_path, data_dir):
+    math = first_lines(data_dir / "math" / "math500.jsonl.gz", 1)[0]  # answer (3, pi/2)
     base = {"problem": math["problem"], "ground_truth_solution": math["solution"], "ground_truth_answer": math["answer"]}
     records = [
         dict(base, steps=["r = 3 and the angle is pi/2.", r"So the answer is $\boxed{(3, \frac{\pi}{2})}$."]),
@@ -157,12 +158,12 @@ def test_failed_import_leaves_earlier_imports_intact(project, tmp_path, processb
     assert counts() == before
 
 
-def test_gsm8k_examples(project, tmp_path, shared_data):
-    source = shared_data / "gsm8k" / "example_model_solutions.jsonl"
+def test_gsm8k_examples(project, tmp_path, data_dir):
+    source = data_dir / "gsm8k" / "example_model_solutions.jsonl.gz"
     lines = first_lines(source, 50)
     path = write_jsonl(tmp_path / "examples.jsonl", lines)
     # The problems first, from GSM8K's own test file: the examples attach to the same rows.
-    run_import("problems", write_jsonl(tmp_path / "test.jsonl", first_lines(shared_data / "gsm8k" / "test.jsonl", 50)), project)
+    run_import("problems", write_jsonl(tmp_path / "test.jsonl", first_lines(data_dir / "gsm8k" / "test.jsonl.gz", 50)), project)
 
     result = run_import("gsm8k-examples", path, project)
 
@@ -185,8 +186,8 @@ def test_gsm8k_examples(project, tmp_path, shared_data):
     assert Solution.objects.filter(project=project).count() == 200
 
 
-def test_gsm8k_examples_bad_line(project, tmp_path, shared_data):
-    lines = first_lines(shared_data / "gsm8k" / "example_model_solutions.jsonl", 5)
+def test_gsm8k_examples_bad_line(project, tmp_path, data_dir):
+    lines = first_lines(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz", 5)
     lines[3]["175b_verification"]["is_correct"] = "true"
     path = write_jsonl(tmp_path / "examples.jsonl.gz", lines, gz=True)
     with pytest.raises(ImportFailed) as failed:
@@ -195,9 +196,9 @@ def test_gsm8k_examples_bad_line(project, tmp_path, shared_data):
     assert counts() == {"Problem": 0, "Solution": 0, "Step": 0}
 
 
-def test_command(tmp_path, shared_data):
+def test_command(tmp_path, data_dir):
     source = tmp_path / "examples.jsonl.gz"
-    with open(shared_data / "gsm8k" / "example_model_solutions.jsonl", "rb") as f, gzip.open(source, "wb") as out:
+    with gzip.open(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz", "rb") as f, gzip.open(source, "wb") as out:
         out.writelines(islice(f, 10))
     stdout = io.StringIO()
     call_command("import_candidates", str(source), project="cmd", create_project=True, format="gsm8k-examples",
@@ -213,8 +214,8 @@ def test_command(tmp_path, shared_data):
         call_command("import_candidates", str(bad), project="nope", quiet=True)
 
 
-def test_shares_problems_with_the_prm800k_import(project, tmp_path, shared_data):
-    example = shared_data / "prm800k" / "readme_example_record.json"
+def test_shares_problems_with_the_prm800k_import(project, tmp_path, data_dir):
+    example = data_dir / "prm800k" / "readme_example_record.json"
     run_import("prm800k", example, project)
     question = json.loads(example.read_text(encoding="utf-8"))["question"]
     candidate = {

@@ -17,16 +17,16 @@ def project():
 
 
 @pytest.fixture(scope="module")
-def math50(shared_data):
-    return first_lines(shared_data / "math" / "math500.jsonl", 50)
+def math50(data_dir):
+    return first_lines(data_dir / "math" / "math500.jsonl.gz", 50)
 
 
 @pytest.fixture(scope="module")
-def gsm50(shared_data):
-    return first_lines(shared_data / "gsm8k" / "test.jsonl", 50)
+def gsm50(data_dir):
+    return first_lines(data_dir / "gsm8k" / "test.jsonl.gz", 50)
 
 
-def test_math500_slice(project, math50, shared_data, tmp_path):
+def test_math500_slice(project, math50, data_dir, tmp_path):
     path = write_jsonl(tmp_path / "math.jsonl", math50)
     result = run_import("problems", path, project)
     assert (result.records, result.created, result.skipped) == (50, 50, 0)
@@ -111,7 +111,7 @@ def test_bad_line_names_file_line_field_and_imports_nothing(project, math50, tmp
     assert Problem.objects.count() == 0
 
 
-def test_command(tmp_path, shared_data, gsm50):
+def test_command(tmp_path, data_dir, gsm50):
     stdout = io.StringIO()
     path = write_jsonl(tmp_path / "gsm.jsonl", gsm50)
     call_command("import_problems", str(path), project="cmd", create_project=True, quiet=True, stdout=stdout)

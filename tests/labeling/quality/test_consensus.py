@@ -42,9 +42,9 @@ def add_pass(solution, values, *, alternatives=None, submitted_at=LATER):
 
 
 @pytest.fixture
-def example(shared_data, tmp_path):
+def example(data_dir, tmp_path):
     """The README record imported (labeler L), plus B: [0, 1, -1] and C: [1, 1, 1, 1]."""
-    record = json.loads((shared_data / "prm800k" / "readme_example_record.json").read_text())
+    record = json.loads((data_dir / "prm800k" / "readme_example_record.json").read_text())
     project = Project.objects.create(name="consensus")
     source = tmp_path / "example.jsonl"
     source.write_text(json.dumps(record) + "\n")

@@ -18,6 +18,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
+from labeling.data import open_text
 from labeling.stats import agreement as ag
 
 TOL = 1e-9
@@ -377,7 +378,7 @@ def test_per_annotator_alpha_and_mean_kappa_match_the_references():
 # Real ratings --------------------------------------------------------------------------------
 
 
-def phase1_rating_matrices(shared_data):
+def phase1_rating_matrices(data_dir):
     """Two matrices of real PRM800K phase-1 test ratings (NaN = missing).
 
     ``trajectories``: a row per record, a column per position, the rating of the first
@@ -385,7 +386,7 @@ def phase1_rating_matrices(shared_data):
     completion slot, a column per (record, position) with two or more candidate steps, the
     ratings the labeler gave the candidates (real mixed ratings where an error was found).
     """
-    with open(shared_data / "prm800k" / "phase1_test.reconstructed.jsonl", encoding="utf-8") as f:
+    with open_text(data_dir / "prm800k" / "phase1_test.reconstructed.jsonl.gz") as f:
         records = [json.loads(line) for line in f if line.strip()]
     trajectories, alternatives = [], []
     for record in records:
@@ -407,13 +408,13 @@ def phase1_rating_matrices(shared_data):
     return pad(trajectories), pad(alternatives).T
 
 
-def test_real_phase1_ratings_match_the_reference_packages(shared_data):
+def test_real_phase1_ratings_match_the_reference_packages(data_dir):
     """What this proves: on real rating distributions (heavily +1, few 0 and -1, nulls) and a
     real missing pattern (trajectories of different lengths, a varying number of candidates),
     our indexing, coincidence, kappa and Fleiss arithmetic equals the reference packages. The rows are not
     independent annotators (PRM800K phase 1 has almost no overlap), so the figures say nothing
     about how well real annotators agreed."""
-    trajectories, alternatives = phase1_rating_matrices(shared_data)
+    trajectories, alternatives = phase1_rating_matrices(data_dir)
     assert trajectories.shape[0] == 101 and alternatives.shape[1] > 400
     assert np.isin(trajectories[~np.isnan(trajectories)], [-1, 0, 1]).all()
     for m in (trajectories, alternatives):

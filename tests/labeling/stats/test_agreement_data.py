@@ -17,8 +17,8 @@ JAN = datetime(2023, 1, 22, 4, 34, 27, 52924, tzinfo=timezone.utc)  # the exampl
 
 
 @pytest.fixture
-def example_path(shared_data):
-    return shared_data / "prm800k" / "readme_example_record.json"
+def example_path(data_dir):
+    return data_dir / "prm800k" / "readme_example_record.json"
 
 
 def import_example(example_path, tmp_path, project):

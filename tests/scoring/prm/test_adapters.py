@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from labeling.data import open_text
 from scoring.prm.adapters import QWEN_STEP_TOKEN, load_adapter, score_solutions
 from scoring.prm.cli import main
 from scoring.prm.metrics import earliest_error
@@ -174,8 +175,9 @@ def test_math_shepherd_layout(shepherd_dir, solutions):
         assert result.step_scores == pytest.approx(expected.tolist(), abs=1e-5)
 
 
-def test_cli_scores_and_evaluates_with_an_adapter(shepherd_dir, tmp_path, shared_data, capsys):
-    items = json.loads((shared_data / "processbench" / "gsm8k.json").read_text())
+def test_cli_scores_and_evaluates_with_an_adapter(shepherd_dir, tmp_path, data_dir, capsys):
+    with open_text(data_dir / "processbench" / "gsm8k.json.gz") as f:
+        items = json.load(f)
     correct = [item for item in items if item["label"] == -1]
     wrong = [item for item in items if item["label"] != -1]
     bench, val = tmp_path / "bench.json", tmp_path / "val.json"

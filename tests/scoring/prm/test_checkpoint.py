@@ -18,8 +18,8 @@ from scoring.prm.train import TrainConfig, train
 
 
 @pytest.mark.parametrize("arch", ["bert", "llama"])
-def test_a_loaded_checkpoint_scores_exactly_as_the_trained_model(arch, tiny_bases, shared_data, processbench_items, tmp_path):
-    data = shared_data / "prm800k" / "phase1_train.reconstructed.jsonl"
+def test_a_loaded_checkpoint_scores_exactly_as_the_trained_model(arch, tiny_bases, data_dir, processbench_items, tmp_path):
+    data = data_dir / "prm800k" / "phase1_train.reconstructed.jsonl.gz"
     examples = read_prm800k(data, limit=3)
     prm = new_prm(tiny_bases[arch], device="cpu", seed=0, max_length=256)
     train(prm, examples, [], TrainConfig(lr=1e-3, max_steps=3, max_batch=8), progress=False)

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from labeling.data import open_text
 from scoring.prm.cli import build_parser, main
 from scoring.prm.data import read_gsm8k_examples
 from tests.conftest import ROOT
@@ -24,12 +25,12 @@ def test_every_option_is_explained():
 
 
 @pytest.fixture
-def files(tmp_path, shared_data, processbench_items):
+def files(tmp_path, data_dir, processbench_items):
     train = tmp_path / "train.jsonl"
-    with open(shared_data / "prm800k" / "phase1_train.reconstructed.jsonl") as source:
+    with open_text(data_dir / "prm800k" / "phase1_train.reconstructed.jsonl.gz") as source:
         train.write_text("".join(next(source) for _ in range(6)))
     gsm = tmp_path / "gsm8k.jsonl"
-    with open(shared_data / "gsm8k" / "example_model_solutions.jsonl") as source:
+    with open_text(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz") as source:
         gsm.write_text("".join(next(source) for _ in range(3)))
     candidates = tmp_path / "candidates.jsonl"
     candidates.write_text("".join(json.dumps(r) + "\n" for r in read_gsm8k_examples(gsm)))

@@ -1,8 +1,10 @@
 """Reading PRM800K, candidate, ProcessBench and GSM8K files into plain examples."""
+import gzip
 import json
 
 import pytest
 
+from labeling.data import open_text
 from scoring.prm.data import (
     DataError,
     detect_format,
@@ -56,8 +58,8 @@ def test_human_completion_continues_the_trajectory():
     assert [e.steps for e in extra] == [["c0:-1"], ["c1:-1"]]
 
 
-def test_readme_phase2_record(shared_data):
-    record = json.loads((shared_data / "prm800k" / "readme_example_record.json").read_text())
+def test_readme_phase2_record(data_dir):
+    record = json.loads((data_dir / "prm800k" / "readme_example_record.json").read_text())
     main, *extra = prm800k_examples(record)
     # two neutral steps chosen, then a position with no chosen completion (found_error): the
     # trajectory stops there and each of its five rated candidates is an example of its own
@@ -68,21 +70,34 @@ def test_readme_phase2_record(shared_data):
     assert sum(label is not None for e in [main, *extra] for label in e.labels) == rated
 
 
-def test_real_files_read(shared_data):
-    path = shared_data / "prm800k" / "phase1_train.reconstructed.jsonl"
+def test_real_files_read(data_dir):
+    path = data_dir / "prm800k" / "phase1_train.reconstructed.jsonl.gz"
     examples = read_prm800k(path, limit=20)
-    with open(path) as handle:
+    with open_text(path) as handle:
         problems = {json.loads(next(handle))["question"]["problem"] for _ in range(20)}
     # every rated record gives examples; the 20th has only null ratings and gives none
     assert len({e.problem for e in examples}) == len(problems) - 1
     assert all(len(e.steps) == len(e.labels) for e in examples)
-    native = read_prm800k(shared_data / "prm800k" / "native_records.jsonl")
+    native = read_prm800k(data_dir / "prm800k" / "native_records.jsonl.gz")
     assert any(0 in e.labels for e in native)
-    gsm = read_gsm8k_examples(shared_data / "gsm8k" / "example_model_solutions.jsonl")
+    gsm = read_gsm8k_examples(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz")
     assert gsm[0]["answer"] == "26" and gsm[0]["steps"][-1] == "A: 26" and gsm[0]["is_correct"] is False
-    assert detect_format(shared_data / "processbench" / "gsm8k.json") == "processbench"
-    assert detect_format(shared_data / "prm800k" / "native_records.jsonl") == "prm800k"
-    assert detect_format(shared_data / "gsm8k" / "example_model_solutions.jsonl") == "gsm8k-examples"
+    assert detect_format(data_dir / "processbench" / "gsm8k.json.gz") == "processbench"
+    assert detect_format(data_dir / "prm800k" / "native_records.jsonl.gz") == "prm800k"
+    assert detect_format(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz") == "gsm8k-examples"
+
+
+def test_gzip_files_read_as_their_plain_copies(data_dir, tmp_path):
+    for name in ("prm800k/native_records.jsonl.gz", "processbench/gsm8k.json.gz", "gsm8k/example_model_solutions.jsonl.gz"):
+        packed = data_dir / name
+        plain = tmp_path / packed.name.removesuffix(".gz")
+        plain.write_bytes(gzip.decompress(packed.read_bytes()))
+        assert detect_format(packed) == detect_format(plain)
+        assert read_solutions(packed) == read_solutions(plain) != []
+    bad = tmp_path / "bad.jsonl.gz"
+    bad.write_bytes(gzip.compress(b'{"problem": "p", "steps": ["a"]}\n{not json\n'))
+    with pytest.raises(DataError, match=r"bad.jsonl.gz:2: not valid JSON"):
+        read_candidates(bad)
 
 
 def test_bad_input_names_file_line_and_field(tmp_path):

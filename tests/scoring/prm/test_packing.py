@@ -91,9 +91,9 @@ def test_the_mask_allows_ancestors_only_and_padding_attends_to_itself():
 
 
 @pytest.fixture(scope="module")
-def records(shared_data):
+def records(data_dir):
     """PRM800K phase-1 test records with their alternatives: the trajectories' prefixes repeat."""
-    examples = read_prm800k(shared_data / "prm800k" / "phase1_test.reconstructed.jsonl", limit=3)
+    examples = read_prm800k(data_dir / "prm800k" / "phase1_test.reconstructed.jsonl.gz", limit=3)
     return [(e.problem, e.steps) for e in examples]
 
 

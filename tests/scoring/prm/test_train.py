@@ -21,8 +21,8 @@ FAST = dict(lr=3e-3, max_tokens=2048, max_batch=8, log_every=1, warmup_fraction=
 
 
 @pytest.fixture(scope="module")
-def examples(shared_data):
-    return read_prm800k(shared_data / "prm800k" / "phase1_train.reconstructed.jsonl", limit=8)
+def examples(data_dir):
+    return read_prm800k(data_dir / "prm800k" / "phase1_train.reconstructed.jsonl.gz", limit=8)
 
 
 def test_a_few_steps_lower_the_loss_and_repeat_exactly(tiny_bases, examples, tmp_path):
