@@ -56,9 +56,9 @@ import uuid
 from pathlib import Path
 
 from bench._server import children, cpu_seconds, gunicorn, nginx
+from labeling.data import data_path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
 PROJECT = "bench annotator loop"
 HISTORY = "bench annotator loop: history"
 OVERLAP = 3
@@ -202,7 +202,7 @@ def _prepare(concurrency):
         name=PROJECT, defaults={"overlap": OVERLAP, "instructions": "Rate each step **in order**."}
     )
     if created or not project.solutions.exists():
-        result = run_import("gsm8k-examples", DATA / "gsm8k" / "example_model_solutions.jsonl", project)
+        result = run_import("gsm8k-examples", data_path("gsm8k/example_model_solutions.jsonl.gz"), project)
         print(f"imported {result.details['solutions']:,} solutions of {result.details['problems']:,} problems", flush=True)
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
@@ -240,7 +240,7 @@ def _seed_history(annotators):
     if not created and history.assignments.exists():
         return
     if not history.solutions.exists():
-        run_import("gsm8k-examples", DATA / "gsm8k" / "example_model_solutions.jsonl", history)
+        run_import("gsm8k-examples", data_path("gsm8k/example_model_solutions.jsonl.gz"), history)
     people = len(annotators)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(

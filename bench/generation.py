@@ -3,7 +3,7 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/stepmark_bench DJANGO_DEBUG=1 \\
         .venv/bin/python -m bench.generation [--pool 10000] [--batch 256] [--threads 2] [--size 100]
 
-The pool is real solutions from ../shared/data: GSM8K's example model solutions (5,276) and
+The pool is real solutions from data/: GSM8K's example model solutions (5,276) and
 ProcessBench's GSM8K solutions (400); beyond that the GSM8K solutions repeat under another
 generator name (distinct rows, same texts and so the same scoring cost). The benchmark runs
 the job functions the worker runs (``scoring.champions``, ``scoring.jobs``) in this process:
@@ -20,14 +20,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT))
+
+from labeling.data import open_data  # noqa: E402 (after the repository is on the path)
 
 
 def candidates(pool):
     """Up to ``pool`` candidate records (the ``candidates`` import format)."""
     gsm8k = []
-    for line in open(DATA / "gsm8k" / "example_model_solutions.jsonl", encoding="utf-8"):
+    for line in open_data("gsm8k/example_model_solutions.jsonl.gz"):
         record = json.loads(line)
         answer = record["ground_truth"].rstrip().rpartition("\n")[2][2:].strip()
         for generator, entry in record.items():
@@ -37,7 +38,7 @@ def candidates(pool):
                               "generator": generator, "is_correct": entry["is_correct"]})
     bench = [{"problem": item["problem"], "ground_truth_answer": None, "steps": item["steps"],
               "generator": f"processbench:{item['generator']}", "is_correct": item["final_answer_correct"]}
-             for item in json.loads((DATA / "processbench" / "gsm8k.json").read_text())]
+             for item in json.load(open_data("processbench/gsm8k.json.gz"))]
     out = gsm8k + bench
     copy = 2
     while len(out) < pool:

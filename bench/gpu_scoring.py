@@ -26,7 +26,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data" / "prm800k" / "phase1_train.reconstructed.jsonl"
+
+from labeling.data import data_path  # noqa: E402 (after the repository is on the path)
+
+DATA = data_path("prm800k/phase1_train.reconstructed.jsonl.gz")
 
 # Dense bf16 tensor-core peak (no sparsity), TFLOP/s, by a substring of the device name.
 PEAK_TFLOPS = {"H100": 989.4, "H200": 989.4}

