@@ -1,4 +1,4 @@
-"""Export submitted assignments as PRM800K JSONL (see /work/shared/prm800k-format.md).
+"""Export submitted assignments as PRM800K JSONL (see docs/prm800k-format.md).
 
 One line per submitted assignment, in assignment id order, keys in the format's order. At each
 position ``completions`` lists the assignment's rating rows in alternative order, except the

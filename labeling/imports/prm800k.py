@@ -1,4 +1,4 @@
-"""Import PRM800K JSONL (see /work/shared/prm800k-format.md): one line, one submitted assignment.
+"""Import PRM800K JSONL (see docs/prm800k-format.md): one line, one submitted assignment.
 
 How a record lands in the tables:
 
