@@ -66,7 +66,7 @@ def main(argv=None):
     settings.STEPMARK_CHECKPOINT_DIR = Path(tempfile.mkdtemp(prefix="stepmark-bench-checkpoints-"))
     from labeling.imports import run_import
     from labeling.models import Project
-    from scoring import jobs, worker
+    from scoring import jobs, runs, worker
     from scoring.champions import ensure_champion
     from scoring.models import GenerationRun
 
@@ -77,7 +77,7 @@ def main(argv=None):
         start = time.monotonic()
         run_import("candidates", path, project)
         imported = time.monotonic() - start
-    pool = jobs.candidate_pool(project).count()
+    pool = runs.candidate_pool(project).count()
     print(f"pool: {pool:,} candidate solutions imported in {imported:.1f}s (not part of the generation)", flush=True)
 
     timings = {}
@@ -85,7 +85,7 @@ def main(argv=None):
     checkpoint = ensure_champion(project)
     prm = worker.get_prm(checkpoint)
     timings["initial PRM (MiniLM + head), save, load"] = time.monotonic() - start
-    run = jobs.start_generation(project)
+    run = runs.start_generation(project)
     GenerationRun.objects.filter(pk=run.pk).update(state=GenerationRun.SCORING, checkpoint=checkpoint)
     run.refresh_from_db()
     start = time.monotonic()

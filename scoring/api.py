@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 
 from labeling.access.permissions import IsResearcher
 from labeling.models import Project
-from scoring import jobs
+from scoring import runs
 from scoring.models import Checkpoint, GenerationRun
 
 app_name = "scoring"
@@ -93,8 +93,8 @@ class ProjectGenerationsView(APIView):
         form = StartGenerationSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         try:
-            run = jobs.start_generation(project, size=form.validated_data.get("size"), user=request.user)
-        except jobs.JobConflict as conflict:
+            run = runs.start_generation(project, size=form.validated_data.get("size"), user=request.user)
+        except runs.JobConflict as conflict:
             return Response({"detail": str(conflict), "run": GenerationRunSerializer(conflict.existing).data},
                             status=status.HTTP_409_CONFLICT)
         sent = tasks.run_generation.delay(run.pk)
@@ -124,7 +124,7 @@ class GenerationRunCancelView(APIView):
     )
     def post(self, request, pk):
         run = get_object_or_404(_runs(), pk=pk)
-        if not jobs.cancel_run(run):
+        if not runs.cancel_run(run):
             return Response({"detail": f"Run {run.pk} is {run.state}; it can no longer be cancelled.",
                              "run": GenerationRunSerializer(run).data}, status=status.HTTP_409_CONFLICT)
         return Response(GenerationRunSerializer(_runs().get(pk=run.pk)).data)

@@ -9,8 +9,9 @@ run twice, because Celery redelivers a task whose worker died:
 - a worker holds a PostgreSQL advisory lock (``scoring.locks``) on what it works on, so a
   redelivered copy that arrives while the first is still alive steps aside.
 
-The champion lives in ``scoring.champions``, the locks in ``scoring.locks``, retraining and
-promotion in ``scoring.retrain``. Torch is imported only inside the functions that need it, so
+Starting and cancelling a run (what the web process does) lives in ``scoring.runs``, the
+champion in ``scoring.champions``, the locks in ``scoring.locks``, retraining and promotion in
+``scoring.retrain``. Torch is imported only inside the functions that need it, so
 the web process may import this module.
 """
 from django.conf import settings
@@ -18,53 +19,16 @@ from django.db import transaction
 from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
-from labeling.models import Assignment, Generation, Project, Solution, Step
+from labeling.models import Generation, Project, Solution, Step
 from scoring import worker
 from scoring.champions import ensure_champion
 from scoring.locks import GENERATION_LOCK, advisory_lock
 from scoring.models import GenerationRun, SolutionScore
 from scoring.prm import selection
-
-
-class JobConflict(Exception):
-    """The request clashes with work already under way (``existing`` names it)."""
-
-    def __init__(self, message, existing=None):
-        super().__init__(message)
-        self.existing = existing
+from scoring.runs import candidate_pool
 
 
 # Scoring the pool ---------------------------------------------------------------------
-
-
-def candidate_pool(project):
-    """Solutions a generation may select: ordinary, never selected, never handed out."""
-    handed_out = Assignment.objects.filter(solution=OuterRef("pk"))
-    return Solution.objects.filter(
-        project=project, generation__isnull=True, is_gold=False, is_screening=False
-    ).filter(~Exists(handed_out))
-
-
-def start_generation(project, *, size=None, user=None):
-    """A new queued GenerationRun; JobConflict when one is still open for the project."""
-    with transaction.atomic():
-        Project.objects.select_for_update().filter(pk=project.pk).first()
-        existing = GenerationRun.objects.filter(project=project, state__in=GenerationRun.OPEN_STATES).first()
-        if existing is not None:
-            raise JobConflict(f"Generation run {existing.pk} is still {existing.state}.", existing)
-        return GenerationRun.objects.create(
-            project=project, size=project.generation_size if size is None else size,
-            requested_by=user if user is not None and user.is_authenticated else None,
-        )
-
-
-def cancel_run(run):
-    """Cancel a queued or scoring run; False when it is past that (selecting or finished)."""
-    changed = GenerationRun.objects.filter(
-        pk=run.pk, state__in=(GenerationRun.QUEUED, GenerationRun.SCORING)
-    ).update(state=GenerationRun.CANCELLED, finished_at=timezone.now())
-    run.refresh_from_db()
-    return bool(changed)
 
 
 def mark_run_failed(run_id, error):

@@ -13,7 +13,7 @@ import pytest
 from labeling.data import open_text
 from labeling.imports import run_import
 from labeling.models import Generation, Project, Rating, Solution
-from scoring import jobs, tasks
+from scoring import runs, tasks
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from tests.e2e.conftest import gsm8k_slice, wait_for
 
@@ -24,9 +24,9 @@ def test_killed_while_scoring_the_redelivered_run_completes_without_duplicates(w
                                                                                data_dir, tmp_path):
     project = Project.objects.create(name="fault scoring", generation_size=20, base_model_path=str(tiny_base))
     run_import("gsm8k-examples", gsm8k_slice(data_dir, tmp_path / "pool.jsonl", 250), project)
-    pool = jobs.candidate_pool(project).count()
+    pool = runs.candidate_pool(project).count()
     first = worker_factory(STEPMARK_SCORING_BATCH=4).start()
-    run = jobs.start_generation(project)
+    run = runs.start_generation(project)
     tasks.run_generation.delay(run.pk)
 
     def midway():

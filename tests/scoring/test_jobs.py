@@ -12,7 +12,7 @@ from labeling.imports import run_import
 from labeling.models import Annotator, Assignment, Generation, Project, Rating, Solution
 from labeling.work import queue
 from labeling.work.submission import submit
-from scoring import jobs, worker
+from scoring import jobs, runs, worker
 from scoring.champions import champion, ensure_champion
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from scoring.retrain import retrain_if_due
@@ -45,7 +45,7 @@ def project(db, tiny_bases, gsm8k_slice, checkpoint_dir):
 
 
 def run_one(project, **kwargs):
-    run = jobs.start_generation(project)
+    run = runs.start_generation(project)
     return jobs.run_generation(run.pk, **kwargs)
 
 
@@ -66,7 +66,7 @@ def rate_everything(project, annotators=2, passes=8):
 
 
 def test_a_generation_scores_the_pool_and_selects_convincing_wrong_answers(project):
-    pool_size = jobs.candidate_pool(project).count()
+    pool_size = runs.candidate_pool(project).count()
     assert pool_size == PROBLEMS * 4
     run = run_one(project, batch_size=10)
     assert run.state == GenerationRun.DONE and run.error == ""
@@ -92,9 +92,9 @@ def test_a_rerun_does_nothing_and_an_interrupted_run_continues_without_duplicate
     again = jobs.run_generation(run.pk)
     assert again.selected == 8 and Generation.objects.filter(project=project).count() == 1
     # A second run, cut off after its first batch: its state says scoring, a few scores are written.
-    second = jobs.start_generation(project)
+    second = runs.start_generation(project)
     checkpoint = ensure_champion(project)
-    pool = list(jobs.candidate_pool(project).order_by("pk").values_list("pk", flat=True))
+    pool = list(runs.candidate_pool(project).order_by("pk").values_list("pk", flat=True))
     GenerationRun.objects.filter(pk=second.pk).update(state=GenerationRun.SCORING, checkpoint=checkpoint)
     # The second run reuses the first run's scores (same checkpoint): nothing is scored twice.
     before = SolutionScore.objects.count()
@@ -107,9 +107,9 @@ def test_a_rerun_does_nothing_and_an_interrupted_run_continues_without_duplicate
 
 
 def test_scores_written_before_a_crash_are_kept_and_the_rest_scored(project):
-    run = jobs.start_generation(project)
+    run = runs.start_generation(project)
     checkpoint = ensure_champion(project)
-    first_ids = list(jobs.candidate_pool(project).order_by("pk").values_list("pk", flat=True)[:5])
+    first_ids = list(runs.candidate_pool(project).order_by("pk").values_list("pk", flat=True)[:5])
     SolutionScore.objects.bulk_create(SolutionScore(solution_id=pk, checkpoint=checkpoint, score=0.5, step_scores=[0.5])
                                       for pk in first_ids)
     GenerationRun.objects.filter(pk=run.pk).update(state=GenerationRun.SCORING, checkpoint=checkpoint)
@@ -120,27 +120,27 @@ def test_scores_written_before_a_crash_are_kept_and_the_rest_scored(project):
 
 
 def test_cancelled_run_scores_nothing_and_selects_nothing(project):
-    run = jobs.start_generation(project)
-    assert jobs.cancel_run(run) and run.state == GenerationRun.CANCELLED
+    run = runs.start_generation(project)
+    assert runs.cancel_run(run) and run.state == GenerationRun.CANCELLED
     done = jobs.run_generation(run.pk)
     assert done.state == GenerationRun.CANCELLED and done.generation is None
     assert not SolutionScore.objects.exists() and not Generation.objects.exists()
-    assert not jobs.cancel_run(done)  # finished runs stay as they are
+    assert not runs.cancel_run(done)  # finished runs stay as they are
 
 
 def test_a_cancel_while_scoring_stops_between_batches(project):
-    run = jobs.start_generation(project)
+    run = runs.start_generation(project)
     GenerationRun.objects.filter(pk=run.pk).update(state=GenerationRun.SCORING)
-    jobs.cancel_run(run)
+    runs.cancel_run(run)
     run.checkpoint = ensure_champion(project)
     assert jobs.score_pool(run, worker.get_prm(run.checkpoint), batch_size=5) is False
     assert not SolutionScore.objects.exists()
 
 
 def test_one_open_run_per_project(project):
-    first = jobs.start_generation(project)
-    with pytest.raises(jobs.JobConflict) as refused:
-        jobs.start_generation(project)
+    first = runs.start_generation(project)
+    with pytest.raises(runs.JobConflict) as refused:
+        runs.start_generation(project)
     assert refused.value.existing == first
 
 
@@ -214,7 +214,7 @@ def test_a_task_that_fails_records_the_error_on_its_run(project):
 
     project.base_model_path = str(Path(project.base_model_path).parent / "missing-model")
     project.save()
-    run = jobs.start_generation(project)
+    run = runs.start_generation(project)
     result = tasks.run_generation.apply(args=[run.pk])
     assert result.failed()
     run.refresh_from_db()
