@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from labeling.models import Project
 from scoring.models import Checkpoint, GenerationRun
-from tests.labeling.api.conftest import client_for, make_user
+from tests.factories import client_for, make_user
 
 
 @pytest.fixture(autouse=True)
