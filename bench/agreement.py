@@ -9,17 +9,17 @@ a step off, some miss it, two annotators never find any), +1 before it with a fe
 of the shown steps are left unrated (NaN). Items (solution, position) are therefore rated by
 one to ``overlap`` annotators.
 
-For each statistic it times our vectorised arithmetic (from ``labeling.stats.agreement``,
-which keeps it for the kappa matrix and the bootstraps) and the library (``krippendorff.alpha``,
-scikit-learn's ``cohen_kappa_score`` per pair, statsmodels' ``fleiss_kappa``), the library's
+For each statistic the dashboard shows it times our vectorised arithmetic (from
+``labeling.stats.agreement``, which keeps it for the kappa matrix and alpha's bootstrap) and the
+library (``krippendorff.alpha``, scikit-learn's ``cohen_kappa_score`` per pair), the library's
 time including building its input from the rating table, and says whether the results agree
 (to 1e-9). The module's choice per statistic, and the figures, are in docs/performance.md.
 The rating table itself (``rating_table`` from the four columns) is timed once: every path
 starts from it. Peak memory is traced in a second, separate call (tracemalloc slows numpy
 down, so the timed call runs untraced).
-Bootstraps and per-annotator alpha compare ours with the library called once per replicate
-or per annotator; a library bootstrap is timed on a few replicates and scaled to the
-dashboard's 200 (marked "scaled").
+Alpha's bootstrap and per-annotator alpha compare ours with the library called once per
+replicate or per annotator; the library bootstrap is timed on a few replicates and scaled to
+the dashboard's 200 (marked "scaled").
 
 Prints figures only; the machine may be shared, so the load average is printed too.
 """
@@ -115,10 +115,6 @@ def ours_per_annotator_alpha(table):
     return {a: ag._alpha(per_rater[code], table.domain, "ordinal") for code, a in enumerate(table.annotators.tolist())}
 
 
-def ours_fleiss(counts):
-    return ag._fleiss(ag._fleiss_contributions(counts.astype(float)).sum(0))
-
-
 # Library paths, each from the rating table ---------------------------------------------------
 
 
@@ -178,32 +174,6 @@ def library_kappas_on_tables(table, weights=None):
                 for (a, b), t in zip(pairs.tolist(), tables)}
 
 
-def fully_rated(table, overlap):
-    """The sub-table of items rated by exactly ``overlap`` annotators (Fleiss' kappa needs equal counts)."""
-    per_item = np.bincount(table.item, minlength=len(table.items))
-    rows = per_item[table.item] == overlap
-    item = table.item[rows]
-    first = np.r_[True, item[1:] != item[:-1]] if len(item) else np.zeros(0, bool)
-    return ag.RatingTable(table.rater[rows], np.cumsum(first) - 1, table.value[rows], table.annotators,
-                          table.items[item[first]], table.domain)
-
-
-def library_fleiss_on_ratings(table, overlap):
-    """statsmodels from the ratings: an items x raters matrix, ``aggregate_raters``, ``fleiss_kappa``."""
-    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
-
-    data = table.value.reshape(-1, overlap)  # sorted by item: each item's ratings are adjacent
-    counts, _ = aggregate_raters(data, n_cat=len(table.domain))
-    return fleiss_kappa(counts)
-
-
-def library_fleiss_on_counts(table):
-    """statsmodels' ``fleiss_kappa`` on the (items, values) counts one ``np.bincount`` makes."""
-    from statsmodels.stats.inter_rater import fleiss_kappa
-
-    return fleiss_kappa(ag.value_counts(table))
-
-
 def library_per_annotator_alpha(table):
     """``krippendorff.alpha`` once per annotator, on the value counts of the items they rated."""
     import krippendorff
@@ -237,21 +207,6 @@ def library_bootstrap_alpha(table, replicates):
     return library_bootstrap(lambda c: krippendorff.alpha(value_counts=c, value_domain=table.domain,
                                                           level_of_measurement="ordinal"),
                              counts[counts.sum(1) >= 2], replicates)
-
-
-def library_bootstrap_fleiss(table, replicates):
-    from statsmodels.stats.inter_rater import fleiss_kappa
-
-    return library_bootstrap(fleiss_kappa, ag.value_counts(table), replicates)
-
-
-def library_bootstrap_kappa(table, a, b, replicates):
-    from sklearn.metrics import cohen_kappa_score
-
-    shared = ag._shared_items(table, a, b)
-    labels = np.arange(len(table.domain))
-    return library_bootstrap(lambda rows: cohen_kappa_score(rows[:, 0], rows[:, 1], labels=labels), shared,
-                             replicates)
 
 
 # Report -------------------------------------------------------------------------------------
@@ -290,7 +245,7 @@ def main(argv=None):
           f"{per_item[1:].tolist()}, {pairs} annotator pairs sharing items; load average {os.getloadavg()[0]:.2f}")
     print(f"{'rating_table (shared by every path)':<38} {build_s:8.3f} s  peak MiB "
           f"{peak_mib(ag.rating_table, *columns, domain=DOMAIN):.1f}")
-    for module in ("krippendorff", "sklearn.metrics", "statsmodels.stats.inter_rater"):
+    for module in ("krippendorff", "sklearn.metrics"):
         print(f"{'import ' + module:<38} {import_seconds(module):8.3f} s (in a fresh process, numpy already loaded)")
 
     # Krippendorff's alpha, ordinal.
@@ -319,35 +274,12 @@ def main(argv=None):
             row(f"kappa matrix {weights or 'unweighted'}, {name}", ours_s, lib_s, same,
                 ours_mib=ours_mib, lib_mib=peak_mib(path, table, weights=weights))
 
-    # Fleiss' kappa on the items every pass rated.
-    full = fully_rated(table, args.overlap)
-    counts = ag.value_counts(full)
-    ours, ours_s = timed(ours_fleiss, counts)
-    ours_s += timed(ag.value_counts, full)[1]
-    ours_mib = peak_mib(lambda: ours_fleiss(ag.value_counts(full)))
-    lib, lib_s = timed(library_fleiss_on_ratings, full, args.overlap)
-    row(f"fleiss, items x raters ({len(full.items):,})", ours_s, lib_s, agree(ours, lib),
-        ours_mib=ours_mib, lib_mib=peak_mib(library_fleiss_on_ratings, full, args.overlap))
-    lib, lib_s = timed(library_fleiss_on_counts, full)
-    row("fleiss, value counts", ours_s, lib_s, agree(ours, lib),
-        ours_mib=ours_mib, lib_mib=peak_mib(library_fleiss_on_counts, full))
-
-    # Bootstrap intervals: the library called once per replicate, timed on a few and scaled.
-    k = args.library_replicates
-    a, b = table.annotators[0].item(), table.annotators[1].item()
-    shared = len(ag._shared_items(table, a, b))
-    for name, n, ours_call, library_call in (
-        ("alpha", DASHBOARD_REPLICATES, lambda n: ag.bootstrap_alpha(table, replicates=n),
-         lambda n: library_bootstrap_alpha(table, n)),
-        ("fleiss", 1000, lambda n: ag.bootstrap_fleiss_kappa(full, replicates=n),
-         lambda n: library_bootstrap_fleiss(full, n)),
-        (f"kappa, a pair ({shared} items)", 1000, lambda n: ag.bootstrap_kappa(table, a, b, replicates=n),
-         lambda n: library_bootstrap_kappa(table, a, b, n)),
-    ):
-        _, ours_s = timed(ours_call, n)
-        _, lib_s = timed(library_call, k)
-        row(f"bootstrap {name}, {n} replicates", ours_s, lib_s * n / k, "n/a (random draws)",
-            note=f"  (library scaled from {k} replicates)")
+    # Alpha's bootstrap interval: the library called once per replicate, timed on a few and scaled.
+    k, n = args.library_replicates, DASHBOARD_REPLICATES
+    _, ours_s = timed(ag.bootstrap_alpha, table, replicates=n)
+    _, lib_s = timed(library_bootstrap_alpha, table, k)
+    row(f"bootstrap alpha, {n} replicates", ours_s, lib_s * n / k, "n/a (random draws)",
+        note=f"  (library scaled from {k} replicates)")
 
     print(f"{'first-error agreement':<38} ours {timed(ag.first_error_agreement, table)[1]:8.3f} s  "
           "(no library computes it)")

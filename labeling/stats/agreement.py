@@ -5,27 +5,23 @@ value (PRM800K's ordinal -1 < 0 < +1; a missing rating is simply an absent row, 
 ``value``). An *item* is one step slot, ``(solution, position)``; not every annotator rates
 every item. ``rating_table`` indexes the columns once; every statistic takes that table.
 
-Statistics: Krippendorff's alpha (ordinal by default; nominal and interval as options),
-Cohen's kappa for every pair of annotators (unweighted, linear or quadratic weights), Fleiss'
-kappa, agreement on the position of the first error, percentile bootstrap intervals, and
-each annotator against the others.
+Statistics (what the lead dashboard shows, labeling/stats/dashboard.py): Krippendorff's alpha
+(ordinal by default; nominal and interval as options) with a percentile bootstrap interval,
+Cohen's kappa for every pair of annotators (unweighted, linear or quadratic weights),
+agreement on the position of the first error, and each annotator against the others.
 
 Who computes what was decided by ``python -m bench.agreement`` at a million ratings; its
 figures are in docs/performance.md, "Agreement statistics":
 
 - Krippendorff's alpha, overall and per annotator: the ``krippendorff`` package, on the value
   counts of the items (as fast as our own arithmetic was, near enough).
-- Fleiss' kappa: statsmodels' ``fleiss_kappa`` on the same counts, imported on first use
-  (importing statsmodels is slow, and the web process imports this module).
 - Cohen's kappa stays ours, for speed: the dashboard needs it for every pair of annotators at
   once, which here is one ``np.bincount`` for all their contingency tables, and scikit-learn's
   ``cohen_kappa_score`` is one call per pair, many times slower (seconds at 40 annotators,
-  past the dashboard's cold budget). ``cohen_kappa`` for one pair shares that arithmetic, so a
-  pair and the matrix cannot disagree.
-- The bootstrap intervals stay ours, for speed: no library resamples, and calling one per
-  replicate takes seconds to a minute per interval where ours takes milliseconds. They keep
-  the coincidence (alpha), contingency (kappa) and per-item agreement (Fleiss) arithmetic,
-  summed over distinct item patterns.
+  past the dashboard's cold budget).
+- The bootstrap interval of alpha stays ours, for speed: no library resamples, and calling one
+  per replicate takes seconds per interval where ours takes milliseconds. It keeps the
+  coincidence arithmetic, summed over distinct item patterns.
 - First-error agreement is ours: no library computes it.
 
 The tests check every statistic against these packages to 1e-9.
@@ -121,16 +117,6 @@ def rating_table(annotator, solution, position, value, *, domain=None):
             f"annotator {annotators[rater[at]]} rated item {tuple(items[item[at]].tolist())} twice"
         )
     return RatingTable(rater[order], item[order], codes[order], annotators, items, domain)
-
-
-def table_from_matrix(matrix, *, domain=None):
-    """A table from a raters x items matrix with NaN for missing (the reference packages' shape).
-
-    Item j becomes (solution j, position 0) and rater i becomes annotator i.
-    """
-    matrix = np.asarray(matrix, dtype=float)
-    raters, items = np.indices(matrix.shape)
-    return rating_table(raters.ravel(), items.ravel(), np.zeros(matrix.size, int), matrix.ravel(), domain=domain)
 
 
 def _index_items(solution, position):
@@ -241,16 +227,6 @@ def cohen_kappa_matrix(table, *, weights=None, min_shared=1):
     return matrix
 
 
-def cohen_kappa(table, a, b, *, weights=None):
-    """Cohen's kappa between annotators ``a`` and ``b`` (ids) on the items both rated."""
-    shared = _shared_items(table, a, b)
-    v = len(table.domain)
-    counts = np.bincount(shared[:, 0] * v + shared[:, 1], minlength=v * v).reshape(1, v, v)
-    kappa = _kappas(counts, v, weights)[0]
-    reason = f"annotators {a} and {b} share no item, or both used one value only"
-    return _defined(kappa, "Cohen's kappa", lambda _: reason)
-
-
 def _pair_tables(table, weights):
     """(pairs, 2) rater codes and (pairs, values, values) contingency tables of co-rated items."""
     if weights not in WEIGHTS:
@@ -285,17 +261,6 @@ def _kappas(tables, v, weights):
         return np.where(expected > 0, 1.0 - observed / np.where(expected > 0, expected, 1), np.nan)
 
 
-def _shared_items(table, a, b):
-    """(shared items, 2) value codes of annotator ids ``a`` and ``b``, in item order."""
-    codes = [np.searchsorted(table.annotators, x) for x in (a, b)]
-    for x, code in zip((a, b), codes):
-        if code >= len(table.annotators) or table.annotators[code] != x:
-            raise ValueError(f"annotator {x} has no ratings here")
-    first, second = (np.flatnonzero(table.rater == code) for code in codes)
-    common, ia, ib = np.intersect1d(table.item[first], table.item[second], return_indices=True)
-    return np.stack([table.value[first[ia]], table.value[second[ib]]], 1)
-
-
 def _pairs_in_runs(groups):
     """Index pairs (i < j) of every two rows inside each run of equal values of ``groups``.
 
@@ -310,58 +275,6 @@ def _pairs_in_runs(groups):
         firsts.append((base + iu).ravel())
         seconds.append((base + ju).ravel())
     return np.concatenate(firsts), np.concatenate(seconds)
-
-
-# Fleiss' kappa -------------------------------------------------------------------------------
-
-
-def fleiss_kappa(table):
-    """Fleiss' kappa; every item must carry the same number (at least two) of ratings."""
-    counts = value_counts(table)
-    m = counts.sum(1)
-    if len(m) == 0 or m.min() != m.max():
-        low, high = (m.min(), m.max()) if len(m) else (0, 0)
-        raise AgreementUndefined(
-            f"Fleiss' kappa needs the same number of ratings on every item; items carry {low} to {high}"
-        )
-    return fleiss_kappa_from_counts(counts)
-
-
-def fleiss_kappa_from_counts(counts):
-    """Fleiss' kappa from an (items, categories) table of rating counts (statsmodels' ``fleiss_kappa``)."""
-    from statsmodels.stats.inter_rater import fleiss_kappa as package_fleiss_kappa
-
-    counts = np.asarray(counts, dtype=float)
-    _check_fleiss_design(counts)  # statsmodels would fail an assert
-    with np.errstate(invalid="ignore", divide="ignore"):  # one value only: 0 / 0
-        kappa = package_fleiss_kappa(counts)
-    return _defined(kappa, "Fleiss' kappa", _fleiss_reason)
-
-
-def _check_fleiss_design(counts):
-    n = counts.sum(1)
-    if len(n) == 0 or n.min() != n.max() or n[0] < 2:
-        raise AgreementUndefined(_fleiss_reason(None))
-
-
-def _fleiss_contributions(counts):
-    # Per item: the category counts and the item's observed agreement P_i.
-    _check_fleiss_design(counts)
-    n = counts.sum(1)
-    p_i = ((counts**2).sum(1) - n) / (n * (n - 1))
-    return np.column_stack([counts, p_i, np.ones(len(n))])
-
-
-def _fleiss(sums):
-    """Fleiss' kappa from summed per-item contributions: what the bootstrap evaluates per replicate."""
-    counts, p_sum, items = sums[:-2], sums[-2], sums[-1]
-    p_j = counts / counts.sum()
-    p_e = (p_j**2).sum()
-    return np.nan if p_e >= 1 else (p_sum / items - p_e) / (1 - p_e)
-
-
-def _fleiss_reason(_):
-    return "Fleiss' kappa needs at least two ratings on every item and more than one value used"
 
 
 # First error ---------------------------------------------------------------------------------
@@ -407,30 +320,6 @@ def bootstrap_alpha(table, *, level="ordinal", replicates=1000, confidence=0.95,
     statistic = lambda s: _alpha(s, table.domain, level)  # noqa: E731
     return _bootstrap(counts[counts.sum(1) >= 2], _item_coincidences, statistic, "Krippendorff's alpha",
                       replicates, confidence, seed)
-
-
-def bootstrap_kappa(table, a, b, *, weights=None, replicates=1000, confidence=0.95, seed=0):
-    """Percentile interval for Cohen's kappa of annotators ``a`` and ``b``, resampling shared items.
-
-    Drawn as ``bootstrap_alpha`` draws, over the distinct (value of a, value of b) rows.
-    """
-    v = len(table.domain)
-
-    def contributions(rows):
-        one_hot = np.zeros((len(rows), v * v))
-        one_hot[np.arange(len(rows)), rows[:, 0] * v + rows[:, 1]] = 1
-        return one_hot
-
-    statistic = lambda s: _kappas(s.reshape(1, v, v), v, weights)[0]  # noqa: E731
-    shared = _shared_items(table, a, b)
-    return _bootstrap(shared, contributions, statistic, "Cohen's kappa", replicates, confidence, seed)
-
-
-def bootstrap_fleiss_kappa(table, *, replicates=1000, confidence=0.95, seed=0):
-    """Percentile interval for Fleiss' kappa, resampling items (drawn as ``bootstrap_alpha`` draws)."""
-    fleiss_kappa(table)  # raises with the reason when the design does not fit
-    contributions = lambda rows: _fleiss_contributions(rows.astype(float))  # noqa: E731
-    return _bootstrap(value_counts(table), contributions, _fleiss, "Fleiss' kappa", replicates, confidence, seed)
 
 
 def _distinct_rows(rows):
