@@ -32,7 +32,7 @@ from labeling.models import (
     Project,
     Rating,
 )
-from labeling.stats import agreement, throughput
+from labeling.stats import agreement, agreement_data, throughput
 
 DOMAIN = (-1, 0, 1)
 NO_GENERATION = -2  # stands for a pass without a generation in the int64 columns
@@ -83,15 +83,8 @@ def load_columns(project, *, generation=None, since=None, until=None):
 
 
 def _load_portable(project, *, generation, since, until):
-    passes = {"assignment__project": project, "assignment__state": Assignment.SUBMITTED,
-              "assignment__annotator__isnull": False}
-    for key, value in (("generation", generation), ("submitted_at__gte", since), ("submitted_at__lt", until)):
-        if value is not None:
-            passes[f"assignment__{key}"] = value
-    rows = Rating.objects.filter(step__alternative=0, value__isnull=False, **passes).values_list(
-        "assignment__annotator_id", "step__solution_id", "step__position", "value",
-        "assignment__submitted_at", "assignment__generation",
-    )
+    rows = agreement_data.submitted_ratings(project, "assignment__submitted_at", "assignment__generation",
+                                            generation=generation, since=since, until=until)
     rows = [(a, s, p, v, (t.date() - _EPOCH).days, NO_GENERATION if g is None else g) for a, s, p, v, t, g in rows]
     flat = np.array(rows, dtype=np.int64).reshape(-1, len(COLUMNS))
     return {name: flat[:, k] for k, name in enumerate(COLUMNS)}

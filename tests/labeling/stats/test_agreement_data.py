@@ -1,4 +1,4 @@
-"""Loading ratings for agreement: exactly the submitted alternative-0 ratings, filtered."""
+"""The ratings agreement counts: exactly the submitted alternative-0 ratings, filtered."""
 import json
 from datetime import datetime, timezone
 
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from labeling.imports import run_import
-from labeling.models import Annotator, Assignment, Project, Rating, Solution, Step
-from labeling.stats import agreement
-from labeling.stats.agreement_data import load_ratings, load_table
+from labeling.models import Annotator, Assignment, Project, Rating, Solution
+from labeling.stats import agreement, dashboard
+from labeling.stats.agreement_data import submitted_ratings
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +46,7 @@ def add_pass(solution, values, *, state=Assignment.SUBMITTED, generation=9, subm
 
 
 def rows(project, **filters):
-    return sorted(zip(*(column.tolist() for column in load_ratings(project, **filters))))
+    return sorted(submitted_ratings(project, **filters))
 
 
 @pytest.fixture
@@ -83,7 +83,6 @@ def test_loads_exactly_the_submitted_alternative_zero_ratings(world):
         + [(c.pk, solution.pk, i, 1) for i in range(4)]
     )
     assert rows(world["project"]) == expected
-    assert rows(world["project"], chunk_size=2) == expected  # many small fetches, same rows
     # The unsubmitted passes did rate alternative 0; none of it is returned.
     assert Rating.objects.filter(assignment__annotator=world["drafting"], step__alternative=0).count() == 2
     assert Rating.objects.filter(assignment__annotator=world["lapsed"]).count() == 1
@@ -104,23 +103,9 @@ def test_project_generation_and_window_filters(world):
         labeler.pk, b.pk}
 
 
-def test_annotator_filter_keeps_everyones_ratings_of_their_solutions(world, example_path, tmp_path):
-    project, solution, b, c = (world[k] for k in ("project", "solution", "b", "c"))
-    # A second solution in the project that only a newcomer rated.
-    second = Solution.objects.create(project=project, problem=solution.problem, content_hash="second")
-    Step.objects.create(solution=second, position=0, text="x")
-    newcomer = add_pass(second, [1])
-    assert {r[1] for r in rows(project)} == {solution.pk, second.pk}
-    assert {r[1] for r in rows(project, annotator=b)} == {solution.pk}
-    assert {r[0] for r in rows(project, annotator=b.pk)} == {world["labeler"].pk, b.pk, c.pk}
-    assert rows(project, annotator=newcomer) == [(newcomer.pk, second.pk, 0, 1)]
-    assert rows(project, annotator=world["drafting"]) == []  # their pass is not submitted
-    assert rows(project, annotator=c, generation=9) == []  # c's pass is generation 10
-
-
-def test_loaded_table_gives_the_reference_alpha(world):
+def test_the_dashboards_table_gives_the_reference_alpha(world):
     labeler, b, c = (world[k] for k in ("labeler", "b", "c"))
-    table = load_table(world["project"])
+    table = dashboard.table_of(dashboard.load_columns(world["project"]))
     # Raters x positions 0..3, by hand from the passes above.
     matrix = {labeler.pk: [0, 0, -1, np.nan], b.pk: [0, 1, -1, np.nan], c.pk: [1, 1, 1, 1]}
     reference = krippendorff.alpha(reliability_data=[matrix[a] for a in sorted(matrix)],
@@ -130,8 +115,7 @@ def test_loaded_table_gives_the_reference_alpha(world):
     assert agreement.first_error_agreement(table) == agreement.FirstErrorAgreement(1 / 3, 1, 3, 1)
 
 
-def test_no_ratings_give_empty_columns_and_one_query(world, django_assert_num_queries):
+def test_no_ratings_give_empty_columns(world):
     empty = Project.objects.create(name="empty")
-    with django_assert_num_queries(1):
-        columns = load_ratings(empty)
-    assert [len(c) for c in columns] == [0, 0, 0, 0]
+    assert rows(empty) == []
+    assert [len(c) for c in dashboard.load_columns(empty).values()] == [0] * len(dashboard.COLUMNS)
