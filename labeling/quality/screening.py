@@ -39,11 +39,6 @@ def status_of(annotator, project):
     return Status.objects.filter(annotator=annotator, project=project).first()
 
 
-def state_of(annotator, project):
-    row = status_of(annotator, project)
-    return row.state if row is not None else ACTIVE
-
-
 def work_gate(annotator, project, now=None, *, state=...):
     """``ACTIVE``, ``SCREENING`` (screening items only) or None (no work): for the queue.
 

@@ -74,7 +74,7 @@ def test_only_leads_reach_the_lead_endpoints_and_nothing_changes(clients, projec
         assert "ratings" not in answer.json()
     assert gold.gold_ratings(world["item"]) == {(0, 0): 1, (1, 0): 1, (2, 0): -1}
     assert GoldProposal.objects.get().state == "pending"
-    assert screening.state_of(world["people"][0], project) == "active"
+    assert screening.my_status(world["people"][0], project)["state"] == "active"
 
 
 def test_leads_read_set_and_remove_gold(clients, project, users):

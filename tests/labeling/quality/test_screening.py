@@ -13,7 +13,8 @@ pytestmark = pytest.mark.django_db
 
 
 def state(annotator, project):
-    return screening.state_of(annotator, project)
+    """The standing the annotator's my-status answer gives."""
+    return screening.my_status(annotator, project)["state"]
 
 
 # Screening ------------------------------------------------------------------------------
