@@ -1,7 +1,7 @@
 """Stepmark settings: one module, driven by environment variables.
 
-Every setting a deployment changes is read from the environment (see the README's
-"Configuration" table). The defaults give the embedded demo: SQLite under ``var/`` and
+Every setting a deployment changes is read from the environment (every variable is in
+docs/configuration.md). The defaults give the embedded demo: SQLite under ``var/`` and
 background jobs on a filesystem broker, so nothing but Python is needed to try Stepmark.
 """
 import os
