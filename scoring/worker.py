@@ -16,7 +16,7 @@ from django.conf import settings
 
 _models = collections.OrderedDict()
 _lock = threading.Lock()
-loads = 0  # how many times this process loaded a checkpoint (read by tests and the bench)
+loads = 0  # how many times this process loaded a checkpoint (read by tests)
 
 
 def device():
@@ -44,20 +44,6 @@ def get_prm(checkpoint):
         while len(_models) > settings.STEPMARK_WORKER_MODELS:
             _models.popitem(last=False)
     return prm
-
-
-def forget(checkpoint=None):
-    """Drop one checkpoint's PRM (or all of them) from the cache."""
-    with _lock:
-        for key in list(_models):
-            if checkpoint is None or key[0] == checkpoint.pk:
-                del _models[key]
-
-
-def cached_ids():
-    """Checkpoint ids held warm, oldest first."""
-    with _lock:
-        return [key[0] for key in _models]
 
 
 def _limit_threads():

@@ -3,6 +3,7 @@
 The PRM is a tiny random BERT (tests/scoring/conftest.py) on the project's base model; the
 candidate pool is a slice of GSM8K's real model solutions.
 """
+import collections
 from pathlib import Path
 
 import pytest
@@ -153,15 +154,15 @@ def test_handed_out_and_selected_solutions_are_never_selected_again(project):
     assert SolutionScore.objects.filter(solution=taken).count() == 0  # not in the pool, not scored
 
 
-def test_the_worker_keeps_the_champion_warm_and_reloads_on_a_new_one(project):
+def test_the_worker_keeps_the_champion_warm_and_reloads_on_a_new_one(project, monkeypatch):
     checkpoint = ensure_champion(project)
-    worker.forget()
+    monkeypatch.setattr(worker, "_models", collections.OrderedDict())  # a cold cache
     loads = worker.loads
     first = worker.get_prm(checkpoint)
     assert worker.get_prm(checkpoint) is first and worker.loads == loads + 1
     other = Checkpoint.objects.create(project=project, path=checkpoint.path, status=Checkpoint.REJECTED)
     assert worker.get_prm(other) is not first and worker.loads == loads + 2
-    assert worker.cached_ids()[-1] == other.pk
+    assert [pk for pk, _ in worker._models][-1] == other.pk  # the newest is kept last
 
 
 def test_retrain_when_due_promotes_a_better_checkpoint_and_the_next_generation_uses_it(project):
