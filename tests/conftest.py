@@ -5,12 +5,14 @@ The suite runs against the real PostgreSQL and Redis named by DATABASE_URL and R
 never skipped. The PRM core's tests (tests/scoring/prm) also run without Django
 (`-p no:django`, as `make test` runs them first); then no database is checked, none is used.
 """
+import json
 import os
 from pathlib import Path
 
 import pytest
 
 from labeling.data import data_dir as _data_dir
+from labeling.data import open_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,3 +49,35 @@ def redis_url():
     url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
     redis.Redis.from_url(url).ping()  # raises (fails the test) when Redis is down
     return url
+
+
+@pytest.fixture
+def example(data_dir):
+    """PRM800K's README record (phase 2: found_error, five completions at position 2), fresh per test."""
+    return json.loads((data_dir / "prm800k" / "readme_example_record.json").read_text())
+
+
+@pytest.fixture
+def native(data_dir):
+    """The eight real PRM800K records of native_records.jsonl.gz (phase 1 and 2, screening, give_up)."""
+    with open_text(data_dir / "prm800k" / "native_records.jsonl.gz") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+@pytest.fixture
+def export_dir(settings, tmp_path):
+    """Snapshots go to a fresh folder, which keeps the latest two per project, of any age."""
+    settings.STEPMARK_EXPORT_DIR = tmp_path / "exports"
+    settings.STEPMARK_EXPORT_KEEP = 2
+    settings.STEPMARK_EXPORT_RETENTION_DAYS = 0
+    return settings.STEPMARK_EXPORT_DIR
+
+
+@pytest.fixture
+def eager():
+    """STEPMARK_BROKER=eager's setting, for one test: a queued job runs inline."""
+    from annotator.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False

@@ -8,7 +8,6 @@ import gzip
 
 import pytest
 
-from annotator.celery import app
 from labeling.exports import ExportFilters, get_exporter
 from tests.factories import make_annotator, make_project, make_solution, make_user, rated_pass
 
@@ -18,15 +17,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def eager():
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
-
-
-@pytest.fixture
-def project(settings, tmp_path):
-    settings.STEPMARK_EXPORT_DIR = tmp_path / "exports"
+def project(export_dir):
     project = make_project(name="Convincing <i>wrong</i> answers")
     ann = make_annotator("ann")
     found = make_solution(project, generation=0, is_correct=False, verifier_score=0.93, rank=1,

@@ -19,11 +19,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def example(data_dir):
-    return json.loads((data_dir / "prm800k" / "readme_example_record.json").read_text())
-
-
-@pytest.fixture
 def imported(example, tmp_path):
     """A phase-2 project holding the example record; overlap 2 leaves a slot for a new annotator."""
     project = Project.objects.create(

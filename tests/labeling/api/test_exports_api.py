@@ -5,26 +5,12 @@ import gzip
 import pytest
 from django.urls import reverse
 
-from annotator.celery import app
 from labeling.exports import ExportFilters, get_exporter, snapshots
 from labeling.models import Project
 from tests.factories import make_annotator, make_solution, rated_pass
 
 
-@pytest.fixture(autouse=True)
-def export_dir(settings, tmp_path):
-    settings.STEPMARK_EXPORT_DIR = tmp_path / "exports"
-    settings.STEPMARK_EXPORT_KEEP = 5
-    settings.STEPMARK_EXPORT_RETENTION_DAYS = 0
-    return settings.STEPMARK_EXPORT_DIR
-
-
-@pytest.fixture
-def eager():
-    # STEPMARK_BROKER=eager's setting, for this test only: the queued job runs inline.
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
+pytestmark = pytest.mark.usefixtures("export_dir")
 
 
 @pytest.fixture
@@ -49,7 +35,7 @@ def test_snapshot_now_writes_one_and_lists_it(clients, rated, eager):
     [row] = body["snapshots"]
     assert row["name"].startswith(f"math-phase-2-{rated.pk}-2")
     assert body["job"]["state"] == "done" and body["job"]["name"] == row["name"]
-    assert body["keep_last"] == 5 and body["max_age_days"] == 0
+    assert body["keep_last"] == 2 and body["max_age_days"] == 0  # export_dir's settings
     assert listing(clients["lead"], rated)["snapshots"] == [row]
 
     download = clients["researcher"].get(row["url"])

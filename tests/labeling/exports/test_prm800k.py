@@ -5,28 +5,12 @@ import json
 
 import pytest
 
-from labeling.data import open_text
 from labeling.exports import ExportFilters, get_exporter, stream_export, write_export
 from labeling.imports import run_import
-from labeling.models import (
-    Annotator,
-    Assignment,
-    Generation,
-    Problem,
-    Project,
-    Rating,
-    Solution,
-    Step,
-)
+from labeling.models import Annotator, Assignment, Generation, Problem, Project, Rating, Solution, Step
 
 pytestmark = pytest.mark.django_db
 UTC = datetime.timezone.utc
-
-
-@pytest.fixture
-def native(data_dir):
-    with open_text(data_dir / "prm800k" / "native_records.jsonl.gz") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 @pytest.fixture

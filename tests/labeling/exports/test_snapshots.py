@@ -187,21 +187,7 @@ def test_find_snapshot_refuses_links_and_other_projects_files(rated_project, tmp
 
 
 # --- The Celery tasks (run in this process: Task.apply, or eager for what they queue) -------
-
-@pytest.fixture
-def export_dir(settings, tmp_path):
-    settings.STEPMARK_EXPORT_DIR = tmp_path / "exports"
-    settings.STEPMARK_EXPORT_KEEP = 2
-    settings.STEPMARK_EXPORT_RETENTION_DAYS = 0
-    return settings.STEPMARK_EXPORT_DIR
-
-
-@pytest.fixture
-def eager():
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
-
+# export_dir (tests/conftest.py) keeps the latest two snapshots of a project.
 
 def test_task_writes_applies_retention_and_records_the_job(rated_project, export_dir):
     folder = export_dir / snapshots.project_slug(rated_project)

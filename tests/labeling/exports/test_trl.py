@@ -5,23 +5,11 @@ import json
 import pytest
 from django.core.management import call_command
 
-from labeling.data import open_text
 from labeling.exports import ExportFilters, get_exporter
 from labeling.imports import run_import
 from labeling.models import Project
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def example(data_dir):
-    return json.loads((data_dir / "prm800k" / "readme_example_record.json").read_text())
-
-
-@pytest.fixture
-def native(data_dir):
-    with open_text(data_dir / "prm800k" / "native_records.jsonl.gz") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def trl_lines(tmp_path, records, fmt="trl"):

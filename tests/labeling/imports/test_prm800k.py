@@ -4,34 +4,12 @@ import json
 
 import pytest
 
-from labeling.data import open_text
 from labeling.exports import ExportFilters, get_exporter
 from labeling.imports import ImportFailed, prm800k, prm800k_bulk, run_import
-from labeling.models import (
-    Annotator,
-    Assignment,
-    Generation,
-    Problem,
-    Project,
-    Rating,
-    Solution,
-    Step,
-)
+from labeling.models import Annotator, Assignment, Generation, Problem, Project, Rating, Solution, Step
 from tests.factories import write_jsonl
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def example(data_dir):
-    """The README's phase-2 record (found_error, five completions at position 2)."""
-    return json.loads((data_dir / "prm800k" / "readme_example_record.json").read_text())
-
-
-@pytest.fixture
-def native(data_dir):
-    with open_text(data_dir / "prm800k" / "native_records.jsonl.gz") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 @pytest.fixture
