@@ -24,6 +24,21 @@ from tests.factories import NOW, make_annotator, make_project, make_solution
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def function_calls(monkeypatch):
+    """Per call of the hand-out function, whether it handed out (True) or declined (False)."""
+    calls = []
+    original = queue._hand_out_in_one
+
+    def recording(*args):
+        found = original(*args)
+        calls.append(found is not None)
+        return found
+
+    monkeypatch.setattr(queue, "_hand_out_in_one", recording)
+    return calls
+
+
 def build(seed, annotators):
     """A project with two generations, unselected work and gold; its solutions in creation order.
 
@@ -69,16 +84,8 @@ def session(project, solutions, annotators, seed, calls=60):
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_function_and_the_python_path_answer_the_same_session(seed, settings, monkeypatch):
-    used = []
-    original = queue._hand_out_in_one
-
-    def counted(*args):
-        found = original(*args)
-        used.append(found is not None)
-        return found
-
-    monkeypatch.setattr(queue, "_hand_out_in_one", counted)
+def test_the_function_and_the_python_path_answer_the_same_session(seed, settings, function_calls):
+    used = function_calls
     # Fixed uuids: when gold is due follows the uuid, so random ones made the session (and
     # how often each path ran) differ from run to run.
     rng = random.Random(seed)
@@ -348,16 +355,8 @@ def run_scenario(project, requests, recorded):
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_each_hand_out_rule_gives_the_same_answer_through_both_paths(name, settings, monkeypatch):
-    recorded = []
-    original = queue._hand_out_in_one
-
-    def recording(*args):
-        found = original(*args)
-        recorded.append(found is not None)
-        return found
-
-    monkeypatch.setattr(queue, "_hand_out_in_one", recording)
+def test_each_hand_out_rule_gives_the_same_answer_through_both_paths(name, settings, function_calls):
+    recorded = function_calls
     project, requests, expected, expected_by = SCENARIOS[name]()
     runs = {}
     for path in (FUNCTION, PYTHON):
