@@ -36,14 +36,21 @@ def own_step(username):
 
 
 
-def submitted_record(page, project, username):
-    """Submit with Enter; the annotator's stored pass and its record in the PRM800K export."""
+def submitted_solution(page, project, username):
+    """With every step rated, submit with Enter: the pass is stored as a finished solution.
+
+    Returns its record in the PRM800K export.
+    """
+    assert "Every step is rated" in page.inner_text(".ws-hint")
     page.keyboard.press("Enter")
     page.wait_for_selector('#workspace[data-state="empty"]')
     annotator = Annotator.objects.get(user__username=username)
+    done = Assignment.objects.get(annotator=annotator)
+    assert (done.state, done.finish_reason) == ("submitted", "solution")
     lines = [json.loads(line) for line in get_exporter("prm800k")(ExportFilters(project_id=project.pk))]
     [record] = [r for r in lines if r["labeler"] == str(annotator.uuid)]
-    return Assignment.objects.get(annotator=annotator), record
+    return record
+
 
 def test_phase_one_own_step_is_written_rated_kept_over_a_reload_and_exported(page, live_server):
     project, _ = make_task(STEPS, alternatives={1: WRONG}, **PHASE_ONE)
@@ -85,9 +92,7 @@ def test_phase_one_own_step_is_written_rated_kept_over_a_reload_and_exported(pag
     screenshot(page, "workspace-own-step-rated")
     page.keyboard.press("1")
     page.keyboard.press("2")
-    assert "Every step is rated" in page.inner_text(".ws-hint")
-    done, record = submitted_record(page, project, "ann")
-    assert (done.state, done.finish_reason) == ("submitted", "solution")
+    record = submitted_solution(page, project, "ann")
     assert record["label"]["finish_reason"] == "solution"
     steps = record["label"]["steps"]
     assert [s["chosen_completion"] for s in steps] == [0, None, 0, 0]
@@ -119,9 +124,7 @@ def test_phase_one_goes_on_through_an_alternative_rated_plus_one_and_submits_as_
     screenshot(page, "workspace-goes-on-through-alternative")
     page.keyboard.press("1")
     page.keyboard.press("1")
-    assert "Every step is rated" in page.inner_text(".ws-hint")
-    done, record = submitted_record(page, project, "ann")
-    assert (done.state, done.finish_reason) == ("submitted", "solution")
+    record = submitted_solution(page, project, "ann")
     assert stored_ratings("ann") == {
         (0, 0): (1, False), (1, 0): (-1, False), (1, 1): (-1, False), (1, 2): (1, False),
         (2, 0): (1, False), (3, 0): (1, False),
