@@ -37,13 +37,7 @@ def main():
 
     from scoring.prm.data import read_prm800k
     from scoring.prm.model import default_base_model, new_prm
-    from scoring.prm.train import (
-        TrainConfig,
-        batch_loss,
-        encode_examples,
-        train_batches,
-        tree_units,
-    )
+    from scoring.prm.train import TrainConfig, batch_loss, encode_examples, train_batches, tree_units
 
     torch.set_num_threads(args.threads)
     prm = new_prm(default_base_model(), device="cpu")
@@ -59,7 +53,7 @@ def main():
     timings = {}
     for name, share in (("trees", True), ("rows", False)):
         units, targets = tree_units(prm, rows, labels, share_prefixes=share)
-        batches = _batches(prm, units, config)
+        batches = train_batches(prm, units, config)
         start = time.perf_counter()
         total = 0.0
         for batch in batches:
