@@ -307,35 +307,32 @@ def standing(annotator, project, row=None):
     }
 
 
-def change_standing(request, pk, annotator_id, change):
-    project = get_object_or_404(Project, pk=pk)
-    annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
-    form = StandingRequestSerializer(data=request.data)
-    form.is_valid(raise_exception=True)
-    row = change(annotator, project, request.user, form.validated_data["reason"])
-    return Response(StandingSerializer(standing(annotator, project, row)).data)
+class StandingChangeView(APIView):
+    """A lead changes the annotator's standing in the project, giving a reason (``change``)."""
+
+    permission_classes = [IsLead]
+    change = None  # screening.pause or screening.resume: (annotator, project, lead, reason) -> row
+
+    @extend_schema(request=StandingRequestSerializer, responses=StandingSerializer)
+    def post(self, request, pk, annotator_id):
+        project = get_object_or_404(Project, pk=pk)
+        annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
+        form = StandingRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        row = self.change(annotator, project, request.user, form.validated_data["reason"])
+        return Response(StandingSerializer(standing(annotator, project, row)).data)
 
 
-class PauseView(APIView):
+class PauseView(StandingChangeView):
     """Pause the annotator in this project: no new work until a lead resumes them."""
 
-    permission_classes = [IsLead]
-
-    @extend_schema(operation_id="projects_annotators_pause_create", request=StandingRequestSerializer,
-                   responses=StandingSerializer)
-    def post(self, request, pk, annotator_id):
-        return change_standing(request, pk, annotator_id, screening.pause)
+    change = staticmethod(screening.pause)
 
 
-class ResumeView(APIView):
+class ResumeView(StandingChangeView):
     """Let the annotator work again (after a pause or a failed screening)."""
 
-    permission_classes = [IsLead]
-
-    @extend_schema(operation_id="projects_annotators_resume_create", request=StandingRequestSerializer,
-                   responses=StandingSerializer)
-    def post(self, request, pk, annotator_id):
-        return change_standing(request, pk, annotator_id, screening.resume)
+    change = staticmethod(screening.resume)
 
 
 class QualitySettingsView(APIView):
