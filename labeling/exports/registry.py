@@ -33,12 +33,8 @@ def register(name, *, content_type="application/x-ndjson", extension=".jsonl"):
 def get_exporter(name):
     from importlib import import_module
 
-    for module in ("prm800k", "trl", "consensus"):
-        try:
-            import_module(f"{__package__}.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{module}":
-                raise
+    for module in ("prm800k", "trl", "consensus"):  # each registers its formats when imported
+        import_module(f"{__package__}.{module}")
     try:
         return EXPORTERS[name]
     except KeyError:

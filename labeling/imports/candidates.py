@@ -18,7 +18,7 @@ import dataclasses
 
 from ..grading.answers import extract_answer, grade_pairs
 from ..models import Problem, Solution, Step
-from .common import ImportFailed, ImportResult
+from .common import ImportFailed, ImportResult, chunks
 from .hashing import candidate_hash, problem_hash
 from .problems import check_keys, check_text, ensure_problems, lock_project, text
 from .registry import register
@@ -133,14 +133,7 @@ def parse_gsm8k_example(record, line):
 def _load(lines, project, progress):
     lock_project(project)
     result = ImportResult(details={"problems": 0, "solutions": 0, "steps": 0, "graded": 0})
-    chunk = []
-    for line, candidates in lines:
-        chunk.append((line, candidates))
-        if len(chunk) >= CHUNK:
-            _flush(project, chunk, result)
-            progress.advance(len(chunk))
-            chunk = []
-    if chunk:
+    for chunk in chunks(lines, CHUNK):
         _flush(project, chunk, result)
         progress.advance(len(chunk))
     return result

@@ -69,6 +69,18 @@ class Progress:
         self.stream.flush()
 
 
+def chunks(items, size):
+    """Lists of up to ``size`` consecutive items: importers check and write a chunk at a time."""
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 def open_binary(source):
     """An open binary stream for a path or a file object, gunzipped when it is gzip."""
     raw = open(source, "rb") if isinstance(source, (str, Path)) else source

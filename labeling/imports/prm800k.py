@@ -29,7 +29,7 @@ import uuid
 from django.db import connection
 
 from ..models import Annotator, Assignment, Generation, Problem, Rating, Solution, Step
-from .common import ImportFailed, ImportResult
+from .common import ImportFailed, ImportResult, chunks
 from .prm800k_bulk import BulkWriter
 from .prm800k_record import parse_record, record_hash
 from .registry import register
@@ -56,14 +56,7 @@ def load(records, project, *, progress):
     """Import PRM800K records into ``project``; see the module docstring."""
     job = _Import(project)
     with job.writer.row_triggers_off():
-        chunk = []
-        for line, record in records:
-            chunk.append((line, record, record_hash(record)))
-            if len(chunk) >= CHUNK:
-                job.flush(chunk)
-                progress.advance(len(chunk))
-                chunk = []
-        if chunk:
+        for chunk in chunks(((line, record, record_hash(record)) for line, record in records), CHUNK):
             job.flush(chunk)
             progress.advance(len(chunk))
         job.analyze()

@@ -23,7 +23,7 @@ import re
 from django.db import connection
 
 from ..models import Problem
-from .common import ImportFailed, ImportResult
+from .common import ImportFailed, ImportResult, chunks
 from .hashing import problem_hash
 from .registry import register
 
@@ -38,14 +38,7 @@ def load(records, project, *, progress):
     """Import MATH-style or GSM8K problem records into ``project``."""
     lock_project(project)
     result = ImportResult(details={"problems": 0, "filled_in": 0})
-    chunk = []
-    for line, record in records:
-        chunk.append(parse_problem(record, line))
-        if len(chunk) >= CHUNK:
-            _flush(project, chunk, result)
-            progress.advance(len(chunk))
-            chunk = []
-    if chunk:
+    for chunk in chunks((parse_problem(record, line) for line, record in records), CHUNK):
         _flush(project, chunk, result)
         progress.advance(len(chunk))
     return result

@@ -51,8 +51,4 @@ def _load_builtin_formats():
     from importlib import import_module
 
     for module in ("prm800k", "candidates", "problems"):
-        try:
-            import_module(f"{__package__}.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{module}":
-                raise
+        import_module(f"{__package__}.{module}")

@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 
 from labeling.data import open_text
 from labeling.imports import ImportFailed, run_import
+from labeling.imports import candidates as candidates_format
 from labeling.imports.hashing import problem_hash
 from labeling.models import Problem, Project, Solution, Step
 from tests.factories import first_lines, write_jsonl
@@ -76,7 +77,9 @@ def test_candidates_land_with_steps_and_grades(project, tmp_path, processbench_c
     assert sample.final_answer == "30" and sample.is_correct is False  # "\boxed{30}" against 24
 
 
-def test_reimport_adds_nothing(project, tmp_path, processbench_candidates):
+@pytest.mark.parametrize("chunk", [candidates_format.CHUNK, 4])  # 4: the duplicates land in later chunks
+def test_reimport_adds_nothing(project, tmp_path, processbench_candidates, chunk, monkeypatch):
+    monkeypatch.setattr(candidates_format, "CHUNK", chunk)
     records, _ = processbench_candidates
     path = write_jsonl(tmp_path / "pb.jsonl", records[:20] + records[:5])  # duplicates inside too
     first = run_import("candidates", path, project)

@@ -4,7 +4,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from labeling.imports import ImportFailed, run_import
+from labeling.imports import ImportFailed, problems, run_import
 from labeling.models import Problem, Project, Solution
 from tests.factories import first_lines, write_jsonl
 
@@ -51,7 +51,9 @@ def test_gsm8k_slice_and_mixed_file(project, math50, gsm50, tmp_path):
     assert answers == {r["question"]: r["answer"].rsplit("#### ", 1)[1] for r in gsm50[:10]}
 
 
-def test_reimport_adds_nothing(project, math50, gsm50, tmp_path):
+@pytest.mark.parametrize("chunk", [problems.CHUNK, 7])  # 7: 103 records in 15 chunks, the last of 5
+def test_reimport_adds_nothing(project, math50, gsm50, tmp_path, chunk, monkeypatch):
+    monkeypatch.setattr(problems, "CHUNK", chunk)
     path = write_jsonl(tmp_path / "p.jsonl", math50 + gsm50 + math50[:3])
     first = run_import("problems", path, project)
     again = run_import("problems", path, project)
