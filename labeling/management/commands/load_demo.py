@@ -14,18 +14,28 @@ accounts are looked up by name, and the importers add nothing for records alread
 The data directory is ``labeling.data.data_dir()``: ``$STEPMARK_DATA``, else the repository's
 ``data/`` (its README names each file's source and licence).
 """
+from datetime import timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.utils import timezone
 
 from labeling.data import data_dir as default_data_dir
 from labeling.imports import ImportFailed, run_import
-from labeling.models import Project
+from labeling.models import Assignment, Project, Rating, Step
 
 MATH_PROJECT = "Demo: MATH-500 (PRM800K phase 1)"
 GSM8K_PROJECT = "Demo: GSM8K candidate pool"
+
+# The demo annotators whose passes fill the lead's dashboard, and how often each departs
+# from the imported rating it replays (every n-th rated step; None: never).
+DEMO_ANNOTATORS = {"bea": 11, "cal": 7, "dan": 3}
+REPLAYED_SOLUTIONS = 12  # per demo annotator, the same solutions for all three
+DAYS_SPREAD = 5  # their submissions fall on the last five days
+PAUSED = ("dan", "Paused by the lead: many of dan's ratings differ from the gold item and from bea and cal; "
+          "review a few passes together before resuming.")
 
 # name -> (project settings, [(format, file under the data directory)])
 PROJECTS = {
@@ -36,6 +46,9 @@ PROJECTS = {
             "stop_at_first_error": False,
             "allow_alternatives": True,
             "allow_human_steps": True,
+            # The imported pass (anonymous) plus the three replayed demo annotators on the
+            # first solutions; every other solution keeps slots open for ann.
+            "overlap": 1 + len(DEMO_ANNOTATORS),
             "instructions": (
                 "Rate every step of the solution: +1 if it is correct and makes progress, "
                 "0 if it is correct but does not help, -1 if it is wrong, unverifiable or "
@@ -66,6 +79,7 @@ ACCOUNTS = {
     "lead": ("demo-lead", ["lead"], False),
     "research": ("demo-researcher", ["researcher"], False),
     "admin": ("demo-admin", [], True),
+    **{name: (f"demo-{name}", ["annotator"], False) for name in DEMO_ANNOTATORS},
 }
 
 
@@ -106,6 +120,8 @@ def load_demo(data_dir=None, *, show_progress=True, log=print):
     for name, (options, files) in PROJECTS.items():
         with transaction.atomic():
             project, created = Project.objects.get_or_create(name=name, defaults=options)
+            if not created:  # a demo database from before keeps up with the demo's settings
+                Project.objects.filter(pk=project.pk).update(**options)
         log(f"{'Created' if created else 'Found'} project {name!r}")
         results[name] = []
         for format_name, rel in files:
@@ -113,7 +129,100 @@ def load_demo(data_dir=None, *, show_progress=True, log=print):
             log(f"  {format_name} {rel}: {result.records} records, {result.created} added, {result.skipped} already there")
             results[name].append((format_name, result))
     ensure_accounts()
+    replayed = replay_passes(Project.objects.get(name=MATH_PROJECT))
+    log(f"Replayed {replayed} demo passes on {MATH_PROJECT!r}" if replayed else "Demo passes already replayed")
     return results
+
+
+def replay_passes(project, now=None):
+    """The demo annotators' passes, a gold item and a paused annotator; return the passes made.
+
+    The passes are replays, not fresh judgements: PRM800K's phase-1 test file has one
+    (anonymous) labeler per record, so bea, cal and dan each re-submit the imported pass of
+    the same first solutions through the ordinary ``submission.submit``, every rating copied
+    except that every n-th rated step (``DEMO_ANNOTATORS``) swaps 0 and +1. The lead's
+    agreement figures and gold scores therefore describe these deterministic copies. The
+    first solution becomes gold from its imported pass (``gold.gold_from_assignment``), so
+    the three passes over it are scored by the submit as any gold pass is; dan, whose copy
+    departs most, is paused by the lead with a reason. Submissions are dated over the last
+    ``DAYS_SPREAD`` days so the throughput chart has days to show. Does nothing when the demo
+    annotators already have passes in the project.
+    """
+    from labeling.quality import gold, screening
+    from labeling.work import queue, submission
+
+    users = get_user_model().objects.select_related("annotator")
+    annotators = [users.get(username=name).annotator for name in DEMO_ANNOTATORS]
+    if Assignment.objects.filter(project=project, annotator__in=annotators).exists():
+        return 0
+    now = now or timezone.now()
+    lead = users.get(username="lead")
+    imported = (
+        Assignment.objects.filter(project=project, annotator__isnull=True, state=Assignment.SUBMITTED)
+        .select_related("solution").order_by("solution_id")
+    )
+    made = 0
+    with transaction.atomic():
+        for source in list(imported):
+            if made == REPLAYED_SOLUTIONS * len(annotators):
+                break
+            j = made // len(annotators)
+            try:
+                # Some imported passes do not meet the submit's rules as they stand (a -1 with no
+                # rated way on): those solutions are passed over, and nothing of theirs is kept.
+                with transaction.atomic():
+                    if j == 0:
+                        gold.gold_from_assignment(source, by=lead)
+                        source.solution.is_gold = True
+                    for i, (annotator, every) in enumerate(zip(annotators, DEMO_ANNOTATORS.values())):
+                        _replay(project, source, annotator, every, now - timedelta(
+                            days=(REPLAYED_SOLUTIONS - 1 - j) * DAYS_SPREAD / REPLAYED_SOLUTIONS, hours=i + 1,
+                            minutes=7 * j))
+            except submission.LabellingError:
+                continue
+            made += len(annotators)
+        queue.recount_live_assignments(project)
+        name, reason = PAUSED
+        screening.pause(annotators[list(DEMO_ANNOTATORS).index(name)], project, by=lead, reason=reason, now=now)
+    return made
+
+
+def _replay(project, source, annotator, every, submitted):
+    from labeling.work import submission
+
+    handed = submitted - timedelta(minutes=3 + every % 5)
+    assignment = Assignment.objects.create(
+        project=project, solution=source.solution, annotator=annotator, state=Assignment.ACTIVE,
+        handed_out_at=handed, last_activity_at=handed,
+        lease_expires_at=handed + timedelta(seconds=project.lease_seconds),
+        is_quality_control=source.solution.is_gold,
+    )
+    submission.submit(
+        assignment, finish_reason=source.finish_reason, note=source.finish_note or "replayed",
+        ratings=replayed_ratings(source, every), now=submitted,
+    )
+
+
+def replayed_ratings(source, every):
+    """The rating items that re-submit ``source``, every ``every``-th rated step's 0 and +1 swapped.
+
+    Only 0 and +1 swap: a -1 and what follows it decide how a phase-1 pass goes on, so they
+    stay as the labeler left them and the copy keeps to the same rules.
+    """
+    items = []
+    rows = (Rating.objects.filter(assignment=source).select_related("step")
+            .order_by("step__position", "step__alternative"))
+    for k, rating in enumerate(rows):
+        value = rating.value
+        if every and value in (0, 1) and k % every == every - 1:
+            value = 1 - value
+        item = {"position": rating.step.position, "value": value, "flagged": bool(rating.flagged)}
+        if rating.step.source == Step.HUMAN:
+            item["human_text"] = rating.step.text
+        else:
+            item["alternative"] = rating.step.alternative
+        items.append(item)
+    return items
 
 
 class Command(BaseCommand):
