@@ -7,12 +7,13 @@ active ones, an account without a role none.
 """
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from labeling.access import roles
-from labeling.models import Annotator, Assignment, Problem, Project, Solution
+from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Problem, Project, Solution
+from labeling.quality.screening import BLOCKED
 
 
 def visible_projects(user):
@@ -35,6 +36,7 @@ def project_summaries(user, projects):
     mine = _count_by_project(
         Assignment.objects.filter(project__in=ids, state=Assignment.SUBMITTED, annotator__user=user)
     )
+    waiting = waiting_for(user, ids) if roles.has_role(user, roles.ANNOTATOR) else {}
     return [
         {
             "project": p,
@@ -42,9 +44,31 @@ def project_summaries(user, projects):
             "solutions": solutions.get(p.pk, 0),
             "rated_passes": rated.get(p.pk, 0),
             "my_passes": mine.get(p.pk, 0),
+            "waiting": waiting.get(p.pk, 0),
         }
         for p in projects
     ]
+
+
+def waiting_for(user, project_ids):
+    """``{project id: solutions the queue could hand user now}``, in one query.
+
+    What ``labeling.work.queue.next_assignment`` would serve: ordinary solutions (not gold,
+    not screening) with a free overlap slot that the person never had, plus their own
+    unfinished ones; nothing in a project where they are paused or failed screening. It reads
+    the ``live_assignments`` counter as the queue's index does, so a lapsed lease not yet
+    reaped counts as taken; gold items served at the quality-control rate are left out.
+    """
+    had = Assignment.objects.filter(solution=OuterRef("pk"), annotator__user=user)
+    blocked = AnnotatorProjectStatus.objects.filter(
+        project=OuterRef("project"), annotator__user=user, state__in=BLOCKED
+    )
+    open_to_them = Q(is_gold=False, is_screening=False, live_assignments__lt=F("project__overlap")) & ~Exists(had)
+    return _count_by_project(
+        Solution.objects.filter(project__in=project_ids)
+        .filter(open_to_them | Exists(had.filter(state=Assignment.ACTIVE)))
+        .filter(~Exists(blocked))
+    )
 
 
 def _count_by_project(queryset):

@@ -106,3 +106,48 @@ def test_pass_counts(client, projects):
     assert "<b>2</b> rated passes" in client.get("/").content.decode()
     client.force_login(ann)
     assert "<b>1</b> passes by you" in client.get("/").content.decode()
+
+
+def test_annotator_card_says_how_much_waits_for_them(client, projects):
+    """Open slots they never had and their own unfinished pass count; full, had, gold and a pause do not."""
+    from django.utils import timezone
+
+    from labeling.models import Assignment, Problem, Solution
+    from labeling.quality import screening
+    from labeling.work.queue import recount_live_assignments
+
+    active, _ = projects
+    active.overlap = 2
+    active.save()
+    problem = Problem.objects.create(project=active, problem="1+1?", content_hash="p1")
+    ann, bea, cal = (make_user(name, "annotator") for name in ("ann", "bea", "cal"))
+
+    def solution(name, *passes, **fields):
+        s = Solution.objects.create(project=active, problem=problem, content_hash=name, **fields)
+        for user, state in passes:
+            done = state == Assignment.SUBMITTED
+            Assignment.objects.create(project=active, solution=s, annotator=user.annotator, state=state,
+                                      submitted_at=timezone.now() if done else None,
+                                      finish_reason="solution" if done else None)
+        return s
+
+    solution("open")
+    solution("one-slot-left", (bea, Assignment.SUBMITTED))
+    solution("full", (bea, Assignment.SUBMITTED), (cal, Assignment.ACTIVE))
+    solution("had", (ann, Assignment.SUBMITTED))
+    solution("mine-unfinished", (ann, Assignment.ACTIVE), (bea, Assignment.SUBMITTED))
+    solution("gold", is_gold=True)
+    solution("screening", is_screening=True)
+    recount_live_assignments(active)
+
+    client.force_login(ann)
+    html = client.get("/").content.decode()
+    assert 'data-waiting="3"' in html and "<b>3</b> waiting for you" in html
+    # cal: "open", "one-slot-left", "had" (ann's pass leaves a slot), and cal's own unfinished "full".
+    client.force_login(cal)
+    assert 'data-waiting="4"' in client.get("/").content.decode()
+
+    screening.pause(ann.annotator, active, reason="test")
+    client.force_login(ann)
+    html = client.get("/").content.decode()
+    assert 'data-waiting="0"' in html and "No work for you now." in html
