@@ -8,9 +8,8 @@ import time
 from django.core.management.base import BaseCommand
 
 from labeling.grading.answers import grade_solutions
+from labeling.management.importing import get_project
 from labeling.models import Solution
-
-from .import_candidates import get_project
 
 
 class Command(BaseCommand):

@@ -4,23 +4,12 @@ MATH-style (``{problem, solution, answer, ...}``) and GSM8K (``{question, answer
 detected line by line; see docs/formats.md. Each file is imported whole or not at all;
 re-importing adds nothing.
 """
-from django.core.management.base import BaseCommand
-
-from .import_candidates import import_files
+from labeling.management.importing import ImportCommand
 
 
-class Command(BaseCommand):
+class Command(ImportCommand):
     help = "Import MATH-style or GSM8K problems (JSONL, optionally gzip) into a project."
+    format_name = "problems"
 
-    def add_arguments(self, parser):
-        parser.add_argument("files", nargs="+", help=".jsonl or .jsonl.gz files")
-        parser.add_argument("--project", required=True, help="project name")
-        parser.add_argument("--create-project", action="store_true", help="create the project if missing")
-        parser.add_argument("--quiet", action="store_true", help="no progress lines")
-
-    def handle(self, *args, files, project, create_project, quiet, **options):
-        def summary(result):
-            d = result.details
-            return f"added {d['problems']:,} problems; filled in subject/level/id on {d['filled_in']:,}"
-
-        import_files(self, "problems", files, project, create_project, quiet, summary)
+    def summary(self, d):
+        return f"added {d['problems']:,} problems; filled in subject/level/id on {d['filled_in']:,}"
