@@ -55,6 +55,7 @@ import urllib.parse
 import uuid
 from pathlib import Path
 
+from bench._database import bench_database_url, create_database, migrate, use_database
 from bench._server import children, cpu_seconds, gunicorn, nginx
 from labeling.data import data_path
 
@@ -150,37 +151,12 @@ def _configure(sqlite, workdir):
     if sqlite:
         url = f"sqlite:///{workdir}/loadbench.sqlite3"
     else:
-        url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/stepmark_loadbench")
-        parts = urllib.parse.urlsplit(url)
-        if not parts.scheme.startswith("postgres"):
-            raise SystemExit("without --sqlite this benchmark needs PostgreSQL: set DATABASE_URL or leave it unset")
-        name = parts.path.lstrip("/")
-        if not name.endswith("loadbench"):
-            name += "_loadbench"
-        url = urllib.parse.urlunsplit(parts._replace(path="/" + name))
-        _create_database(url)
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+        url = bench_database_url("postgres://postgres@127.0.0.1:5432/stepmark_loadbench", "loadbench",
+                                 "without --sqlite this benchmark needs PostgreSQL: set DATABASE_URL or leave it unset")
+        create_database(url)
+    use_database(url)
+    migrate()
     return url
-
-
-def _create_database(url):
-    import psycopg
-
-    parts = urllib.parse.urlsplit(url)
-    name = parts.path.lstrip("/")
-    admin = urllib.parse.urlunsplit(parts._replace(path="/postgres", scheme="postgresql"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-            print(f"created database {name}", flush=True)
 
 
 def _redacted(url):

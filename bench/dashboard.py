@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 
+from bench._database import migrate
 from bench.import_export import _prepare_database, _use_bench_database
 
 PROJECT = "bench dashboard"
@@ -143,11 +144,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     _use_bench_database()
     if args.reuse:
-        import django
-        from django.core.management import call_command
-
-        django.setup()
-        call_command("migrate", verbosity=0)  # others' new columns, keeping the data
+        migrate()  # others' new columns, keeping the data
     else:
         _prepare_database()
     from django.conf import settings

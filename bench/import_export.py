@@ -24,10 +24,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 import uuid
 from pathlib import Path
 
+from bench._database import bench_database_url, create_database, migrate, use_database
 from labeling.data import open_data
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -233,35 +233,15 @@ def _server_cpu():
 
 
 def _use_bench_database():
-    url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/stepmark_bench")
-    parts = urllib.parse.urlsplit(url)
-    name = parts.path.lstrip("/")
-    if not parts.scheme.startswith("postgres"):
-        raise SystemExit("the import/export benchmark needs PostgreSQL: set DATABASE_URL")
-    if not name.endswith("bench"):
-        name += "_bench"
-    os.environ["DATABASE_URL"] = urllib.parse.urlunsplit(parts._replace(path="/" + name))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")
+    use_database(bench_database_url("postgres://postgres@127.0.0.1:5432/stepmark_bench", "bench",
+                                    "the import/export benchmark needs PostgreSQL: set DATABASE_URL"))
 
 
 def _prepare_database():
-    import psycopg
-
-    parts = urllib.parse.urlsplit(os.environ["DATABASE_URL"])
-    name = parts.path.lstrip("/")
-    admin = urllib.parse.urlunsplit(parts._replace(path="/postgres", scheme="postgresql"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-            print(f"created database {name}", flush=True)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    create_database(os.environ["DATABASE_URL"])
+    migrate()
     from django.db import connection
 
-    call_command("migrate", verbosity=0)
     with connection.cursor() as cursor:
         cursor.execute(
             "TRUNCATE labeling_rating, labeling_step, labeling_assignment, labeling_solution, labeling_generation, "
