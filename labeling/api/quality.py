@@ -227,31 +227,29 @@ class ProposalListView(APIView):
         return Response(ProposalSerializer(rows.order_by("-created_at", "-pk"), many=True).data)
 
 
-def decide_proposal(request, pk, decide):
-    proposal = decide(get_object_or_404(GoldProposal, pk=pk), request.user)
-    return Response(ProposalSerializer(proposal).data)
+class ProposalDecisionView(APIView):
+    """A lead decides a gold proposal (``decide``) and gets it back."""
+
+    permission_classes = [IsLead]
+    decide = None  # proposals.approve_proposal or proposals.reject_proposal: (proposal, lead) -> proposal
+
+    @extend_schema(request=None,
+                   responses={200: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
+    def post(self, request, pk):
+        proposal = self.decide(get_object_or_404(GoldProposal, pk=pk), request.user)
+        return Response(ProposalSerializer(proposal).data)
 
 
-class ProposalApproveView(APIView):
+class ProposalApproveView(ProposalDecisionView):
     """Approve: the proposal's ratings become the solution's gold."""
 
-    permission_classes = [IsLead]
-
-    @extend_schema(operation_id="gold_proposals_approve_create", request=None,
-                   responses={200: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
-    def post(self, request, pk):
-        return decide_proposal(request, pk, proposals.approve_proposal)
+    decide = staticmethod(proposals.approve_proposal)
 
 
-class ProposalRejectView(APIView):
+class ProposalRejectView(ProposalDecisionView):
     """Reject: nothing changes but the proposal's state."""
 
-    permission_classes = [IsLead]
-
-    @extend_schema(operation_id="gold_proposals_reject_create", request=None,
-                   responses={200: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
-    def post(self, request, pk):
-        return decide_proposal(request, pk, proposals.reject_proposal)
+    decide = staticmethod(proposals.reject_proposal)
 
 
 # Consensus ------------------------------------------------------------------------------
