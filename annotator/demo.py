@@ -30,7 +30,7 @@ def configure_environment():
 
 
 def prepare():
-    """Migrate, load the demo data and the default schedule (all safe to repeat)."""
+    """Migrate, load the demo data, queue the first research jobs, the default schedule (all safe to repeat)."""
     import django
     from django.conf import settings
     from django.core.management import call_command
@@ -40,6 +40,9 @@ def prepare():
     print(f"Database: {db['ENGINE'].rsplit('.', 1)[-1]} {db['NAME']}", flush=True)
     call_command("migrate", interactive=False, verbosity=1)
     call_command("load_demo")
+    from labeling.management.commands.load_demo import start_demo_jobs
+
+    start_demo_jobs(log=lambda line: print(line, flush=True))
     # The default beat schedule, so the admin shows it (the demo itself runs no beat).
     call_command("setup_schedules")
 
@@ -102,6 +105,17 @@ def stop(processes):
             proc.wait()
 
 
+# What to try first, one line per role (printed under the accounts).
+FIRST_STEPS = (
+    "Try first as ann: open the MATH-500 project, rate each step (+1, 0, -1) and its alternatives, "
+    "write your own step where every candidate is wrong.",
+    "As lead: open the MATH-500 dashboard: agreement (alpha) of bea, cal and dan over five days, "
+    "their gold scores, and dan paused with the reason.",
+    "As research: open the research pages: GSM8K's first generation and MATH-500's retrained checkpoint "
+    "finish in a minute or two; download MATH-500's snapshot.",
+)
+
+
 def banner(url):
     from labeling.management.commands.load_demo import ACCOUNTS
 
@@ -110,6 +124,7 @@ def banner(url):
         f"Stepmark demo running at {url}",
         "Log in as (username / password):",
         *(f"  {u:<9} / {p:<16} {', '.join(roles) or 'superuser (admin)'}" for u, (p, roles, _) in ACCOUNTS.items()),
+        *FIRST_STEPS,
         "Press Ctrl-C to stop.",
         "",
     ]
