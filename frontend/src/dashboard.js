@@ -5,7 +5,7 @@
 // the shared styles stay in main's file: one copy per page.
 import "./main.js";
 import "./dashboard/dashboard.css";
-import { el } from "./dashboard/dom.js";
+import { el } from "./dom.js";
 import { showAnnotator } from "./dashboard/drilldown.js";
 import { showOverview } from "./dashboard/overview.js";
 

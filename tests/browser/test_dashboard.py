@@ -75,6 +75,13 @@ def test_lead_sees_a_paused_annotator_and_resumes_them(page, live_server, paused
     header.click()
     assert first.get_attribute("data-annotator") == str(bob.pk)
     screenshot(page, "dashboard-paused")
+    # The small tables: no generation yet; 19 step ratings; two ordinary solutions, every slot taken.
+    assert page.locator('[data-testid="per-generation"] th').all_inner_texts() == [
+        "Generation", "α", "95% interval", "Ratings"]
+    cells = page.locator('[data-testid="per-generation"] tbody td').all_inner_texts()
+    assert cells[0] == "none" and cells[3] == "19"
+    assert page.locator('[data-testid="queue"] th').all_inner_texts() == ["Generation", "Solutions", "Open", "Slots left"]
+    assert page.locator('[data-testid="queue"] tbody td').all_inner_texts() == ["none", "2", "0", "0"]
 
     paused.locator("a", has_text="ann").click()
     page.wait_for_selector('#dashboard[data-state="ready"][data-status="paused"]')

@@ -1,11 +1,6 @@
-// Small DOM helpers: every text goes in as a text node, never as HTML.
-
-export function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
+// The dashboard's small DOM helpers (the element builder itself is ../dom.js): every text goes
+// in as a text node, never as HTML.
+import { el } from "../dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 

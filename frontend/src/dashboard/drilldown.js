@@ -2,7 +2,8 @@
 // with each step's rating beside the gold rating and the other annotators' ratings.
 import { renderMath } from "../math.js";
 import { call } from "./api.js";
-import { el, fmt, pct, section, statusTag } from "./dom.js";
+import { el } from "../dom.js";
+import { fmt, pct, section, statusTag } from "./dom.js";
 
 const LABEL = { 1: "+1", 0: "0", "-1": "−1" };
 const KIND = { 1: "good", 0: "neutral", "-1": "bad" };

@@ -1,7 +1,8 @@
 // The dashboard page: headline figures, charts, the kappa matrix and the annotator table.
 import { call } from "./api.js";
 import { columnChart, lineChart } from "./charts.js";
-import { el, fmt, pct, section } from "./dom.js";
+import { el, table } from "../dom.js";
+import { fmt, pct, section } from "./dom.js";
 import { annotatorTable } from "./table.js";
 
 export async function showOverview(root) {
@@ -13,7 +14,7 @@ export async function showOverview(root) {
     headline(data, root),
     charts(data),
     paused(data.annotators, linkOf),
-    table(data, root, linkOf),
+    annotators(data, root, linkOf),
     perGeneration(data),
     queue(data),
     kappa(data),
@@ -102,7 +103,7 @@ function paused(annotators, linkOf) {
   return box;
 }
 
-function table(data, root, linkOf) {
+function annotators(data, root, linkOf) {
   const box = section("Annotators (click a heading to sort)", "annotators");
   annotatorTable(box, data.annotators, linkOf);
   return box;
@@ -110,32 +111,21 @@ function table(data, root, linkOf) {
 
 function perGeneration(data) {
   const box = section("Agreement per generation", "per-generation");
-  const t = el("table", "dash-table compact");
-  const head = el("tr");
-  head.append(el("th", null, "Generation"), el("th", null, "α"), el("th", null, "95% interval"), el("th", null, "Ratings"));
-  t.append(head);
-  for (const g of data.agreement.by_generation) {
-    const row = el("tr");
-    row.append(el("td", null, g.generation ?? "none"), el("td", null, fmt(g.alpha.estimate)),
-      el("td", null, g.alpha.low === null ? "—" : `${fmt(g.alpha.low)} to ${fmt(g.alpha.high)}`), el("td", null, g.ratings));
-    t.append(row);
-  }
+  const t = table(["Generation", "α", "95% interval", "Ratings"], data.agreement.by_generation, (g) => [
+    g.generation ?? "none", fmt(g.alpha.estimate), g.alpha.low === null ? "—" : `${fmt(g.alpha.low)} to ${fmt(g.alpha.high)}`,
+    String(g.ratings),
+  ]);
+  t.classList.add("compact");
   box.append(t);
   return box;
 }
 
 function queue(data) {
   const box = section("Queue", "queue");
-  const t = el("table", "dash-table compact");
-  const head = el("tr");
-  head.append(el("th", null, "Generation"), el("th", null, "Solutions"), el("th", null, "Open"), el("th", null, "Slots left"));
-  t.append(head);
-  for (const g of data.throughput.queue_depth) {
-    const row = el("tr");
-    row.append(el("td", null, g.generation ?? "none"), el("td", null, g.solutions), el("td", null, g.open),
-      el("td", null, g.remaining_slots));
-    t.append(row);
-  }
+  const t = table(["Generation", "Solutions", "Open", "Slots left"], data.throughput.queue_depth, (g) => [
+    g.generation ?? "none", String(g.solutions), String(g.open), String(g.remaining_slots),
+  ]);
+  t.classList.add("compact");
   const eta = data.throughput.eta;
   box.append(t, el("p", "muted small", eta.seconds === null ? "No estimate: nobody submitted in the last 24 hours." :
     `At the median ${fmt(eta.median_pass_seconds, 0)} s per pass with ${eta.active_annotators} active annotators: ` +

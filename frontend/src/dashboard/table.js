@@ -1,6 +1,7 @@
 // The annotator table: one row per annotator, sorted by a click on any column's header
 // (again: the other way). Paused and failed annotators are highlighted with the reason.
-import { el, fmt, pct, statusTag } from "./dom.js";
+import { el } from "../dom.js";
+import { fmt, pct, statusTag } from "./dom.js";
 
 const BLOCKED = new Set(["paused", "failed_screening"]);
 

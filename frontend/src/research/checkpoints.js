@@ -2,8 +2,9 @@
 // and why a retrain failed or was not promoted.
 import { call } from "../dashboard/api.js";
 import { lineChart } from "../dashboard/charts.js";
-import { el, fmt } from "../dashboard/dom.js";
-import { button, poll, rows, table, when } from "./util.js";
+import { fmt } from "../dashboard/dom.js";
+import { el, table } from "../dom.js";
+import { button, poll, rows, when } from "./util.js";
 
 const METRICS = [["step_auroc", "AUROC"], ["step_f1", "F1"], ["log_loss", "log loss"], ["auroc", "AUROC"],
   ["f1_negative", "F1 (errors)"]];

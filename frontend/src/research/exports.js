@@ -1,8 +1,8 @@
 // Exports: the scheduled snapshots (download, "Snapshot now" with the job's state) and the
 // on-demand export of the whole project in each format.
 import { call } from "../dashboard/api.js";
-import { el } from "../dashboard/dom.js";
-import { bytes, button, poll, table, when } from "./util.js";
+import { el, table } from "../dom.js";
+import { bytes, button, poll, when } from "./util.js";
 
 const FORMATS = [
   ["prm800k", "PRM800K JSONL (every pass)"],

@@ -2,9 +2,10 @@
 // hit rate people found (labeling/stats/generations.py) and how long rating took.
 import { call } from "../dashboard/api.js";
 import { columnChart } from "../dashboard/charts.js";
-import { el, fmt, pct } from "../dashboard/dom.js";
+import { fmt, pct } from "../dashboard/dom.js";
+import { el, table } from "../dom.js";
 import { renderMath } from "../math.js";
-import { button, poll, rows, seconds, table, when } from "./util.js";
+import { button, poll, rows, seconds, when } from "./util.js";
 
 const OPEN = new Set(["queued", "scoring", "selecting"]);
 

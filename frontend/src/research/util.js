@@ -1,5 +1,5 @@
 // Shared bits of the researcher page: list bodies, dates, job states, polling.
-import { el } from "../dashboard/dom.js";
+import { el } from "../dom.js";
 
 /** The rows of a list answer, paginated ({results}) or not. */
 export function rows(data) {
@@ -19,23 +19,6 @@ export function bytes(value) {
   if (value < 1024) return `${value} B`;
   if (value < 1024 * 1024) return `${(value / 1024).toFixed(1)} KB`;
   return `${(value / 1024 / 1024).toFixed(1)} MB`;
-}
-
-/** A table with a header row; ``cells(row)`` gives the cells (nodes or text). */
-export function table(headers, items, cells, testid) {
-  const node = el("table", "dash-table");
-  if (testid) node.dataset.testid = testid;
-  const head = node.createTHead().insertRow();
-  for (const h of headers) head.append(el("th", null, h));
-  const body = node.createTBody();
-  for (const item of items) {
-    const tr = body.insertRow();
-    for (const cell of cells(item, tr)) {
-      const td = tr.insertCell();
-      td.append(cell instanceof Node ? cell : document.createTextNode(cell ?? "—"));
-    }
-  }
-  return node;
 }
 
 export function button(label, testid, onClick) {

@@ -1,13 +1,7 @@
 // The two dialogs: the reason for giving up or reporting a bad problem, and the project's
 // instructions. Native <dialog>: Escape closes it and focus stays inside while it is open.
+import { el } from "../dom.js";
 import { renderMathInHtml } from "./instructions.js";
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 /**
  * Ask why (give up, bad problem). Resolves to the note, or null when cancelled.

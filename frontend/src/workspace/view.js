@@ -5,6 +5,7 @@
 // instructions_html, which the server sanitized (nh3). Step cards are made once per step
 // and kept, so KaTeX renders each step once however often the list changes (the
 // annotator's own step again when its text changes).
+import { el } from "../dom.js";
 import { renderMath } from "../math.js";
 import { HUMAN, stepKey } from "./sequence.js";
 
@@ -23,13 +24,6 @@ export const KEYS = [
   ["w", null, "write own step"],
   ["?", "i", "instructions"],
 ];
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function kbd(key) {
   return el("kbd", null, key);

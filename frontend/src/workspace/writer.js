@@ -4,16 +4,10 @@
 // KaTeX, never HTML from the text). Ctrl+Enter (or Cmd+Enter) saves, Escape leaves the
 // editor and keeps the text for later; every change is reported through ``onInput`` so the
 // page can keep it in localStorage until it is saved.
+import { el } from "../dom.js";
 import { renderMath } from "../math.js";
 
 const MAX_LENGTH = 20000; // the API's limit on a step's text
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 /** Build the editor; ``hooks`` = {onSave(text), onCancel(), onInput(text)}. */
 export function createWriter(hooks) {
