@@ -26,7 +26,7 @@ from scoring.prm.data import (
 )
 from scoring.prm.inputs import OVERFLOWS
 from scoring.prm.metrics import best_of_n, earliest_error, processbench, step_metrics
-from scoring.prm.scorer import AGGREGATIONS, aggregate
+from scoring.prm.scorer import AGGREGATIONS
 from scoring.prm.splits import split_by_problem
 
 FORMAT_HELP = ("input format: prm800k (PRM800K JSONL), candidates (JSONL {problem, steps, ...}), processbench "

@@ -150,6 +150,7 @@ def test_handed_out_and_selected_solutions_are_never_selected_again(project):
     annotator = Annotator.objects.create()
     Assignment.objects.create(project=project, solution=taken, annotator=annotator)
     run = run_one(project)
+    assert run.state == GenerationRun.DONE and run.selected > 0
     assert not Solution.objects.filter(pk=taken.pk, generation__isnull=False).exists()
     assert SolutionScore.objects.filter(solution=taken).count() == 0  # not in the pool, not scored
 

@@ -1,7 +1,6 @@
 """The OpenAPI schema: served to signed-in users, lists the endpoints, validates without warnings."""
 import io
 
-import pytest
 import yaml
 from django.core.management import call_command
 from rest_framework.test import APIClient

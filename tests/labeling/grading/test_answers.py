@@ -204,10 +204,8 @@ def test_grade_solutions_stores_grades_in_bulk(math500):
     )
     no_truth = Problem.objects.create(project=project, problem="What is 1+1?", content_hash="p2")
     answers = {"right": r"(3, \frac{\pi}{2})", "swapped": r"(\frac{\pi}{2}, 3)", "missing": None}
-    solutions = {
-        name: Solution.objects.create(project=project, problem=problem, final_answer=answer, content_hash=name)
-        for name, answer in answers.items()
-    }
+    for name, answer in answers.items():
+        Solution.objects.create(project=project, problem=problem, final_answer=answer, content_hash=name)
     orphan = Solution.objects.create(project=project, problem=no_truth, final_answer="2", content_hash="o", is_correct=True)
 
     counts = grade_solutions(Solution.objects.filter(project=project))

@@ -39,7 +39,7 @@ def _byte_level_tokenizer(texts):
     """A small byte-level BPE with ``<extra_0>``, Qwen's tokenizer shape (transformers loads a qwen2
     directory's tokenizer as ``Qwen2Tokenizer``, which keeps a byte-level BPE intact)."""
     from tokenizers import ByteLevelBPETokenizer
-    from transformers import AddedToken, AutoTokenizer, PreTrainedTokenizerFast
+    from transformers import AddedToken, PreTrainedTokenizerFast
 
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(texts, vocab_size=400, special_tokens=["<|endoftext|>"])

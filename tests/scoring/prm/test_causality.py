@@ -1,6 +1,5 @@
 """Prefix causality: the score of step k depends on the problem and steps 1..k only."""
 import pytest
-import torch
 
 from scoring.prm.model import new_prm, probe_causality
 from scoring.prm.scorer import score_solutions
