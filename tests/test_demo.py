@@ -18,12 +18,16 @@ from django.contrib.auth import authenticate, get_user_model
 from django.core.management import CommandError, call_command
 
 from labeling.access import roles
+from labeling.management.commands import load_demo as demo
 from labeling.management.commands.load_demo import (
     ACCOUNTS,
+    DEMO_ANNOTATORS,
     GSM8K_PROJECT,
     MATH_PROJECT,
+    REPLAYED_SOLUTIONS,
+    start_demo_jobs,
 )
-from labeling.models import Assignment, Problem, Project, Rating, Solution, Step
+from labeling.models import Assignment, GoldScore, Problem, Project, Rating, Solution, Step
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -56,6 +60,10 @@ def check_math_project():
     assert Problem.objects.filter(project=project).count() == 500
     labelled = Solution.objects.filter(project=project, assignments__state=Assignment.SUBMITTED).distinct()
     assert labelled.count() == 101
+    # The imported pass plus the three demo annotators' replays on the first solutions.
+    assert project.overlap == 1 + len(DEMO_ANNOTATORS)
+    replayed = Assignment.objects.filter(project=project, annotator__user__username__in=DEMO_ANNOTATORS)
+    assert replayed.filter(state=Assignment.SUBMITTED).count() == REPLAYED_SOLUTIONS * len(DEMO_ANNOTATORS)
     assert Solution.objects.filter(project=project).count() == 101
     # 5,192 rated candidate steps plus the steps annotators wrote themselves.
     candidate_steps = Step.objects.filter(solution__project=project).exclude(source="human")
@@ -74,7 +82,8 @@ def check_gsm8k_project():
 
 
 def check_accounts():
-    expected = {"ann": ["annotator"], "lead": ["lead"], "research": ["researcher"]}
+    expected = {"ann": ["annotator"], "lead": ["lead"], "research": ["researcher"],
+                **{name: ["annotator"] for name in DEMO_ANNOTATORS}}
     for username, held in expected.items():
         user = authenticate(username=username, password=ACCOUNTS[username][0])
         assert user is not None, username
@@ -94,6 +103,66 @@ def test_running_twice_adds_nothing_and_repairs_accounts(data_dir):
     load(data_dir)
     assert row_counts() == before
     assert authenticate(username="lead", password="demo-lead") is not None
+
+
+def test_every_flow_has_something_to_show(client, data_dir, eager, settings, tmp_path, monkeypatch):
+    """ann has work everywhere; the lead's MATH dashboard has alpha, gold and a pause; research has jobs."""
+    from labeling.web.pages import waiting_for
+    from labeling.work.queue import next_assignment
+
+    settings.STEPMARK_CHECKPOINT_DIR = tmp_path / "checkpoints"
+    settings.STEPMARK_EXPORT_DIR = tmp_path / "exports"
+    load(data_dir)
+    math, gsm8k = Project.objects.get(name=MATH_PROJECT), Project.objects.get(name=GSM8K_PROJECT)
+
+    ann = get_user_model().objects.get(username="ann")
+    waiting = waiting_for(ann, [math.pk, gsm8k.pk])
+    assert waiting[math.pk] > 0 and waiting[gsm8k.pk] > 0, waiting
+    # What the queue hands ann in MATH is phase-1 work: alternatives at the steps, own steps allowed.
+    task = next_assignment(ann.annotator, math)
+    assert task is not None and not task.solution.is_gold
+    assert Step.objects.filter(solution=task.solution, alternative__gt=0, author__isnull=True).exists()
+    assert next_assignment(ann.annotator, gsm8k) is not None
+
+    # The lead's dashboard, as the page reads it.
+    client.force_login(get_user_model().objects.get(username="lead"))
+    board = client.get(f"/api/projects/{math.pk}/dashboard/").json()
+    assert board["agreement"]["alpha"]["estimate"] is not None, board["agreement"]
+    rows = {row["label"]: row for row in board["annotators"]}
+    assert all(rows[name]["gold_passes"] >= 1 for name in DEMO_ANNOTATORS)
+    assert GoldScore.objects.filter(project=math).count() == len(DEMO_ANNOTATORS)
+    dan = rows[demo.PAUSED[0]]["id"]
+    assert board["statuses"] == {str(dan): {"status": "paused", "status_reason": demo.PAUSED[1]}}
+    assert len(board["throughput"]["daily"]) >= demo.DAYS_SPREAD
+
+    check_research_jobs(math, gsm8k, monkeypatch)
+
+
+def check_research_jobs(math, gsm8k, monkeypatch):
+    from django.conf import settings
+
+    from labeling.exports import snapshots
+    from scoring import jobs
+    from scoring.models import Checkpoint, GenerationRun
+
+    # The demo's generation scores the whole GSM8K pool (minutes on a CPU); here the real job
+    # runs over its first 40 candidates.
+    pool = jobs.candidate_pool
+    monkeypatch.setattr(jobs, "candidate_pool", lambda project: pool(project).filter(
+        pk__in=list(pool(project).order_by("pk").values_list("pk", flat=True)[:40])))
+    monkeypatch.setattr(demo, "DEMO_GENERATION_SIZE", 10)
+    queued = start_demo_jobs(log=lambda line: None)  # eager: each job runs as it is queued
+    assert len(queued) == 3, queued
+    run = GenerationRun.objects.get(project=gsm8k)
+    assert (run.state, run.scored, run.total, run.selected) == (GenerationRun.DONE, 40, 40, 10), run.error
+    assert Solution.objects.filter(project=gsm8k, generation=run.generation).count() == 10
+    trained = Checkpoint.objects.get(project=math, parent__isnull=False)
+    assert trained.status in (Checkpoint.CHAMPION, Checkpoint.REJECTED), trained.metrics
+    assert trained.metrics["heldout"]["steps"] > 0 and trained.metrics["train"]["steps"] == 12
+    assert len(snapshots.list_snapshots(math, settings.STEPMARK_EXPORT_DIR)) == 1
+    # Started again, the demo queues nothing twice.
+    assert start_demo_jobs(log=lambda line: None) == []
+    assert GenerationRun.objects.count() == 1 and Checkpoint.objects.filter(project=math).count() == 2
 
 
 def test_missing_data_is_a_clear_error(tmp_path):

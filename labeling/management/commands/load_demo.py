@@ -8,8 +8,14 @@ Creates two projects and imports into them through the ordinary importers
 - "Demo: GSM8K candidate pool": four model solutions per GSM8K test problem, with outcome
   labels (format ``gsm8k-examples``).
 
-and one account per role (plus a superuser for the admin). Safe to run again: projects and
-accounts are looked up by name, and the importers add nothing for records already present.
+and one account per role (plus a superuser for the admin). On the MATH project three demo
+annotators (bea, cal, dan) replay imported passes so that the lead's dashboard has agreement,
+a gold item with scored passes, a paused annotator and five days of throughput: replayed
+copies of real PRM800K ratings with deterministic departures, not fresh judgements (see
+``replay_passes``). ``start_demo_jobs`` (called by ``annotator/demo.py``, not by this command)
+queues the researcher page's first generation, retrain and snapshot. Safe to run again:
+projects and accounts are looked up by name, the importers add nothing for records already
+present, and the replay happens once.
 
 The data directory is ``labeling.data.data_dir()``: ``$STEPMARK_DATA``, else the repository's
 ``data/`` (its README names each file's source and licence).
@@ -225,8 +231,9 @@ def replayed_ratings(source, every):
     return items
 
 
-# Small enough for a laptop's CPU in a minute or two: a few optimizer steps on the MATH
-# passes, and a generation of 100 picked from the GSM8K pool by the untrained champion.
+# A retrain of a few optimizer steps on the MATH passes (about 75 s on two busy cores, most of
+# it evaluating the held-out problems), and a generation of 100 picked from the GSM8K pool by
+# the project's first (untrained) champion.
 DEMO_TRAIN_SETTINGS = {"max_steps": 12, "max_batch": 8, "epochs": 1, "log_every": 2}
 DEMO_GENERATION_SIZE = 100
 
@@ -252,20 +259,22 @@ def start_demo_jobs(log=print):
     queued = []
     math = Project.objects.get(name=MATH_PROJECT)
     gsm8k = Project.objects.get(name=GSM8K_PROJECT)
-    if not GenerationRun.objects.filter(project=gsm8k).exists():
-        run = runs.start_generation(gsm8k, size=DEMO_GENERATION_SIZE)
-        scoring_tasks.run_generation.delay(run.pk)
-        queued.append(f"generation run {run.pk} of {gsm8k.name!r}")
+    # In this order on the demo's one worker: the snapshot takes seconds, the retrain about a
+    # minute, the generation scores the whole GSM8K pool (some minutes on two cores).
+    if not snapshots.list_snapshots(math, settings.STEPMARK_EXPORT_DIR) and snapshots.job_status(math) is None:
+        snapshots.record_job(math, snapshots.QUEUED)
+        labeling_tasks.export_project_snapshot.delay(math.pk)
+        queued.append(f"a snapshot of {math.name!r}")
     # The settings mark the retrain as queued: a message the worker has not taken yet waits in
     # the broker's folder under var/, so a second start must not queue another.
     if math.train_settings != DEMO_TRAIN_SETTINGS and not Checkpoint.objects.filter(project=math).exists():
         Project.objects.filter(pk=math.pk).update(train_settings=DEMO_TRAIN_SETTINGS)
         scoring_tasks.retrain_if_due.delay(math.pk, force=True)
         queued.append(f"a retrain of {math.name!r}")
-    if not snapshots.list_snapshots(math, settings.STEPMARK_EXPORT_DIR) and snapshots.job_status(math) is None:
-        snapshots.record_job(math, snapshots.QUEUED)
-        labeling_tasks.export_project_snapshot.delay(math.pk)
-        queued.append(f"a snapshot of {math.name!r}")
+    if not GenerationRun.objects.filter(project=gsm8k).exists():
+        run = runs.start_generation(gsm8k, size=DEMO_GENERATION_SIZE)
+        scoring_tasks.run_generation.delay(run.pk)
+        queued.append(f"generation run {run.pk} of {gsm8k.name!r}")
     for job in queued:
         log(f"Queued {job}: the research page shows its progress")
     return queued
