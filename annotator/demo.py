@@ -107,12 +107,12 @@ def stop(processes):
 
 # What to try first, one line per role (printed under the accounts).
 FIRST_STEPS = (
-    "Try first as ann: open the MATH-500 project, rate each step (+1, 0, -1) and its alternatives, "
-    "write your own step where every candidate is wrong.",
-    "As lead: open the MATH-500 dashboard: agreement (alpha) of bea, cal and dan over five days, "
-    "their gold scores, and dan paused with the reason.",
-    "As research: download MATH-500's snapshot, watch its retrained checkpoint (about a minute) and "
-    "then GSM8K's first generation (a few minutes) finish on their research pages.",
+    ("Try first as ann: open the MATH-500 project, rate each step (+1, 0, -1) and its alternatives, "
+     "write your own step where every candidate is wrong."),
+    ("As lead: open the MATH-500 dashboard: agreement (alpha) of bea, cal and dan over five days, "
+     "their gold scores, and dan paused with the reason."),
+    ("As research: download MATH-500's snapshot, watch its retrained checkpoint (about a minute) and "
+     "then GSM8K's first generation (a few minutes) finish on their research pages."),
 )
 
 
