@@ -40,7 +40,7 @@ def prepare():
     print(f"Database: {db['ENGINE'].rsplit('.', 1)[-1]} {db['NAME']}", flush=True)
     call_command("migrate", interactive=False, verbosity=1)
     call_command("load_demo")
-    from labeling.management.commands.load_demo import start_demo_jobs
+    from annotator.demo_jobs import start_demo_jobs
 
     start_demo_jobs(log=lambda line: print(line, flush=True))
     # The default beat schedule, so the admin shows it (the demo itself runs no beat).

@@ -17,6 +17,8 @@ from django.apps import apps
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import CommandError, call_command
 
+from annotator import demo_jobs
+from annotator.demo_jobs import start_demo_jobs
 from labeling.access import roles
 from labeling.management.commands import load_demo as demo
 from labeling.management.commands.load_demo import (
@@ -25,7 +27,6 @@ from labeling.management.commands.load_demo import (
     GSM8K_PROJECT,
     MATH_PROJECT,
     REPLAYED_SOLUTIONS,
-    start_demo_jobs,
 )
 from labeling.models import Assignment, GoldScore, Problem, Project, Rating, Solution, Step
 from tests.conftest import ROOT
@@ -150,7 +151,7 @@ def check_research_jobs(math, gsm8k, monkeypatch):
     pool = jobs.candidate_pool
     monkeypatch.setattr(jobs, "candidate_pool", lambda project: pool(project).filter(
         pk__in=list(pool(project).order_by("pk").values_list("pk", flat=True)[:40])))
-    monkeypatch.setattr(demo, "DEMO_GENERATION_SIZE", 10)
+    monkeypatch.setattr(demo_jobs, "DEMO_GENERATION_SIZE", 10)
     queued = start_demo_jobs(log=lambda line: None)  # eager: each job runs as it is queued
     assert len(queued) == 3, queued
     run = GenerationRun.objects.get(project=gsm8k)

@@ -231,55 +231,6 @@ def replayed_ratings(source, every):
     return items
 
 
-# A retrain of a few optimizer steps on the MATH passes (about 75 s on two busy cores, most of
-# it evaluating the held-out problems), and a generation of 100 picked from the GSM8K pool by
-# the project's first (untrained) champion.
-DEMO_TRAIN_SETTINGS = {"max_steps": 12, "max_batch": 8, "epochs": 1, "log_every": 2}
-DEMO_GENERATION_SIZE = 100
-
-
-def start_demo_jobs(log=print):
-    """Queue the researcher page's first jobs unless they ran before; return what was queued.
-
-    On the demo's worker (``annotator/demo.py``) they run with the bundled MiniLM while the
-    page shows their progress: a generation of the GSM8K pool (``scoring.runs.start_generation``
-    and ``scoring.tasks.run_generation``), a forced retrain on the MATH passes with tiny
-    ``DEMO_TRAIN_SETTINGS`` (``scoring.tasks.retrain_if_due``), and a snapshot of the MATH
-    project (``labeling.tasks.export_project_snapshot``). Only ids and rows are touched here: the
-    model loads in the worker.
-    """
-    from django.conf import settings
-
-    from labeling import tasks as labeling_tasks
-    from labeling.exports import snapshots
-    from scoring import runs
-    from scoring import tasks as scoring_tasks
-    from scoring.models import Checkpoint, GenerationRun
-
-    queued = []
-    math = Project.objects.get(name=MATH_PROJECT)
-    gsm8k = Project.objects.get(name=GSM8K_PROJECT)
-    # In this order on the demo's one worker: the snapshot takes seconds, the retrain about a
-    # minute, the generation scores the whole GSM8K pool (some minutes on two cores).
-    if not snapshots.list_snapshots(math, settings.STEPMARK_EXPORT_DIR) and snapshots.job_status(math) is None:
-        snapshots.record_job(math, snapshots.QUEUED)
-        labeling_tasks.export_project_snapshot.delay(math.pk)
-        queued.append(f"a snapshot of {math.name!r}")
-    # The settings mark the retrain as queued: a message the worker has not taken yet waits in
-    # the broker's folder under var/, so a second start must not queue another.
-    if math.train_settings != DEMO_TRAIN_SETTINGS and not Checkpoint.objects.filter(project=math).exists():
-        Project.objects.filter(pk=math.pk).update(train_settings=DEMO_TRAIN_SETTINGS)
-        scoring_tasks.retrain_if_due.delay(math.pk, force=True)
-        queued.append(f"a retrain of {math.name!r}")
-    if not GenerationRun.objects.filter(project=gsm8k).exists():
-        run = runs.start_generation(gsm8k, size=DEMO_GENERATION_SIZE)
-        scoring_tasks.run_generation.delay(run.pk)
-        queued.append(f"generation run {run.pk} of {gsm8k.name!r}")
-    for job in queued:
-        log(f"Queued {job}: the research page shows its progress")
-    return queued
-
-
 class Command(BaseCommand):
     help = "Create the demo projects (MATH-500 with PRM800K phase 1 ratings, a GSM8K pool) and demo accounts."
 
