@@ -13,9 +13,8 @@ def check_autovacuum(app_configs=None, databases=None, **kwargs):
 
     Every hand-out and submit leaves dead index entries behind, and a table that grew from
     empty keeps the statistics (and each connection the sequential-scan plans) of when it
-    was small until it is analysed again: bench/annotator_loop.py measured the annotator
-    loop's database CPU at 5.0-5.9 ms a loop on such tables against 2.8-3.3 ms on tables
-    of a deployment's size.
+    was small until it is analysed again, which bench/annotator_loop.py found to cost the
+    loop's database nearly twice the CPU (docs/performance.md has the figures).
     """
     problems = []
     for alias in databases or ():

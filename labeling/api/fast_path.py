@@ -2,11 +2,8 @@
 
 Why this exists: the loop's requests (next, an assignment, draft, submit) run on every task
 of every annotator, and building their reads with the ORM cost more CPU than the rest of the
-request. Measured with the test client (Python CPU per next + submit loop): the reads as
-written statements through ``labeling.work.rows``, 14.2 -> 10.6 ms (commit b0e2167); the
-token and its user in one statement, 10.6 -> 9.4 ms (284f157); the roles read with the token
-and ``next``'s project and annotator in one statement, 9.4 -> 7.2 ms (1eb05d6). The figures of
-the whole loop are in docs/performance.md.
+request: written statements here took a loop's Python CPU down by about half
+(docs/performance.md has each step's figures).
 
 What it holds:
 

@@ -17,8 +17,8 @@ from django.utils import timezone
 
 ID_BLOCK = 8192
 # Off by default: the database checks every foreign key of an import, as it does everywhere
-# else. Measured on 100,000 solutions / 1M ratings (bench.import_export, idle machine): 56 s
-# with the checks, 44 s without. See BulkWriter.row_triggers_off; tests cover both ways.
+# else; skipping them saves about a fifth of a large import (docs/performance.md). See
+# BulkWriter.row_triggers_off; tests cover both ways.
 SKIP_ROW_TRIGGERS = False
 
 

@@ -30,9 +30,8 @@ PostgreSQL the common case (no own work to resume, no gold due, no lapsed lease,
 standing) goes further: the ``stepmark_hand_out`` function does the same steps in the same
 lock order in one round trip, and returns the payload's steps with the hand-out; anything
 else it declines and the Python path below runs. Nine statements and their BEGIN/COMMIT
-become one call: in bench/annotator_loop.py's profile a next request's Python time fell by
-a third, and no solution lock is held across a round trip to the web process; the annotator
-loop does about 20% more loops/s with it. ``STEPMARK_QUEUE_FUNCTIONS=0`` turns it off (and
+become one call, and no solution lock is held across a round trip to the web process; what
+that buys the loop is measured in docs/performance.md. ``STEPMARK_QUEUE_FUNCTIONS=0`` turns it off (and
 submission's ``stepmark_lock_sheet``).
 
 Where the hand-out rules live. Written here only (the function recognises the case and
