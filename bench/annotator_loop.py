@@ -25,7 +25,10 @@ database once the server has stopped: every acknowledged submit is stored with
 exactly the ratings it carried and nothing else is submitted; no solution holds more than
 ``overlap`` live assignments; nobody was handed the same solution twice.
 
-``--sqlite`` runs the same against the embedded default (a temporary SQLite file).
+``--sqlite`` runs the same against the embedded default (a temporary SQLite file); with
+``--proxy none`` and the ``--servers``/``--keep-alive``/``--worker-connections`` that
+annotator/demo.py passes, it is ``make demo``'s server. It also prints the longest single
+wait of any annotator: a fair server keeps it within a few seconds.
 ``--profile N`` then runs N loops in this process, one at a time, and prints where a
 request's time goes: SQL per calling function, and the Python functions that cost most.
 
@@ -356,11 +359,33 @@ def _drive(port, project_id, tokens, warmup, duration):
         # Each annotator's median request in the window: a wide spread means the server treats
         # connections unequally (a gthread worker keeps its keep-alive connections, so a worker
         # holding more of them serves each one more slowly), not that requests vary.
+        "longest_wait": _longest_wait(clients, began, stop_at),
         "client_medians": sorted(
             statistics.median(seconds for _, at, seconds, _ in c.requests if window(at))
             for c in clients if any(window(at) for _, at, _, _ in c.requests)
         ),
     }
+
+
+def _longest_wait(clients, began, stop_at):
+    """The longest single wait of any annotator, whole run (warm-up included), and what it was.
+
+    Per client: each request's latency, the gap between two of its completed loops, and the
+    time from the start to its first answered request (a client left in the listen queue
+    waits there without a latency of its own to show). A client that got no answer at all
+    waited the whole run. Returns ``(seconds, "what, which client")``; a fair server keeps
+    this within a few seconds, a server that favours some connections does not.
+    """
+    worst = (0.0, "nothing")
+    for i, c in enumerate(clients):
+        answered = [(at, seconds) for _, at, seconds, status in c.requests if isinstance(status, int)]
+        waits = [(answered[0][0] - began if answered else stop_at - began, "until the first answer")]
+        waits += [(seconds, "one request") for _, _, seconds, _ in c.requests]
+        waits += [(b - a, "between two loops") for a, b in zip(c.loops, c.loops[1:])]
+        seconds, what = max(waits)
+        if seconds > worst[0]:
+            worst = (seconds, f"{what}, annotator {i}")
+    return worst
 
 
 def _cpu_snapshot(server_pid, proxy_pid=None):
@@ -466,6 +491,8 @@ def _report(run, args):
     if medians:
         print(f"median request per annotator: fastest {medians[0] * 1000:.1f} ms, "
               f"middle {medians[len(medians) // 2] * 1000:.1f} ms, slowest {medians[-1] * 1000:.1f} ms")
+    longest, what = run["longest_wait"]
+    print(f"longest single wait of any annotator (whole run): {longest:.2f} s ({what})")
     if run["resumed"] or run["out_of_work"] or run["unanswered"]:
         print(f"resumed assignments: {run['resumed']}, clients out of work: {run['out_of_work']}, "
               f"submits without an answer: {len(run['unanswered'])}")
@@ -479,11 +506,11 @@ def _report(run, args):
 
 
 def _summary(results):
-    print("\nserver                            loops/s  next p95  submit p95  CPU ms/loop  violations  load avg")
+    print("\nserver                            loops/s  next p95  submit p95  longest wait s  CPU ms/loop  violations  load avg")
     for r in results:
         p95 = [_percentile(r["latencies"].get(e, []), .95) for e in ("next", "submit")]
         per_loop = sum(r["cpu"].values()) / (len(r["acked"]) or 1) * 1000
-        print(f"{r['server']:<33} {r['loops'] / r['seconds']:>7.1f} {p95[0]:>9.1f} {p95[1]:>11.1f} {per_loop:>12.1f} "
+        print(f"{r['server']:<33} {r['loops'] / r['seconds']:>7.1f} {p95[0]:>9.1f} {p95[1]:>11.1f} {r['longest_wait'][0]:>15.2f} {per_loop:>12.1f} "
               f"{sum(r['integrity'].values()):>11} {r['load'][1]:>9.1f}")
 
 
