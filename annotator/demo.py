@@ -19,6 +19,9 @@ import urllib.request
 
 HOST = "127.0.0.1"
 STOP_GRACE_SECONDS = 15
+# Connections the web server's one worker holds at once: every annotator's browser (a few
+# connections each) for a team of up to 32, with room to spare.
+DEMO_WORKER_CONNECTIONS = 256
 
 
 def configure_environment():
@@ -54,6 +57,9 @@ def children(port):
         "--bind", f"{HOST}:{port}",
         # One process with threads: SQLite has a single writer anyway.
         "--workers", "1", "--threads", "4",
+        # Room for every client's keep-alive connection: under gunicorn.conf.py's cap (8 for
+        # 4 threads) clients past the 8th waited 35 s for a first answer (docs/performance.md).
+        "--keep-alive", "2", "--worker-connections", str(DEMO_WORKER_CONNECTIONS),
         "--graceful-timeout", "10",
     ]
     worker = [
