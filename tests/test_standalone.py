@@ -78,7 +78,11 @@ def test_data_holds_exactly_the_files_its_readme_lists_with_their_record_counts(
     table = readme_table()
     assert len(table) == 8
     present = {str(p.relative_to(data_dir())) for p in data_dir().rglob("*") if p.is_file()} - {"README.md"}
-    assert present == set(table)
+    licences = {name for name in present if name.startswith("LICENSES/")}
+    assert present - licences == set(table)
+    # Every upstream licence text is linked from the README, and every link has its file.
+    linked = set(re.findall(r"\]\((LICENSES/[^)]+)\)", (data_dir() / "README.md").read_text(encoding="utf-8")))
+    assert licences and licences == linked
     assert {name: records_in(name) for name in table} == table
 
 
