@@ -3,10 +3,12 @@
 - ``projects``: Project, the unit of work with its labelling rules.
 - ``content``: Problem, Generation, Solution and Step (the text people rate).
 - ``work``: Annotator, Assignment and Rating (what people did).
+- ``diagrams``: Diagram (an [asy] diagram of the text and its drawing).
 - ``quality``: GoldRating (lead-approved answers for quality control), GoldScore,
   AnnotatorProjectStatus, GoldProposal and Adjudication.
 """
 from .content import Generation, Problem, Solution, Step
+from .diagrams import Diagram
 from .projects import Project
 from .quality import Adjudication, AnnotatorProjectStatus, GoldProposal, GoldRating, GoldScore
 from .work import Annotator, Assignment, FinishReason, Rating
@@ -16,6 +18,7 @@ __all__ = [
     "Annotator",
     "AnnotatorProjectStatus",
     "Assignment",
+    "Diagram",
     "FinishReason",
     "Generation",
     "GoldProposal",
