@@ -73,6 +73,16 @@ class Project(models.Model):
     train_settings = models.JSONField(
         default=dict, blank=True, help_text="Overrides of the PRM core's TrainConfig (lr, epochs, max_steps, ...)."
     )
+    # How problem and step text is shown (frontend/src/math.js; docs/formats.md, "How text is
+    # rendered"). A GSM8K-style import into an empty project turns dollar_math off.
+    dollar_math = models.BooleanField(
+        default=True,
+        help_text="Read $...$ and $$...$$ as LaTeX math (Pandoc's rule, so '$2 per egg ... $112' stays text). "
+        "Off for plain-text data sets such as GSM8K, where $ is a currency sign; \\(...\\) and \\[...\\] stay math.",
+    )
+    show_calculator_markup = models.BooleanField(
+        default=False, help_text="Show GSM8K's calculator annotations <<16*7=112>> in problems and steps (hidden when off)."
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
