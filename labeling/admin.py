@@ -10,7 +10,7 @@ from .models import (
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
     list_display = ["name", "overlap", "quality_control_rate", "stop_at_first_error", "is_active", "created_at"]
-    list_filter = ["is_active", "stop_at_first_error", "allow_human_steps"]
+    list_filter = ["is_active", "stop_at_first_error", "allow_human_steps", "dollar_math"]
     search_fields = ["name"]
 
 

@@ -33,6 +33,7 @@ class ProjectSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "instructions", "overlap", "quality_control_rate", "stop_at_first_error",
             "allow_alternatives", "allow_human_steps", "lease_seconds", "requires_screening",
+            "dollar_math", "show_calculator_markup",
             "is_active", "created_at", "problems", "solutions", "submitted_assignments",
         ]
         read_only_fields = ["created_at"]

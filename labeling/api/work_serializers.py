@@ -56,6 +56,12 @@ class TaskRulesSerializer(serializers.Serializer):
         help_text="Phase 1: the annotator may write their own step once every completion there is -1."
     )
     lease_seconds = serializers.IntegerField(help_text="Idle time after which the assignment may go to someone else.")
+    dollar_math = serializers.BooleanField(
+        help_text="Read $...$ and $$...$$ in the problem and steps as math (Pandoc's rule); false: '$' is text."
+    )
+    show_calculator_markup = serializers.BooleanField(
+        help_text="Show GSM8K calculator annotations <<a*b=c>>; false: leave them out of the text shown."
+    )
 
 
 class TaskProblemSerializer(serializers.Serializer):
@@ -155,6 +161,8 @@ def assignment_payload(assignment):
             "allow_alternatives": project.allow_alternatives,
             "allow_human_steps": project.allow_human_steps,
             "lease_seconds": project.lease_seconds,
+            "dollar_math": project.dollar_math,
+            "show_calculator_markup": project.show_calculator_markup,
         },
         "problem": {"problem": problem.problem, "ground_truth_answer": problem.ground_truth_answer},
         "steps": [{"position": p, "alternatives": alts} for p, alts in positions.items()],

@@ -6,7 +6,10 @@ Two formats (see docs/formats.md):
   "ground_truth_solution"?, "steps", "final_answer"?, "generator"?, "is_correct"?, "id"?}``.
 - ``gsm8k-examples``: GSM8K's example model solutions, one problem per line with a
   ``{"is_correct", "solution"}`` entry per model; each entry becomes a candidate (steps =
-  the solution's non-empty lines, generator = the model key).
+  the solution's non-empty lines, generator = the model key). Into a project that holds no
+  problems yet it also turns ``dollar_math`` off (``problems.dollars_as_text``): GSM8K's "$" is
+  a currency sign. ``candidates`` keeps "$" math: model solutions write LaTeX in it
+  (ProcessBench's "$\\boxed{18}$"), and the Pandoc rule keeps their prices text.
 
 Each candidate becomes a Solution (``has_pre_generated``, its steps as alternative 0 at
 positions 0..n-1) of a Problem found or created by ``hashing.problem_hash``. The solution's
@@ -20,7 +23,7 @@ from ..grading.answers import extract_answer, grade_pairs
 from ..models import Problem, Solution, Step
 from .common import ImportFailed, ImportResult, chunks
 from .hashing import candidate_hash, problem_hash
-from .problems import check_keys, check_text, ensure_problems, lock_project, text
+from .problems import check_keys, check_text, dollars_as_text, ensure_problems, holds_no_problems, lock_project, text
 from .registry import register
 
 CHUNK = 500  # records per round of queries and bulk inserts
@@ -53,8 +56,12 @@ def load(records, project, *, progress):
 
 @register("gsm8k-examples")
 def load_gsm8k_examples(records, project, *, progress):
-    """Import GSM8K example model solutions into ``project``."""
-    return _load(((line, parse_gsm8k_example(record, line)) for line, record in records), project, progress)
+    """Import GSM8K example model solutions into ``project``; into a fresh project, its "$" is text."""
+    lock_project(project)  # before looking: a concurrent import's problems count too
+    fresh = holds_no_problems(project)
+    result = _load(((line, parse_gsm8k_example(record, line)) for line, record in records), project, progress)
+    dollars_as_text(project, fresh)
+    return result
 
 
 def parse_candidate(record, line):

@@ -16,13 +16,14 @@ The whole ``answer`` text is the reference solution and what follows ``####`` th
 answer. A Problem is found by ``content_hash`` (statement, reference solution, reference
 answer; ``hashing.problem_hash``), so re-importing adds nothing; a problem that already exists
 without subject, level or source id (say, created by a candidate import) gets them filled in.
-See docs/formats.md.
+A file of GSM8K records only, imported into a project with no problems yet, turns the project's
+``dollar_math`` off (``dollars_as_text``). See docs/formats.md.
 """
 import re
 
 from django.db import connection
 
-from ..models import Problem
+from ..models import Problem, Project
 from .common import ImportFailed, ImportResult, chunks
 from .hashing import problem_hash
 from .registry import register
@@ -37,11 +38,22 @@ _LEVEL = re.compile(r"Level\s+(\d+|\?)")
 def load(records, project, *, progress):
     """Import MATH-style or GSM8K problem records into ``project``."""
     lock_project(project)
+    fresh = holds_no_problems(project)
     result = ImportResult(details={"problems": 0, "filled_in": 0})
-    for chunk in chunks((parse_problem(record, line) for line, record in records), CHUNK):
+    kinds = set()
+    parsed = (parse_problem(record, line) for line, record in _noting_kind(records, kinds))
+    for chunk in chunks(parsed, CHUNK):
         _flush(project, chunk, result)
         progress.advance(len(chunk))
+    if kinds == {"gsm8k"}:
+        dollars_as_text(project, fresh)
     return result
+
+
+def _noting_kind(records, kinds):
+    for line, record in records:
+        kinds.add("gsm8k" if "question" in record else "math")
+        yield line, record
 
 
 def parse_problem(record, line):
@@ -118,6 +130,21 @@ def ensure_problems(project, problems, *, fill_in=False):
     ids = {h: p.id for h, p in existing.items()}
     ids.update((p.content_hash, p.id) for p in new)
     return ids, len(new), len(filled)
+
+
+def holds_no_problems(project):
+    return not Problem.objects.filter(project=project).exists()
+
+
+def dollars_as_text(project, fresh):
+    """GSM8K is plain text whose "$" is a currency sign ("$2 per egg ... $112"): an import of
+    GSM8K-style data (only GSM8K records, or ``gsm8k-examples``) into a ``fresh`` project, one
+    that held no problems before it, turns the project's ``dollar_math`` off. An import into a
+    project that already holds problems leaves the setting as it is (a lead may have chosen it).
+    """
+    if fresh and project.dollar_math:
+        Project.objects.filter(pk=project.pk).update(dollar_math=False)
+        project.dollar_math = False
 
 
 def lock_project(project):

@@ -70,6 +70,11 @@ PROJECTS = {
             "stop_at_first_error": True,
             "allow_alternatives": False,
             "allow_human_steps": False,
+            # GSM8K is plain text: "$" is a currency sign ("$2 per egg"), and the calculator
+            # markup <<16*7=112>> stays hidden (the import would turn "$" math off in a new
+            # project; a demo database from before gets it here).
+            "dollar_math": False,
+            "show_calculator_markup": False,
             "instructions": (
                 "Each line of a solution is a step. Rate steps in order (+1, 0 or -1); "
                 "the first -1 ends the solution."

@@ -61,6 +61,15 @@ def test_researcher_creates_and_lead_updates_a_project(clients):
     assert (project.quality_control_rate, project.is_active) == (0.1, False)
 
 
+def test_a_lead_switches_dollar_math_and_calculator_markup(clients, project):
+    assert clients["lead"].get(detail(project)).json()["dollar_math"] is True
+    changed = clients["lead"].patch(detail(project), {"dollar_math": False, "show_calculator_markup": True},
+                                    format="json")
+    assert changed.status_code == 200, changed.content
+    project.refresh_from_db()
+    assert (project.dollar_math, project.show_calculator_markup) == (False, True)
+
+
 def test_invalid_project_rules_are_refused_by_field(clients):
     answer = clients["lead"].post(LIST, {"name": "Bad", "overlap": 0}, format="json")
     assert answer.status_code == 400

@@ -62,6 +62,14 @@ def stored(assignment_id):
     }
 
 
+def test_the_task_carries_the_projects_rendering_settings(ann):
+    # The workspace renders the problem and steps with them (frontend/src/math.js renderOptions);
+    # both differ from the defaults here, so neither can pass by accident.
+    gsm8k, _ = phase_two(steps=2, dollar_math=False, show_calculator_markup=True)
+    rules = take(ann, gsm8k)["project"]
+    assert (rules["dollar_math"], rules["show_calculator_markup"]) == (False, True)
+
+
 # The flow ---------------------------------------------------------------------------------
 
 

@@ -189,6 +189,21 @@ def test_gsm8k_examples(project, tmp_path, data_dir):
     assert Solution.objects.filter(project=project).count() == 200
 
 
+def test_gsm8k_examples_into_a_new_project_read_dollars_as_text(tmp_path, data_dir, processbench_candidates):
+    source = data_dir / "gsm8k" / "example_model_solutions.jsonl.gz"
+    examples = write_jsonl(tmp_path / "examples.jsonl", first_lines(source, 5))
+    fresh = Project.objects.create(name="fresh")
+    run_import("gsm8k-examples", examples, fresh)
+    assert Project.objects.get(pk=fresh.pk).dollar_math is False
+
+    # ``candidates`` keeps "$" math: ProcessBench's models write "$\boxed{18}$".
+    candidates, _ = processbench_candidates
+    pool = Project.objects.create(name="pool")
+    run_import("candidates", write_jsonl(tmp_path / "c.jsonl", candidates[:5]), pool)
+    run_import("gsm8k-examples", examples, pool)  # no longer a new project: the setting stays
+    assert Project.objects.get(pk=pool.pk).dollar_math is True
+
+
 def test_gsm8k_examples_bad_line(project, tmp_path, data_dir):
     lines = first_lines(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz", 5)
     lines[3]["175b_verification"]["is_correct"] = "true"
