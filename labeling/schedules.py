@@ -34,6 +34,13 @@ DEFAULTS = [
                  "timezone": "UTC"},
     ),
     Default(
+        name="score gold passes left unscored",
+        task="labeling.quality.score_pending_gold_passes",
+        description="Score any pass served as gold whose scoring job was lost (each submit queues its own "
+        "job; this catches what a broker outage dropped). Every 10 minutes by default.",
+        interval=(10, IntervalSchedule.MINUTES),
+    ),
+    Default(
         name="retrain projects that are due",
         task="scoring.tasks.retrain_all_due",
         description="Retrain the PRM of every project whose new ratings make it due (GPU worker). Hourly by "

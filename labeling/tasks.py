@@ -11,6 +11,8 @@ from django.conf import settings
 
 from labeling.exports import snapshots
 from labeling.models import Project
+# The gold scoring jobs live with the gold rules; imported here so that workers register them.
+from labeling.quality.gold_passes import score_gold_pass, score_pending_gold_passes  # noqa: F401
 
 logger = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ import json
 import uuid
 
 from django.contrib.auth import get_user_model
+from django.test import TestCase
 from django.urls import URLPattern, URLResolver
 from django.urls.converters import IntConverter, UUIDConverter
 from django.utils import timezone
@@ -30,6 +31,7 @@ from labeling.models import (
     Solution,
     Step,
 )
+from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
 from labeling.quality import gold
 from labeling.work import queue, submission
 
@@ -132,6 +134,11 @@ def make_gold(project, values, **fields):
     return solution
 
 
+def in_queue_order(*solutions):
+    """Unselected solutions in the order the queue serves them: by queue key (labeling/models/content.py)."""
+    return sorted(solutions, key=lambda s: (s.pk * QUEUE_KEY_MULTIPLIER) % QUEUE_KEY_MODULUS)
+
+
 def live(solution):
     """How many assignments of ``solution`` hold one of its overlap slots (active or submitted)."""
     return Assignment.objects.filter(solution=solution, state__in=queue.LIVE_STATES).count()
@@ -151,7 +158,10 @@ def submit(assignment, values, now=None, alternatives=None):
     ratings = [{"position": i, "value": v} for i, v in enumerate(values)]
     ratings += [{"position": p, "alternative": a, "value": v} for (p, a), v in (alternatives or {}).items()]
     reason = "found_error" if values and values[-1] == -1 else "solution"
-    return submission.submit(assignment, finish_reason=reason, ratings=ratings, now=now or NOW)
+    # As if the submit's transaction committed: what it queues for then (a gold pass's scoring
+    # job, labeling/quality/gold_passes.py) is queued; it runs inline under the ``eager`` fixture.
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        return submission.submit(assignment, finish_reason=reason, ratings=ratings, now=now or NOW)
 
 
 # Finished passes written as rows ----------------------------------------------------------

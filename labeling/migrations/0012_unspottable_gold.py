@@ -26,7 +26,8 @@ def create(apps, schema_editor):
         # A new argument list makes a new function: drop version 2's signature first.
         schema_editor.execute("DROP FUNCTION IF EXISTS stepmark_hand_out(bigint, bigint, timestamptz, timestamptz, "
                               "integer, boolean, double precision, double precision)")
-        schema_editor.execute(sql.load("stepmark_hand_out.v3"))
+        # No parameters: the body's "%" (the queue key) is SQL's modulo, not a placeholder.
+        schema_editor.execute(sql.load("stepmark_hand_out.v3"), params=None)
 
 
 def restore(apps, schema_editor):

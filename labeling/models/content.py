@@ -1,5 +1,5 @@
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 
 class Problem(models.Model):
@@ -51,6 +51,19 @@ class Generation(models.Model):
         return f"{self.project} generation {self.number}"
 
 
+# The queue's order among solutions of the same rank (all the unselected ones): the id
+# scrambled by a fixed permutation of 0..2**32-1 (multiplying by 2**32 over the golden ratio),
+# so that a problem's candidates, imported one after another, are not served back to back and
+# a gold item breaks no visible run of one problem. Ids are never shown to annotators.
+QUEUE_KEY_MULTIPLIER = 2654435761
+QUEUE_KEY_MODULUS = 2**32
+
+
+def queue_key(column="id"):
+    """The queue key of the solution whose id is ``column``, as SQL (solution_open_idx's last part)."""
+    return f"(({column} * {QUEUE_KEY_MULTIPLIER}) % {QUEUE_KEY_MODULUS})"
+
+
 class Solution(models.Model):
     """A model-written solution: ordered steps, a final answer and its grade.
 
@@ -96,10 +109,11 @@ class Solution(models.Model):
             # The queue: newest generation first, then selection rank, gold apart.
             models.Index(fields=["project", "is_gold", "generation", "selection_rank"], name="solution_queue_idx"),
             models.Index(fields=["problem"], name="solution_problem_idx"),
-            # The queue's candidate scan: open ordinary solutions of one generation, in rank
-            # order, without walking the ones already full.
+            # The queue's candidate scan: open ordinary solutions of one generation, in queue
+            # order (rank, then queue key), without walking the ones already full.
             models.Index(
-                fields=["project", "generation", "live_assignments", "selection_rank", "id"],
+                F("project"), F("generation"), F("live_assignments"), F("selection_rank"),
+                (F("id") * QUEUE_KEY_MULTIPLIER) % QUEUE_KEY_MODULUS,
                 condition=Q(is_gold=False, is_screening=False),
                 name="solution_open_idx",
             ),

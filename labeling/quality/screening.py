@@ -12,15 +12,16 @@ the queue serves them one by one, each once. When the last one is submitted, the
 (active), below fails (``failed_screening``: no work until a lead resumes them). Someone who
 already worked in the project before it required screening is not screened.
 
-Automatic pausing. After each gold pass (``after_submit``) the rolling gold score over the
+Automatic pausing. After each gold pass is scored (labeling/quality/gold_passes.py, in a job
+after the submit) the rolling gold score over the
 latest ``gold_window`` passes is compared with ``project.gold_threshold``: strictly below
 pauses the annotator in that project, with the figures as the reason, once they have
 ``gold_min_passes`` passes. Only passes after a lead's latest resume count, so that a
 resumed annotator is judged on new work.
 
-Hook: ``labeling.work.submission.submit`` calls ``after_submit(assignment)`` inside its
-transaction, right after the assignment is marked submitted (holding the solution's lock;
-nothing here takes a lock the queue takes first, see labeling/work/queue.py).
+Hook: ``labeling.work.submission.submit`` calls ``after_submit(assignment)`` for a screening
+pass inside its transaction, right after the assignment is marked submitted (holding the
+solution's lock; nothing here takes a lock the queue takes first, see labeling/work/queue.py).
 """
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -128,22 +129,19 @@ def decide_screening(annotator, project, *, row=None, now=None):
 
 
 def after_submit(assignment, solution=None, now=None):
-    """Score a submitted pass over a gold or screening item and act on the score.
+    """Score a submitted pass over a screening item and decide the screening when it is the last.
 
-    Called from ``labelling.submit`` inside its transaction with the solution it locked;
-    does nothing for ordinary work.
+    Called from ``labelling.submit`` inside its transaction with the solution it locked; does
+    nothing for other work. Gold passes are scored after the commit instead
+    (labeling/quality/gold_passes.py), so that the response does not show which was gold.
     """
     solution = solution if solution is not None else assignment.solution
-    if not (solution.is_gold or solution.is_screening):
-        return None  # ordinary work: the assignment is left as it was (its cached problem too)
+    if not solution.is_screening:
+        return None  # the assignment is left as it was (its cached problem too)
     assignment.solution = solution
     score = gold.score_gold_pass(assignment)
-    if score is None:
-        return None
-    if score.is_screening:
+    if score is not None:
         decide_screening(assignment.annotator, assignment.project, now=now)
-    else:
-        check_gold_threshold(assignment.annotator, assignment.project, now=now)
     return score
 
 

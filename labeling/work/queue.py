@@ -26,8 +26,8 @@ After deleting assignments by hand, run ``recount_live_assignments(project)``.
 Cost. ``next`` runs on every task an annotator takes, so its fixed-shape statements are
 written as SQL (the ``_SQL`` strings below; plain SQL that PostgreSQL and SQLite both take):
 building them with the ORM cost several times what the database spends on them. On
-PostgreSQL the common case (no own work to resume, no gold due, no lapsed lease, a plain
-standing) goes further: the ``stepmark_hand_out`` function does the same steps in the same
+PostgreSQL the common case (no own work to resume, no lapsed lease, a plain standing; gold
+or not) goes further: the ``stepmark_hand_out`` function does the same steps in the same
 lock order in one round trip, and returns the payload's steps with the hand-out; anything
 else it declines and the Python path below runs. Nine statements and their BEGIN/COMMIT
 become one call, and no solution lock is held across a round trip to the web process; what
@@ -36,25 +36,29 @@ submission's ``stepmark_lock_sheet``).
 
 Where the hand-out rules live. Written here only (the function recognises the case and
 declines): a paused annotator, the screening gate (``screening.work_gate``), own work to
-resume (``_resume_own``), gold due (``quality_control_due``), lapsed leases to reap
-(``_survey``, ``_reap_lapsed``), waiting for a locked row (``_busy_candidate``). Written twice,
-here (``_claim_open``, ``_next_open``, ``_SQL_OPEN``, ``_count_live``, ``_hand_out``) and in the
-function: the order, overlap, never gold or screening or a solution the annotator had, a
-counter behind, skipping locked rows. The function's body is one versioned file,
+resume (``_resume_own``), lapsed leases to reap (``_survey``, ``_reap_lapsed``), waiting for a
+locked row (``_busy_candidate``); whether gold is due (``quality_control_due``) is drawn here
+and handed to the function. Written twice, here (``pick_quality_control``,
+``_claim_quality_control``, ``_claim_open``, ``_next_open``, ``_SQL_OPEN``, ``_count_live``,
+``_hand_out``) and in the function: a random unseen gold item when due, the order, overlap,
+never gold or screening or a solution the annotator had as ordinary work, a counter behind,
+skipping locked rows. The function's body is one versioned file,
 labeling/work/sql/stepmark_hand_out.v<n>.sql (the newest is what the database runs; the
 migrations load the files); tests/labeling/work/test_queue_function.py runs one scenario per
 rule, and random sessions, through both paths.
 
 Order: solutions chosen by the PRM (newest generation first, then ``selection_rank``), then
-the rest by id. Gold items come through ``pick_quality_control`` at the project's rate and
-bypass overlap. Screening items (``Solution.is_screening``) are never served from the main
+the rest by queue key (a fixed scramble of the id: a problem's candidates are not served back
+to back). Gold items come through ``pick_quality_control`` at the project's rate, drawn from
+server-side randomness per hand-out, each annotator's in an order of their own, and bypass
+overlap; on PostgreSQL the function serves them too, so a gold hand-out makes the same
+statements as any other. Screening items (``Solution.is_screening``) are never served from the main
 queue: ``screening.work_gate`` (read under the annotator's lock) says whether the annotator
 may work in the project at all and whether they are in screening, in which case
 ``pick_quality_control`` serves the screening items in order and nothing else follows
 (see labeling/quality/screening.py).
 """
-import hashlib
-import math
+import secrets
 from datetime import timedelta
 
 from django.conf import settings
@@ -64,6 +68,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from labeling.models import Annotator, Assignment, Generation, Problem, Solution
+from labeling.models.content import queue_key
 from labeling.quality import screening
 from labeling.work import rows
 
@@ -90,8 +95,10 @@ def next_assignment(annotator, project, now=None):
     now = now or timezone.now()
     if not project.is_active:
         return None
+    # One draw per request, whichever path serves it and however many rounds it takes.
+    gold_due = quality_control_due(project.quality_control_rate)
     if uses_functions():
-        handed = _hand_out_in_one(annotator, project, now)
+        handed = _hand_out_in_one(annotator, project, now, gold_due)
         if handed is not None:
             return handed
     for _ in range(MAX_ROUNDS):
@@ -110,7 +117,7 @@ def next_assignment(annotator, project, now=None):
             if own is not None:
                 return own
             in_screening = gate == screening.SCREENING
-            gold = _claim_quality_control(annotator, project, now, in_screening)
+            gold = _claim_quality_control(annotator, project, now, in_screening, gold_due)
             if gold is not None or in_screening:
                 return gold
             lapsed, generations = _survey(project, now)
@@ -125,45 +132,41 @@ def next_assignment(annotator, project, now=None):
     return None
 
 
-def pick_quality_control(annotator, project, in_screening=False):
+def pick_quality_control(annotator, project, in_screening=False, due=None):
     """Return a gold Solution to serve now, or None: the quality-control hook.
 
     In screening (``in_screening``), the next screening item the annotator has not had.
-    Otherwise gold is due on about ``project.quality_control_rate`` of an annotator's
-    hand-outs, deterministically from their uuid and how many assignments they have in the
-    project (so tests and leads can predict it, and annotators are not all served gold at the
-    same moment). The item is the lowest-id gold solution the annotator has not seen;
-    screening items are left out.
+    Otherwise a gold item when one is ``due`` (by default drawn now with
+    ``quality_control_due``): one the annotator has not had, picked at random, so each
+    annotator meets the gold items in an order of their own. Screening items are left out.
     """
     if in_screening:
         return screening.next_screening_item(annotator, project)
-    rate = project.quality_control_rate
-    if rate <= 0:
-        return None
-    count = Assignment.objects.filter(annotator=annotator, project=project).count()
-    if not quality_control_due(annotator, count, rate):
+    if due is None:
+        due = quality_control_due(project.quality_control_rate)
+    if not due:
         return None
     seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
     return (
         Solution.objects.filter(project=project, is_gold=True, is_screening=False)
         .filter(~Exists(seen))
-        .order_by("pk")
+        .order_by("?")
         .first()
     )
 
 
-def quality_control_due(annotator, count, rate):
-    """True when hand-out number ``count`` (0-based) of ``annotator`` should be gold.
+def quality_control_due(rate):
+    """Whether the hand-out being made should be gold: true with probability ``rate``.
 
-    Spreads ``rate`` evenly: over n hand-outs the annotator gets n * rate gold items, give or
-    take one, starting at a phase taken from their uuid.
+    Drawn from the operating system's randomness, once per request: nothing an annotator
+    sees or counts (their id, how many tasks they had, the time) says when gold comes, and
+    two annotators' gold positions have nothing in common. Over n hand-outs that makes about
+    n * rate gold items (while unseen ones are left).
     """
-    phase = _phase(annotator)
-    return math.floor((count + 1) * rate + phase) > math.floor(count * rate + phase)
+    return rate > 0 and _draw.random() < rate
 
 
-def _phase(annotator):
-    return int(hashlib.sha256(str(annotator.uuid).encode()).hexdigest()[:8], 16) / 2**32
+_draw = secrets.SystemRandom()
 
 
 def touch(assignment, now=None):
@@ -335,11 +338,11 @@ def _next_open(annotator, project, generation_id):
         parts, params = [], []
         for level in levels:
             sql, part_params = _open_solutions(annotator, project, generation_id, level,
-                                               f"{level} AS level, s.selection_rank, s.id")
+                                               f"{level} AS level, s.selection_rank, {_QUEUE_KEY}")
             parts.append(f"SELECT * FROM ({sql}) h{level}")
             params += part_params
         heads = _fetch(" UNION ALL ".join(parts), params)
-        levels = [level for level, rank, pk in sorted(heads, key=lambda h: (h[1] is None, h[1] or 0, h[2]))]
+        levels = [level for level, rank, key in sorted(heads, key=lambda h: (h[1] is None, h[1] or 0, h[2]))]
     for level in levels:
         # With the problem, which the hand-out's payload shows (only the solution is locked).
         sql, params = _open_solutions(annotator, project, generation_id, level, _CANDIDATE_COLUMNS, _CANDIDATE_JOIN)
@@ -364,15 +367,16 @@ def _claim_open(annotator, project, now, generations):
     return None
 
 
-def _claim_quality_control(annotator, project, now, in_screening=False):
-    gold = pick_quality_control(annotator, project, in_screening)
+def _claim_quality_control(annotator, project, now, in_screening, due):
+    gold = pick_quality_control(annotator, project, in_screening, due)
     if gold is None:
         return None
     # Blocking is safe here: this transaction holds no other solution's lock yet, and whoever
-    # holds a gold row's lock waits for nothing else.
+    # holds a gold row's lock waits for nothing else. Counted like ordinary work (gold bypasses
+    # overlap, but its counter is kept), so a gold hand-out makes the same statements.
     gold = Solution.objects.select_for_update().get(pk=gold.pk)
     number = Generation.objects.filter(pk=gold.generation_id).values_list("number", flat=True).first()
-    return _hand_out(annotator, project, gold, number, now)
+    return _hand_out(annotator, project, gold, number, now, live=_count_live(gold.pk, now))
 
 
 def _hand_out(annotator, project, solution, generation_number, now, live=None):
@@ -416,34 +420,34 @@ def uses_functions():
     return connection.vendor == "postgresql" and settings.STEPMARK_QUEUE_FUNCTIONS
 
 
-def _hand_out_in_one(annotator, project, now):
+def _hand_out_in_one(annotator, project, now, gold_due):
     """The common hand-out in one round trip (``stepmark_hand_out``, labeling/work/sql/), or None.
 
     None means the function saw something it leaves to the full path (own work to resume,
-    gold due, screening, lapsed leases, a paused annotator, nothing open that nobody holds),
-    and the full path runs as if the function had not been asked. The assignment comes back
-    as ``_hand_out`` builds it, with the payload's step rows attached (``payload_rows``), so
-    the response reads nothing more.
+    screening, lapsed leases, a paused annotator, nothing open that nobody holds), and the
+    full path runs as if the function had not been asked. A gold item (``gold_due``, drawn
+    by the caller) is handed out here like any other. The assignment comes back as
+    ``_hand_out`` builds it, with the payload's step rows attached (``payload_rows``), so the
+    response reads nothing more.
     """
     lease = now + timedelta(seconds=project.lease_seconds)
     found = _fetch(_SQL_HAND_OUT_FUNCTION, [project.pk, annotator.pk, now, lease, project.overlap,
-                                            project.requires_screening, project.quality_control_rate,
-                                            _phase(annotator)])
+                                            project.requires_screening, gold_due])
     if not found:
         return None
-    assignment_id, solution_id, problem_id, generation_id, number, problem_text, answer = found[0][:7]
+    assignment_id, solution_id, problem_id, generation_id, number, is_gold, problem_text, answer = found[0][:8]
     solution = Solution.from_db(connection.alias, ["id", "problem_id", "generation_id", "is_gold", "is_screening"],
-                                [solution_id, problem_id, generation_id, False, False])
+                                [solution_id, problem_id, generation_id, is_gold, False])
     solution.problem = Problem.from_db(connection.alias, ["id", "problem", "ground_truth_answer"],
                                        [problem_id, problem_text, answer])
     assignment = Assignment(
         pk=assignment_id, project=project, solution=solution, annotator=annotator, state=Assignment.ACTIVE,
         created_at=now, handed_out_at=now, last_activity_at=now, lease_expires_at=lease, generation=number,
-        is_quality_control=False, is_screening=False,
+        is_quality_control=is_gold, is_screening=False,
     )
     assignment._state.adding, assignment._state.db = False, connection.alias
     # In _SQL_PAYLOAD's shape (labelling_serializers): a new assignment has no ratings.
-    assignment.payload_rows = [(*row[7:], None, None, None) for row in found[1:]]
+    assignment.payload_rows = [(*row[8:], None, None, None) for row in found[1:]]
     return assignment
 
 
@@ -477,6 +481,10 @@ def _wait_for(solution_id):
 
 
 # SQL -------------------------------------------------------------------------------------
+
+# The queue's last key (labeling/models/content.py) as written in a statement with
+# parameters, where "%" is written "%%".
+_QUEUE_KEY = queue_key("s.id").replace("%", "%%")
 
 _ACTIVE, _EXPIRED, _SUBMITTED = f"'{Assignment.ACTIVE}'", f"'{Assignment.EXPIRED}'", f"'{Assignment.SUBMITTED}'"
 
@@ -523,10 +531,10 @@ _SQL_GENERATIONS = "SELECT id, number FROM labeling_generation WHERE project_id 
 
 # The constant leading columns are in the ORDER BY too: PostgreSQL does not count
 # "generation IS NULL" as an equality, and without them sorts the whole open set instead.
-_SQL_OPEN = """SELECT {columns} FROM labeling_solution s {join}
-    WHERE s.project_id = %s AND {generation} AND s.live_assignments = %s AND NOT s.is_gold AND NOT s.is_screening
+_SQL_OPEN = f"""SELECT {{columns}} FROM labeling_solution s {{join}}
+    WHERE s.project_id = %s AND {{generation}} AND s.live_assignments = %s AND NOT s.is_gold AND NOT s.is_screening
         AND NOT EXISTS (SELECT 1 FROM labeling_assignment a WHERE a.solution_id = s.id AND a.annotator_id = %s)
-    ORDER BY s.project_id, s.generation_id, s.live_assignments, s.selection_rank NULLS LAST, s.id
+    ORDER BY s.project_id, s.generation_id, s.live_assignments, s.selection_rank NULLS LAST, {_QUEUE_KEY}
     LIMIT 1"""
 
 # What a hand-out and its payload read of the solution and its problem (the rest loads if
@@ -537,7 +545,7 @@ _CANDIDATE_COLUMNS = f"{rows.columns(Solution, 's', _CANDIDATE)}, {rows.columns(
 _CANDIDATE_JOIN = "JOIN labeling_problem pr ON pr.id = s.problem_id"
 
 
-_SQL_HAND_OUT_FUNCTION = "SELECT * FROM stepmark_hand_out(%s, %s, %s, %s, %s, %s, %s, %s)"
+_SQL_HAND_OUT_FUNCTION = "SELECT * FROM stepmark_hand_out(%s, %s, %s, %s, %s, %s, %s)"
 
 
 def _lock(skip_locked=False):

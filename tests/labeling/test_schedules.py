@@ -8,15 +8,17 @@ from django_celery_beat.models import CrontabSchedule, IntervalSchedule, Periodi
 from django_celery_beat.schedulers import DatabaseScheduler
 
 from annotator.celery import app
+from labeling import tasks as labeling_tasks
 from labeling.schedules import DEFAULTS, ensure_default_schedules
 
 pytestmark = pytest.mark.django_db
 
 EXPORT, RETRAIN = "export snapshots of every project", "retrain projects that are due"
+GOLD = "score gold passes left unscored"
 
 
-def test_creates_the_two_jobs_with_their_schedules():
-    assert set(ensure_default_schedules()) == {EXPORT, RETRAIN}
+def test_creates_the_three_jobs_with_their_schedules():
+    assert set(ensure_default_schedules()) == {EXPORT, GOLD, RETRAIN}
 
     export = PeriodicTask.objects.get(name=EXPORT)
     assert export.task == "labeling.tasks.export_all_snapshots" and export.enabled
@@ -26,6 +28,11 @@ def test_creates_the_two_jobs_with_their_schedules():
     retrain = PeriodicTask.objects.get(name=RETRAIN)
     assert retrain.task == "scoring.tasks.retrain_all_due" and retrain.enabled
     assert (retrain.interval.every, retrain.interval.period) == (1, IntervalSchedule.HOURS)
+
+    gold = PeriodicTask.objects.get(name=GOLD)
+    assert gold.task == "labeling.quality.score_pending_gold_passes" and gold.enabled
+    assert labeling_tasks.score_pending_gold_passes.name == gold.task  # in the module workers import
+    assert (gold.interval.every, gold.interval.period) == (10, IntervalSchedule.MINUTES)
 
 
 def test_running_again_changes_nothing():
@@ -69,7 +76,7 @@ def test_a_deleted_default_comes_back_and_the_command_says_what_it_did():
     call_command("setup_schedules", stdout=out)
     assert f"{EXPORT} (labeling.tasks.export_all_snapshots): created" in out.getvalue()
     assert f"{RETRAIN} (scoring.tasks.retrain_all_due): kept" in out.getvalue()
-    assert PeriodicTask.objects.filter(name__in=[d.name for d in DEFAULTS]).count() == 2
+    assert PeriodicTask.objects.filter(name__in=[d.name for d in DEFAULTS]).count() == 3
 
 
 def test_beat_reads_the_rows():

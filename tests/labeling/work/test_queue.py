@@ -3,7 +3,7 @@ import pytest
 
 from labeling.models import Annotator, Assignment, Rating, Solution
 from labeling.work import queue, submission
-from tests.factories import NOW, later, live, make_annotator, make_project, make_solution
+from tests.factories import NOW, in_queue_order, later, live, make_annotator, make_project, make_solution
 
 pytestmark = pytest.mark.django_db
 
@@ -42,8 +42,7 @@ def test_hand_out_sets_lease_and_copies_how_the_solution_was_served():
 
 def test_overlap_limits_how_many_annotators_get_a_solution():
     project = make_project(overlap=2)
-    solution = make_solution(project)
-    other = make_solution(project)
+    solution, other = in_queue_order(make_solution(project), make_solution(project))
     got = [queue.next_assignment(make_annotator(), project, now=NOW) for _ in range(4)]
     assert [a.solution_id for a in got] == [solution.pk, solution.pk, other.pk, other.pk]
     assert queue.next_assignment(make_annotator(), project, now=NOW) is None
@@ -105,8 +104,7 @@ def test_an_owner_back_before_anyone_else_asked_just_resumes():
 
 def test_an_owner_whose_slot_was_taken_gets_other_work_and_keeps_old_ratings():
     project = make_project(overlap=1, lease_seconds=60)
-    s1 = make_solution(project, rank=None)
-    s2 = make_solution(project)
+    s1, s2 = in_queue_order(make_solution(project), make_solution(project))
     ann = make_annotator()
     a = queue.next_assignment(ann, project, now=NOW)
     assert a.solution_id == s1.pk
@@ -158,7 +156,7 @@ def test_touch_moves_the_lease_from_the_activity_time():
 # Order ---------------------------------------------------------------------------------
 
 
-def test_order_is_newest_generation_then_rank_then_the_rest_by_id():
+def test_order_is_newest_generation_then_rank_then_the_rest_by_queue_key():
     project = make_project(overlap=1)
     rest_a = make_solution(project)
     g1_r2 = make_solution(project, generation=1, rank=2)
@@ -169,7 +167,25 @@ def test_order_is_newest_generation_then_rank_then_the_rest_by_id():
     served = []
     while (a := queue.next_assignment(make_annotator(), project, now=NOW)) is not None:
         served.append(a.solution_id)
-    assert served == [s.pk for s in (g2_r3, g2_r5, g1_r1, g1_r2, rest_a, rest_b)]
+    assert served == [s.pk for s in (g2_r3, g2_r5, g1_r1, g1_r2, *in_queue_order(rest_a, rest_b))]
+
+
+def test_a_problems_candidates_imported_together_are_not_served_back_to_back():
+    # Four problems with four candidates each, made one problem after another (as imports do):
+    # served by id, each problem's four would come in a row and a gold item would break the run.
+    project = make_project(overlap=1)
+    problem_of = {}
+    for p in range(4):
+        first = make_solution(project, problem=f"problem {p}")
+        problem_of[first.pk] = p
+        for _ in range(3):
+            other = make_solution(project, problem=f"problem {p}")
+            problem_of[other.pk] = p
+    served = []
+    while (a := queue.next_assignment(make_annotator(), project, now=NOW)) is not None:
+        served.append(problem_of[a.solution_id])
+    assert sorted(served) == sorted(problem_of.values())
+    assert not any(a == b for a, b in zip(served, served[1:])), served
 
 
 def test_screening_items_are_not_served_by_the_queue():
@@ -231,26 +247,52 @@ def test_each_gold_item_reaches_an_annotator_once_then_ordinary_work_follows():
     assert queue.pick_quality_control(ann, project) is None
 
 
-def test_quality_control_due_spreads_the_rate_deterministically():
-    ann = make_annotator()
-    due = [queue.quality_control_due(ann, n, 0.25) for n in range(100)]
-    assert due == [queue.quality_control_due(ann, n, 0.25) for n in range(100)]
-    assert 24 <= sum(due) <= 26
-    assert not any(due[i] and due[i + 1] for i in range(99))
-    assert all(queue.quality_control_due(ann, n, 1.0) for n in range(10))
-    assert not any(queue.quality_control_due(ann, n, 0.0) for n in range(10))
+def test_quality_control_due_is_a_fresh_draw_at_the_rate():
+    draws = [queue.quality_control_due(0.25) for _ in range(4000)]
+    assert 850 <= sum(draws) <= 1150  # 1,000 expected; sd 27
+    assert all(queue.quality_control_due(1.0) for _ in range(50))
+    assert not any(queue.quality_control_due(0.0) for _ in range(50))
 
 
-def test_quality_control_follows_the_due_schedule_in_the_queue():
-    project = make_project(overlap=1, quality_control_rate=0.5)
-    golds = {make_solution(project, is_gold=True).pk for _ in range(5)}
-    for _ in range(5):
+def gold_flags(annotator, project, golds, n):
+    """Whether each of ``annotator``'s first ``n`` hand-outs was gold, and the gold ids in order."""
+    flags, order = [], []
+    for i in range(n):
+        a = queue.next_assignment(annotator, project, now=later(i))
+        flags.append(a.solution_id in golds)
+        if flags[-1]:
+            order.append(a.solution_id)
+        submission.submit(a, finish_reason="give_up", note="n", now=later(i))
+    return flags, order
+
+
+def periods(flags):
+    """The shifts p < len/2 under which the sequence repeats itself."""
+    return [p for p in range(1, len(flags) // 2) if all(flags[i] == flags[i + p] for i in range(len(flags) - p))]
+
+
+def test_gold_positions_are_neither_periodic_nor_shared_and_each_annotator_has_an_own_order():
+    # The old schedule was a function of the annotator's id and count: periodic, and the
+    # same for everyone with the same phase. Now each hand-out draws afresh.
+    project = make_project(overlap=2, quality_control_rate=0.3)
+    golds = {make_solution(project, is_gold=True).pk for _ in range(60)}
+    for _ in range(200):
         make_solution(project)
-    ann = make_annotator()
-    for n in range(6):
-        a = queue.next_assignment(ann, project, now=later(n))
-        assert (a.solution_id in golds) == queue.quality_control_due(ann, n, 0.5)
-        submission.submit(a, finish_reason="give_up", note="n", now=later(n))
+    first, first_order = gold_flags(make_annotator(), project, golds, 100)
+    second, second_order = gold_flags(make_annotator(), project, golds, 100)
+    for flags in (first, second):
+        assert 12 <= sum(flags) <= 50  # 30 expected; sd 4.6
+        assert periods(flags) == []
+    assert first != second
+    assert first_order[:5] != second_order[:5]  # the gold items themselves in an order of each's own
+
+
+def test_at_rate_one_each_annotator_meets_the_gold_items_in_their_own_order():
+    project = make_project(overlap=1, quality_control_rate=1.0)
+    golds = {make_solution(project, is_gold=True).pk for _ in range(8)}
+    orders = [gold_flags(make_annotator(), project, golds, 8)[1] for _ in range(2)]
+    assert all(set(order) == golds for order in orders)
+    assert orders[0] != orders[1]  # the same order by chance: 1 in 40,320
 
 
 # The counter and efficiency -------------------------------------------------------------

@@ -176,10 +176,11 @@ def test_concurrent_gold_and_ordinary_claims_with_quality_control():
     results = together(CLAIMERS, work)
     handed = [(people[i].pk, a) for i, got in enumerate(results) for a in got]
     assert_invariants(project, handed)
-    for i, got in enumerate(results):
-        # Gold whenever due (at rate 0.5, at most two of three hand-outs: both gold items).
-        expected = [queue.quality_control_due(people[i], n, 0.5) for n in range(3)]
-        assert [a.solution_id in golds for a in got] == expected
+    served_gold = [[a.solution_id for a in got if a.solution_id in golds] for got in results]
+    # Each gold item at most once per person (gold bypasses overlap: several hold one at once).
+    assert all(len(ids) == len(set(ids)) for ids in served_gold)
+    # At rate 0.5 someone got gold (none at all: 1 in 2**(3 * CLAIMERS)).
+    assert any(served_gold)
     ordinary = Counter(a.solution_id for _, a in handed if a.solution_id not in golds)
     assert max(ordinary.values()) == 1
 

@@ -3,13 +3,12 @@
 ``queue.next_assignment`` asks ``stepmark_hand_out`` first on PostgreSQL and runs its own
 path when the function declines. These tests drive the same random session through both
 (two identical projects, one per path) and compare every answer, run one scenario per
-hand-out rule through both (the function's header, labeling/work/sql/stepmark_hand_out.v2.sql,
+hand-out rule through both (the function's header, labeling/work/sql/stepmark_hand_out.v3.sql,
 lists which rules it carries and which it leaves to Python), check that the function declines
 exactly the cases it leaves to Python without writing anything, and that its hand-out answers
 the API's payload without another read.
 """
 import random
-import uuid
 from datetime import timedelta
 
 import pytest
@@ -19,7 +18,7 @@ from labeling.api.work_serializers import assignment_payload
 from labeling.models import AnnotatorProjectStatus, Assignment, GoldRating, Solution
 from labeling.quality import screening
 from labeling.work import queue, submission
-from tests.factories import NOW, make_annotator, make_project, make_solution
+from tests.factories import NOW, in_queue_order, make_annotator, make_project, make_solution
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +41,7 @@ def function_calls(monkeypatch):
 def build(seed, annotators):
     """A project with two generations, unselected work and gold; its solutions in creation order.
 
-    The same annotators work in both projects: when gold is due depends on who they are.
+    The same annotators work in both projects.
     """
     rng = random.Random(seed)
     project = make_project(overlap=2, lease_seconds=60, quality_control_rate=0.3)
@@ -57,9 +56,17 @@ def build(seed, annotators):
 
 
 def session(project, solutions, annotators, seed, calls=60):
-    """Random next / submit / walk away over time; every answer in project-independent terms."""
+    """Random next / submit / walk away over time; every answer in project-independent terms.
+
+    Which gold item a gold hand-out gets is random on both paths, so gold items are told apart
+    only from ordinary work (all -1), and their counters are compared as a sorted list. The
+    unselected solutions are named by their place in queue order (their ids differ between
+    the two projects, and so does the queue key's order).
+    """
     rng = random.Random(seed)
-    index = {s.pk: i for i, s in enumerate(solutions)}
+    index = {s.pk: -1 if s.is_gold else i for i, s in enumerate(solutions)}
+    rest = in_queue_order(*[s for s in solutions if s.generation_id is None and not s.is_gold])
+    index.update({s.pk: 100 + i for i, s in enumerate(rest)})
     answers = []
     for t in range(calls):
         now = NOW + timedelta(seconds=25 * t)  # leases of 60 s lapse after a few calls
@@ -79,22 +86,25 @@ def session(project, solutions, annotators, seed, calls=60):
         for row in Assignment.objects.filter(project=project).values(
             "annotator_id", "solution_id", "state", "generation", "is_quality_control")
     )
-    counters = [Solution.objects.get(pk=s.pk).live_assignments for s in solutions]
-    return answers, stored, counters
+    counters = sorted((index[s.pk], Solution.objects.get(pk=s.pk).live_assignments) for s in solutions
+                      if not s.is_gold)
+    gold_counters = sorted(Solution.objects.get(pk=s.pk).live_assignments for s in solutions if s.is_gold)
+    return answers, stored, counters, gold_counters
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_function_and_the_python_path_answer_the_same_session(seed, settings, function_calls):
+def test_the_function_and_the_python_path_answer_the_same_session(seed, settings, function_calls, monkeypatch):
     used = function_calls
-    # Fixed uuids: when gold is due follows the uuid, so random ones made the session (and
-    # how often each path ran) differ from run to run.
-    rng = random.Random(seed)
-    annotators = [make_annotator(uuid=uuid.UUID(int=rng.getrandbits(128))) for _ in range(5)]
+    annotators = [make_annotator() for _ in range(5)]
+    # The same draws of "gold due" on both paths (one draw per request on either).
+    monkeypatch.setattr(queue, "_draw", random.Random(seed))
     settings.STEPMARK_QUEUE_FUNCTIONS = True
     with_function = session(*build(seed, annotators), seed=seed)
+    monkeypatch.setattr(queue, "_draw", random.Random(seed))
     settings.STEPMARK_QUEUE_FUNCTIONS = False
     without = session(*build(seed, annotators), seed=seed)
     assert with_function == without
+    assert any(answer[5] for answer in with_function[0] if len(answer) > 2)  # gold was served
     # The session exercised both: hand-outs by the function and cases it left to Python.
     assert sum(used) >= 10 and used.count(False) >= 10
 
@@ -116,18 +126,18 @@ def declines(annotator, project, now):
     """The function declines (no row) and writes nothing."""
     before = list(Assignment.objects.order_by("pk").values_list("pk", "state"))
     counters = list(Solution.objects.order_by("pk").values_list("pk", "live_assignments"))
-    found = queue._hand_out_in_one(annotator, project, now)
+    found = queue._hand_out_in_one(annotator, project, now, False)
     after = list(Assignment.objects.order_by("pk").values_list("pk", "state"))
     return found is None and before == after and counters == list(
         Solution.objects.order_by("pk").values_list("pk", "live_assignments"))
 
 
-def test_the_function_leaves_resumes_gold_lapses_screening_and_pauses_to_python():
+def test_the_function_leaves_resumes_lapses_screening_and_pauses_to_python():
     project = make_project(overlap=3, lease_seconds=60)
     for _ in range(3):
         make_solution(project)
     ann = make_annotator()
-    mine = queue._hand_out_in_one(ann, project, NOW)
+    mine = queue._hand_out_in_one(ann, project, NOW, False)
     assert mine is not None
     assert declines(ann, project, NOW)  # own active work comes back through Python
 
@@ -141,16 +151,25 @@ def test_the_function_leaves_resumes_gold_lapses_screening_and_pauses_to_python(
     make_solution(screened)
     assert declines(make_annotator(), screened, NOW)
 
-    gold = make_project(quality_control_rate=1.0)
-    make_solution(gold, is_gold=True)
-    make_solution(gold)
-    assert declines(make_annotator(), gold, NOW)
+
+def test_the_function_hands_out_gold_itself_with_the_payload_of_any_task():
+    project = make_project(overlap=1)
+    gold = make_solution(project, is_gold=True, steps=2)
+    make_solution(project, steps=2)
+    ann = make_annotator()
+    got = queue._hand_out_in_one(ann, project, NOW, True)
+    assert (got.solution_id, got.is_quality_control) == (gold.pk, True)
+    stored = Assignment.objects.get(pk=got.pk)
+    assert (stored.solution_id, stored.is_quality_control, stored.state) == (gold.pk, True, Assignment.ACTIVE)
+    assert Solution.objects.get(pk=gold.pk).live_assignments == 1
+    fresh = Assignment.objects.select_related("project", "solution__problem").get(pk=got.pk)
+    assert assignment_payload(got) == assignment_payload(fresh)
 
 
 def test_nothing_open_declines_so_python_decides():
     project = make_project(overlap=1)
     make_solution(project)
-    assert queue._hand_out_in_one(make_annotator(), project, NOW) is not None
+    assert queue._hand_out_in_one(make_annotator(), project, NOW, False) is not None
     assert declines(make_annotator(), project, NOW)
 
 
@@ -174,7 +193,7 @@ def test_a_hand_out_with_expired_own_work_goes_to_python():
     make_solution(project)
     make_solution(project)
     ann = make_annotator()
-    mine = queue._hand_out_in_one(ann, project, NOW)
+    mine = queue._hand_out_in_one(ann, project, NOW, False)
     Assignment.objects.filter(pk=mine.pk).update(state=Assignment.EXPIRED)
     Solution.objects.filter(pk=mine.solution_id).update(live_assignments=0)
     assert declines(ann, project, NOW)
@@ -201,13 +220,13 @@ def asks(*requests):
 
 
 def scenario_order():
-    """Newest generation first, by rank (NULLs last) then id; unselected work last, by id."""
+    """Newest generation first, by rank (NULLs last) then queue key; unselected work last, by queue key."""
     project = make_project(overlap=1)
     older = make_solution(project, generation=1, rank=1)
     second = make_solution(project, generation=2, rank=2)
     unranked = make_solution(project, generation=2)
     first = make_solution(project, generation=2, rank=1)
-    rest = [make_solution(project), make_solution(project)]
+    rest = in_queue_order(make_solution(project), make_solution(project))
     expected = [first, second, unranked, older, *rest, None]
     by = [FUNCTION] * 6 + [PYTHON]  # nothing open: Python decides there is no work
     return project, asks(*[(make_annotator(), NOW) for _ in expected]), expected, by
@@ -224,7 +243,7 @@ def scenario_heads_of_each_counter_value():
 
 def scenario_never_the_same_solution_twice():
     project = make_project(overlap=2)
-    had, other = make_solution(project), make_solution(project)
+    had, other = in_queue_order(make_solution(project), make_solution(project))
     ann = make_annotator()
     submission.submit(queue.next_assignment(ann, project, now=NOW), finish_reason="give_up", note="n", now=NOW)
     return project, asks((ann, NOW), (make_annotator(), NOW)), [other, had], [FUNCTION] * 2
@@ -241,7 +260,7 @@ def scenario_never_gold_or_screening_from_the_queue():
 def scenario_a_counter_behind_is_corrected():
     """Work added behind the queue's back: the recount under the lock passes the full solution over."""
     project = make_project(overlap=2)
-    full, open_ = make_solution(project), make_solution(project)
+    full, open_ = in_queue_order(make_solution(project), make_solution(project))
     for n in range(2):  # imported passes
         Assignment.objects.create(project=project, solution=full, annotator=make_annotator(),
                                   state=Assignment.SUBMITTED, source_hash=f"import-{n}")
@@ -251,8 +270,7 @@ def scenario_a_counter_behind_is_corrected():
 
 def scenario_own_active_work_comes_back():
     project = make_project()
-    mine = make_solution(project)
-    make_solution(project)
+    mine, _ = in_queue_order(make_solution(project), make_solution(project))
     ann = make_annotator()
     queue.next_assignment(ann, project, now=NOW)
     return project, asks((ann, NOW + timedelta(seconds=5))), [mine], [PYTHON]
@@ -260,8 +278,7 @@ def scenario_own_active_work_comes_back():
 
 def scenario_own_expired_work_with_a_free_slot_comes_back():
     project = make_project(overlap=1)
-    mine = make_solution(project)
-    make_solution(project)
+    mine, _ = in_queue_order(make_solution(project), make_solution(project))
     ann = make_annotator()
     held = queue.next_assignment(ann, project, now=NOW)
     Assignment.objects.filter(pk=held.pk).update(state=Assignment.EXPIRED)
@@ -271,8 +288,7 @@ def scenario_own_expired_work_with_a_free_slot_comes_back():
 
 def scenario_own_expired_work_whose_slot_was_taken_stays_behind():
     project = make_project(overlap=1)
-    make_solution(project)
-    other = make_solution(project)
+    _, other = in_queue_order(make_solution(project), make_solution(project))
     ann = make_annotator()
     held = queue.next_assignment(ann, project, now=NOW)
     Assignment.objects.filter(pk=held.pk).update(state=Assignment.EXPIRED)
@@ -282,17 +298,28 @@ def scenario_own_expired_work_whose_slot_was_taken_stays_behind():
 
 
 def scenario_gold_due():
+    """Served by the function like any other task; once had, ordinary work follows."""
     project = make_project(quality_control_rate=1.0)
     gold = make_solution(project, is_gold=True)
-    make_solution(project)
-    return project, asks((make_annotator(), NOW)), [gold], [PYTHON]
+    ordinary = make_solution(project)
+    ann = make_annotator()
+    return project, asks((ann, NOW), (make_annotator(), NOW)), [gold, gold], [FUNCTION, FUNCTION]
+
+
+def scenario_gold_due_with_every_gold_item_had_gives_ordinary_work():
+    project = make_project(quality_control_rate=1.0)
+    gold = make_solution(project, is_gold=True)
+    ordinary = make_solution(project)
+    ann = make_annotator()
+    submission.submit(queue.next_assignment(ann, project, now=NOW), finish_reason="give_up", note="n", now=NOW)
+    assert Assignment.objects.get(annotator=ann).solution_id == gold.pk
+    return project, asks((ann, NOW)), [ordinary], [FUNCTION]
 
 
 def scenario_lapsed_leases_are_reaped_first():
     """Every lapsed lease is expired before the search, so the earliest freed solution comes first."""
     project = make_project(overlap=1, lease_seconds=60)
-    lapsed = [make_solution(project), make_solution(project)]
-    make_solution(project)
+    *lapsed, _ = in_queue_order(make_solution(project), make_solution(project), make_solution(project))
     for _ in lapsed:
         queue.next_assignment(make_annotator(), project, now=NOW)
     return project, asks((make_annotator(), NOW + timedelta(seconds=61))), lapsed[:1], [PYTHON]
@@ -375,6 +402,6 @@ def test_each_hand_out_rule_gives_the_same_answer_through_both_paths(name, setti
 def test_a_counter_behind_ends_corrected_by_the_function():
     """The scenario above through the function alone: the counter it passed over is right afterwards."""
     project, requests, _, _ = scenario_a_counter_behind_is_corrected()
-    full = Solution.objects.filter(project=project).order_by("pk").first()
-    assert queue._hand_out_in_one(requests[0][0], project, NOW) is not None
+    full = Solution.objects.get(pk=Assignment.objects.filter(project=project).values_list("solution_id", flat=True)[0])
+    assert queue._hand_out_in_one(requests[0][0], project, NOW, False) is not None
     assert Solution.objects.get(pk=full.pk).live_assignments == 2

@@ -9,6 +9,7 @@ import re
 import pytest
 from django.db import connection
 
+from labeling.models.content import queue_key
 from labeling.work import sql
 
 pytestmark = pytest.mark.django_db
@@ -60,11 +61,14 @@ def test_the_database_runs_the_newest_version_of_each_function(function):
 
 
 def test_the_newest_versions_are_the_ones_the_code_expects():
-    assert sql.newest("stepmark_hand_out") == "stepmark_hand_out.v2"
+    assert sql.newest("stepmark_hand_out") == "stepmark_hand_out.v3"
     assert sql.newest("stepmark_lock_sheet") == "stepmark_lock_sheet.v1"
 
 
 def test_migrating_back_and_forth_loads_each_version():
+    run("0012_unspottable_gold", "restore")
+    assert source("stepmark_hand_out") == body("stepmark_hand_out.v2")
+    assert "p_gold_due" not in definition("stepmark_hand_out")
     run("0011_hand_out_plans", "restore")
     assert source("stepmark_hand_out") == body("stepmark_hand_out.v1")
     assert "force_generic_plan" not in definition("stepmark_hand_out")
@@ -75,6 +79,8 @@ def test_migrating_back_and_forth_loads_each_version():
     run("0011_hand_out_plans", "create")
     assert source("stepmark_hand_out") == body("stepmark_hand_out.v2")
     assert "SET plan_cache_mode TO 'force_generic_plan'" in definition("stepmark_hand_out")
+    run("0012_unspottable_gold", "create")
+    assert source("stepmark_hand_out") == body("stepmark_hand_out.v3")  # one function: not overloaded
 
     run("0008_lock_sheet_function", "drop")
     assert definition("stepmark_lock_sheet") is None
@@ -91,3 +97,10 @@ def test_version_two_is_version_one_with_the_two_edits_of_migration_0011():
     assert two == one.replace(*own_work)
     assert signature("stepmark_hand_out.v2") == signature("stepmark_hand_out.v1").replace(
         "VOLATILE AS", "VOLATILE SET plan_cache_mode = force_generic_plan AS")
+
+
+def test_version_three_orders_by_the_queue_key_the_model_indexes():
+    three = body("stepmark_hand_out.v3")
+    assert queue_key("s.id") in three
+    assert "s.selection_rank NULLS LAST, s.id" not in three
+    assert "p_qc_phase" not in three and "p_gold_due" in signature("stepmark_hand_out.v3")
