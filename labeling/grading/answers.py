@@ -1,8 +1,9 @@
 """Answer grading: find a solution's final answer and judge it against the ground truth.
 
-- ``extract_answer`` reads the final answer the way the data sets write it: PRM800K's
-  ``# Answer`` step, else the last ``\\boxed{...}`` (or ``\\fbox``), else GSM8K's ``#### x``
-  or ``A: x`` line.
+- ``extract_answer`` (``labeling.grading.extraction``) finds the final answer: PRM800K's
+  ``# Answer`` step first, then the forms math-verify's extraction knows ("The final answer
+  is ...", ``\\boxed{}``, "**Answer:** 12", a closing sentence) and GSM8K's ``#### x`` and
+  ``A: x`` lines. No sympy runs there, so it is safe and fast at import.
 - ``is_equivalent`` first compares normalised strings (cheap, and most answers match or
   differ there), then asks math-verify, which parses LaTeX into sympy and compares values,
   intervals, tuples and sets.
@@ -23,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 
+from labeling.grading.extraction import extract_answer, last_boxed  # noqa: F401  (the grading API)
 from labeling.grading.pool import GradingTimeout, WorkerFailed, get_pool
 
 logger = logging.getLogger(__name__)
@@ -30,58 +32,6 @@ logger = logging.getLogger(__name__)
 # Longer answers are compared as strings only: a real final answer is short, and parsing
 # pages of LaTeX is where sympy gets lost.
 MAX_ANSWER_CHARS = 1000
-
-_ANSWER_HEADING = re.compile(r"^[ \t]*#+[ \t]*Answer\b[ \t]*:?", re.MULTILINE | re.IGNORECASE)
-_BOXED = re.compile(r"\\(?:boxed|fbox)\s*")
-_GSM8K_HASHES = re.compile(r"^[ \t]*####[ \t]*(.*?)\s*$", re.MULTILINE)
-_GSM8K_A = re.compile(r"^[ \t]*A:[ \t]*(.*?)\s*$", re.MULTILINE)
-
-
-def extract_answer(text_or_steps):
-    """The final answer in a solution (a string, or a list of step strings), or None.
-
-    >>> extract_answer(["So $x = 4$.", "# Answer\\n\\n4"])
-    '4'
-    """
-    if text_or_steps is None:
-        return None
-    text = text_or_steps if isinstance(text_or_steps, str) else "\n\n".join(text_or_steps)
-    headings = list(_ANSWER_HEADING.finditer(text))
-    if headings:
-        answer = text[headings[-1].end():].strip()
-        if answer:
-            return answer
-    boxed = last_boxed(text)
-    if boxed:
-        return boxed
-    for pattern in (_GSM8K_HASHES, _GSM8K_A):
-        found = [m.group(1) for m in pattern.finditer(text) if m.group(1)]
-        if found:
-            return found[-1]
-    return None
-
-
-def last_boxed(text):
-    """The content of the last ``\\boxed{...}`` or ``\\fbox{...}`` (braces balanced), or None."""
-    for match in reversed(list(_BOXED.finditer(text))):
-        start = match.end()
-        if start < len(text) and text[start] == "{":
-            depth = 0
-            for i in range(start, len(text)):
-                if text[i] == "{" and text[i - 1] != "\\":
-                    depth += 1
-                elif text[i] == "}" and text[i - 1] != "\\":
-                    depth -= 1
-                    if depth == 0:
-                        content = text[start + 1:i].strip()
-                        if content:
-                            return content
-                        break
-        else:  # \boxed 5
-            content = re.match(r"[^\s$]+", text[start:])
-            if content:
-                return content.group(0)
-    return None
 
 
 def normalise(answer):
