@@ -237,6 +237,10 @@ STEPMARK_EXPORT_RETENTION_DAYS = float(os.environ.get("STEPMARK_EXPORT_RETENTION
 # grading worker processes running such checks at once (labeling/grading/answers.py).
 STEPMARK_GRADING_TIMEOUT = float(os.environ.get("STEPMARK_GRADING_TIMEOUT", "5"))
 STEPMARK_GRADING_WORKERS = int(os.environ.get("STEPMARK_GRADING_WORKERS", "2"))
+# Limits on one Asymptote run drawing an [asy] diagram in a worker (labeling/diagrams/asy.py):
+# wall-clock seconds, and the address space of asy and the LaTeX it runs, in MB.
+STEPMARK_DIAGRAM_TIMEOUT = float(os.environ.get("STEPMARK_DIAGRAM_TIMEOUT", "30"))
+STEPMARK_DIAGRAM_MEMORY_MB = int(os.environ.get("STEPMARK_DIAGRAM_MEMORY_MB", "512"))
 # Seconds a slow lead dashboard may lag behind the submits before a read recomputes it
 # (labeling/stats/cache.py; a quick one is always exact).
 STEPMARK_DASHBOARD_MAX_STALE = float(os.environ.get("STEPMARK_DASHBOARD_MAX_STALE", "60"))

@@ -81,3 +81,11 @@ def eager():
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = False
+
+
+@pytest.fixture(scope="session")
+def asy_problems(data_dir):
+    """The MATH-500 records whose problem holds an ``[asy]`` diagram (42 of the 500), in file order."""
+    with open_text(data_dir / "math" / "math500.jsonl.gz") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    return [r for r in records if "[asy]" in r["problem"]]

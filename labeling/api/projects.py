@@ -9,6 +9,7 @@ from drf_spectacular.utils import (
 from rest_framework import mixins, serializers, viewsets
 
 from labeling.access.permissions import HasAnyRole, LeadOrResearcher
+from labeling.access.projects import visible_projects
 from labeling.access.roles import LEAD, RESEARCHER, has_role
 from labeling.models import Assignment, Problem, Project, Solution
 
@@ -92,13 +93,11 @@ class ProjectViewSet(
         return [LeadOrResearcher()]
 
     def get_queryset(self):
-        projects = Project.objects.order_by("name")
         if getattr(self, "swagger_fake_view", False):
-            return projects
-        if sees_everything(self.request.user):
-            return with_counts(projects)
+            return Project.objects.order_by("name")
         # Annotators see active projects only; a paused project vanishes from their list.
-        return projects.filter(is_active=True)
+        projects = visible_projects(self.request.user).order_by("name")
+        return with_counts(projects) if sees_everything(self.request.user) else projects
 
     def get_serializer_class(self):
         if getattr(self, "swagger_fake_view", False) or self.action not in ("list", "retrieve"):

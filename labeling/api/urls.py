@@ -6,7 +6,7 @@ walks these routes and checks that anonymous and role-less users are refused.
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import auth, content, dashboard, exports, import_export, projects, quality, research, work
+from . import auth, content, dashboard, diagrams, exports, import_export, projects, quality, research, work
 
 app_name = "api"
 
@@ -53,5 +53,7 @@ urlpatterns: list = [
          name="project-snapshot-download"),
     path("projects/<int:pk>/generation-stats/", research.GenerationStatsView.as_view(),
          name="project-generation-stats"),
+    # The drawn [asy] diagrams of a project's text (labeling/api/diagrams.py).
+    path("projects/<int:pk>/diagrams/<str:sha256>.svg", diagrams.DiagramView.as_view(), name="project-diagram"),
     *router.urls,
 ]

@@ -3,6 +3,8 @@ from pathlib import Path
 
 from django.db import transaction
 
+from labeling.diagrams.tasks import queue_after_commit as queue_diagrams
+
 from .common import ImportFailed, Progress, read_jsonl
 
 IMPORTERS = {}
@@ -39,6 +41,8 @@ def run_import(format_name, source, project, *, path=None, progress=None, show_p
     try:
         with transaction.atomic():
             result = load(read_jsonl(source, path=path), project, progress=progress)
+            # A worker draws the [asy] diagrams once the rows are committed, never this process.
+            queue_diagrams(project)
     except ImportFailed as exc:
         raise exc.at(path) from None
     progress.done()

@@ -12,18 +12,9 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from labeling.access import roles
+from labeling.access.projects import visible_projects
 from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Problem, Project, Solution
 from labeling.quality.screening import BLOCKED
-
-
-def visible_projects(user):
-    """The projects ``user`` may see on the home page, by role."""
-    held = roles.roles_of(user)
-    if roles.LEAD in held or roles.RESEARCHER in held:
-        return Project.objects.all()
-    if roles.ANNOTATOR in held:
-        return Project.objects.filter(is_active=True)
-    return Project.objects.none()
 
 
 def project_summaries(user, projects):
