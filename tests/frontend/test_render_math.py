@@ -22,6 +22,7 @@ SAMPLES = {
     "href": r"$\href{javascript:window.__pwned=3}{click}$ and $\url{javascript:alert(1)}$",
     "unclosed": "costs $5 and more",
     "broken": r"$\frac{1}{$ stays",
+    "malformed": r"see $x^2^3$ here",
 }
 
 
@@ -67,9 +68,10 @@ def test_math_segments_are_rendered_by_katex(page):
     assert text == "Let | and | then | and | cost $5."
 
 
-def test_asymptote_is_shown_as_code(page):
-    code = page.locator("#asy pre.asy code")
-    assert code.inner_text() == 'draw((0,0)--(1,1)); label("$A$", (0,0));'
+def test_asymptote_without_a_project_is_shown_as_folded_code(page):
+    # With no project to ask for the server's drawing (src/diagram.js), the code is folded.
+    code = page.locator("#asy figure.diagram details.diagram-code pre.asy code")
+    assert code.text_content() == 'draw((0,0)--(1,1)); label("$A$", (0,0));'
     assert count(page, "#asy .katex") == 0  # math inside [asy] is source, not rendered
     assert "after" in page.locator("#asy").inner_text()
 
@@ -89,6 +91,14 @@ def test_katex_runs_untrusted(page):
 def test_unclosed_and_broken_math_degrade_to_text(page):
     assert page.locator("#unclosed").inner_text() == "costs $5 and more"
     assert count(page, "#unclosed .katex") == 0
-    # A parse error shows KaTeX's error rendering of the source, not an exception.
+    # An unclosed brace never closes the formula: the text stays as written, no exception.
     assert "\\frac{1}{" in page.locator("#broken").inner_text()
     assert page.locator("#broken").inner_text().endswith(" stays")
+
+
+def test_latex_katex_cannot_read_is_shown_as_written_with_the_reason(page):
+    # A double superscript: not LaTeX at all. No KaTeX error box, the source as the model wrote it.
+    assert count(page, "#malformed .katex-error") == 0
+    source = page.locator("#malformed .math-source")
+    assert source.text_content() == "$x^2^3$"
+    assert "Double superscript" in source.get_attribute("title")

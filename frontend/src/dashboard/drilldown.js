@@ -1,6 +1,6 @@
 // One annotator's page: their figures, their standing with Pause / Resume, and their passes
 // with each step's rating beside the gold rating and the other annotators' ratings.
-import { renderMath } from "../math.js";
+import { optionsFromData, renderMath } from "../math.js";
 import { call } from "./api.js";
 import { el } from "../dom.js";
 import { fmt, pct, section, statusTag } from "./dom.js";
@@ -21,12 +21,13 @@ export async function showAnnotator(root) {
   more.hidden = true;
   passes.append(list, more);
 
+  const options = optionsFromData(root.dataset); // the project's rendering settings
   let offset = 0;
   const load = async () => {
     const page = await call(`${root.dataset.passesUrl}?limit=${PAGE}&offset=${offset}`);
     if (offset === 0) showStanding(standing, root, page.annotator);
     offset += page.passes.length;
-    list.append(...page.passes.map(passCard));
+    list.append(...page.passes.map((pass) => passCard(pass, options)));
     if (!page.count) list.append(el("p", "muted", "No submitted passes yet."));
     more.hidden = offset >= page.count;
     passes.querySelector("h2").textContent = `Passes, newest first (${offset} of ${page.count})`;
@@ -102,14 +103,14 @@ function rating(value) {
   return el("span", `rating ${KIND[value]}`, LABEL[value]);
 }
 
-function passCard(pass) {
+function passCard(pass, options) {
   const card = el("article", "pass");
   card.dataset.pass = pass.id;
   const head = el("div", "pass-head muted small");
   head.textContent = `Solution ${pass.solution} · ${new Date(pass.submitted_at).toLocaleString()} · ` +
     `${pass.finish_reason}${pass.is_quality_control ? " · gold item" : ""} · ${fmt((pass.total_time || 0) / 1000, 0)} s` +
     (pass.generation !== null ? ` · generation ${pass.generation}` : "");
-  const problem = renderMath(el("div", "pass-problem"), pass.problem);
+  const problem = renderMath(el("div", "pass-problem"), pass.problem, options);
   card.append(head, problem);
   if (pass.finish_note) card.append(el("p", "muted small", `Note: ${pass.finish_note}`));
   const table = el("table", "dash-table steps");
@@ -132,7 +133,7 @@ function passCard(pass) {
     gold.append(step.gold === null ? el("span", "muted", "—") : rating(step.gold));
     row.append(
       el("td", null, step.alternative ? `${step.position + 1}.${step.alternative}` : step.position + 1),
-      renderMath(el("td", "step-text"), step.text),
+      renderMath(el("td", "step-text"), step.text, options),
       theirs,
       gold,
       others,

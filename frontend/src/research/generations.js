@@ -4,7 +4,7 @@ import { call } from "../dashboard/api.js";
 import { columnChart } from "../dashboard/charts.js";
 import { fmt, pct } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
-import { renderMath } from "../math.js";
+import { optionsFromData, renderMath } from "../math.js";
 import { button, poll, rows, seconds, when } from "./util.js";
 
 const OPEN = new Set(["queued", "scoring", "selecting"]);
@@ -48,7 +48,7 @@ async function render(body, urls) {
   } else {
     body.append(runTable(runs, urls, body));
   }
-  body.append(figures(stats.generations));
+  body.append(figures(stats.generations, optionsFromData(urls)));
 }
 
 function runTable(runs, urls, body) {
@@ -124,7 +124,8 @@ function runUrl(urls, id) {
   return urls.runUrl.replace(/\/0\/$/, `/${id}/`);
 }
 
-function figures(generations) {
+// ``options``: the project's rendering settings (the page's data attributes) for the problems.
+function figures(generations, options) {
   const box = el("div");
   box.append(el("h3", null, "What people found in each generation"));
   if (!generations.length) {
@@ -148,12 +149,12 @@ function figures(generations) {
     "generation-stats",
   ));
   for (const g of generations.filter((x) => x.picks.length)) {
-    box.append(el("h4", null, `Generation ${g.generation}: first picks`), picks(g.picks));
+    box.append(el("h4", null, `Generation ${g.generation}: first picks`), picks(g.picks, options));
   }
   return box;
 }
 
-function picks(items) {
+function picks(items, options) {
   const list = el("ol", "picks");
   for (const p of items) {
     const li = el("li");
@@ -161,7 +162,7 @@ function picks(items) {
     li.append(
       el("span", "muted", `#${p.rank ?? "—"} · PRM ${fmt(p.verifier_score)} · answer ${p.final_answer ?? "—"} ` +
         `(${p.is_correct === null ? "ungraded" : p.is_correct ? "right" : "wrong"}) · ${verdict}: `),
-      renderMath(el("span"), p.problem),
+      renderMath(el("span"), p.problem, options),
     );
     list.append(li);
   }

@@ -252,7 +252,7 @@ export function start(root) {
     task.editing = current.position;
     task.dropArmed = false;
     refresh();
-    writer.open(current.text || task.writing[current.position] || "");
+    writer.open(current.text || task.writing[current.position] || "", ui.renderOptions);
   }
 
   function keepWriting(text) {

@@ -2,9 +2,15 @@
 //
 // The server sends instructions_html already sanitized (Markdown through nh3). Its math is
 // drawn here without ever parsing text as HTML: the text nodes are walked, and each one that
-// holds $...$ (or $$...$$) is replaced by what renderMath makes of its text: text nodes and
-// KaTeX output. Code and preformatted text keep their dollars.
+// holds math ($...$, \(...\), ...) is replaced by what renderMath makes of its text: text nodes
+// and KaTeX output. Code and preformatted text keep their dollars.
+//
+// Instructions are the lead's own words, not imported data: they are read with "$" math on
+// whatever the project's dollar_math, and "<<...>>" is shown as written (a lead may quote
+// GSM8K's calculator markup to explain it).
 import { renderMath, splitMath } from "../math.js";
+
+const OPTIONS = { dollarMath: true, calculatorMarkup: true };
 
 const LEAVE_ALONE = new Set(["CODE", "PRE", "KBD", "SAMP", "SCRIPT", "STYLE", "TEXTAREA"]);
 
@@ -24,10 +30,10 @@ export function renderMathInHtml(root) {
   while (walker.nextNode()) nodes.push(walker.currentNode);
   for (const node of nodes) {
     const text = node.nodeValue;
-    if (!text.includes("$") || insideLeftAlone(node, root)) continue;
-    if (splitMath(text).every((s) => s.kind === "text")) continue; // a lone "$5" stays as it is
+    if (!/[$\\]/.test(text) || insideLeftAlone(node, root)) continue;
+    if (splitMath(text, OPTIONS).every((s) => s.kind === "text" || s.kind === "calc")) continue; // "$5" stays as it is
     const rendered = doc.createDocumentFragment();
-    renderMath(rendered, text);
+    renderMath(rendered, text, OPTIONS);
     node.replaceWith(rendered);
   }
   return root;

@@ -6,7 +6,7 @@
 // and kept, so KaTeX renders each step once however often the list changes (the
 // annotator's own step again when its text changes).
 import { el } from "../dom.js";
-import { renderMath } from "../math.js";
+import { renderMath, renderOptions } from "../math.js";
 import { HUMAN, stepKey } from "./sequence.js";
 
 const RATING_LABEL = { 1: "+1", 0: "0", "-1": "−1" };
@@ -107,19 +107,21 @@ export function buildShell(root, actions) {
   };
 }
 
-/** Fill in the problem and its answer. */
+/** Fill in the problem and its answer; keep the project's rendering options for the steps. */
 export function showTask(ui, assignment) {
   ui.title.textContent = assignment.project.name;
+  ui.renderOptions = renderOptions(assignment.project);
   const writes = Boolean(assignment.project.allow_human_steps);
   ui.writeButton.hidden = !writes;
   ui.legend.querySelector('[data-key="w"]').hidden = !writes;
-  renderMath(ui.problem, assignment.problem.problem);
+  renderMath(ui.problem, assignment.problem.problem, ui.renderOptions);
   const guess = assignment.problem.ground_truth_answer;
   if (guess === null || guess === undefined || guess === "") {
     ui.answer.textContent = "none given";
   } else {
-    // Answers are LaTeX without delimiters ("40,\!000"); ones that carry their own stay as they are.
-    renderMath(ui.answer, /\$|\\\(|\\\[/.test(guess) ? guess : `$${guess}$`);
+    // Answers are LaTeX without delimiters ("40,\!000"); ones that carry their own stay as they
+    // are. "\(...\)" rather than "$...$": it is math whether or not the project reads "$" as math.
+    renderMath(ui.answer, /\$|\\\(|\\\[/.test(guess) ? guess : `\\(${guess}\\)`, ui.renderOptions);
   }
 }
 
@@ -134,10 +136,10 @@ export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer 
     const key = stepKey(item.position, item.alternative);
     let card = ui.cards.get(key);
     if (!card) {
-      card = stepCard(item);
+      card = stepCard(item, ui.renderOptions);
       ui.cards.set(key, card);
     }
-    if (item.human) showOwnStep(card, item, editing === item.position ? writer : null);
+    if (item.human) showOwnStep(card, item, editing === item.position ? writer : null, ui.renderOptions);
     const rating = ratings.get(key);
     const value = rating ? rating.value : null;
     const current = seq.current === item;
@@ -166,11 +168,11 @@ export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer 
 }
 
 // The own step's card: its text (drawn again when it changed), or the editor.
-function showOwnStep(card, item, writer) {
+function showOwnStep(card, item, writer, options) {
   const text = card.querySelector(".ws-step-text");
   if (card.shownText !== (item.text || "")) {
     card.shownText = item.text || "";
-    if (item.text) renderMath(text, item.text);
+    if (item.text) renderMath(text, item.text, options);
     else text.replaceChildren(el("span", "muted", "Every completion here is rated −1: you may write the step yourself."));
   }
   card.classList.toggle("editing", Boolean(writer));
@@ -188,7 +190,7 @@ function alternativesHeading(ui, position) {
   return ui.cards.get(key);
 }
 
-function stepCard(item) {
+function stepCard(item, options) {
   const card = el("article", "ws-step" + (item.alternative ? " alternative" : "") + (item.human ? " own" : ""));
   card.dataset.position = item.position;
   card.dataset.alternative = item.alternative;
@@ -204,7 +206,7 @@ function stepCard(item) {
   continues.hidden = true;
   head.append(flag, continues, el("span", "ws-badge"));
   const text = el("div", "ws-step-text ws-text");
-  if (!item.human) renderMath(text, item.text);
+  if (!item.human) renderMath(text, item.text, options);
   card.append(head, text);
   return card;
 }

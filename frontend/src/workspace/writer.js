@@ -1,9 +1,10 @@
 // The editor for the annotator's own step (phase 1: every completion at a step is -1).
 //
 // A textarea for Markdown/LaTeX and a live preview drawn by renderMath (text nodes and
-// KaTeX, never HTML from the text). Ctrl+Enter (or Cmd+Enter) saves, Escape leaves the
-// editor and keeps the text for later; every change is reported through ``onInput`` so the
-// page can keep it in localStorage until it is saved.
+// KaTeX, never HTML from the text) with the project's options, as the step will be shown.
+// Ctrl+Enter (or Cmd+Enter) saves, Escape leaves the editor and keeps the text for later;
+// every change is reported through ``onInput`` so the page can keep it in localStorage until
+// it is saved.
 import { el } from "../dom.js";
 import { renderMath } from "../math.js";
 
@@ -27,9 +28,10 @@ export function createWriter(hooks) {
   root.append(label, previewHead, preview, tip);
 
   let frame = 0;
+  let options = {};
   const draw = () => {
     frame = 0;
-    renderMath(preview, area.value);
+    renderMath(preview, area.value, options);
     preview.classList.toggle("empty", !area.value.trim());
   };
   area.addEventListener("input", () => {
@@ -50,8 +52,11 @@ export function createWriter(hooks) {
   return {
     root,
     area,
-    /** Show ``text`` in the editor and put the cursor at its end. */
-    open(text) {
+    /** Show ``text`` in the editor, previewed with ``renderOptions`` (math.js); the cursor at its end. */
+    open(text, renderOptions = {}) {
+      options = renderOptions;
+      // A project that reads "$" as text (GSM8K) still takes \(...\).
+      area.placeholder = options.dollarMath === false ? "Text, with LaTeX in \\(...\\)" : "Text, with LaTeX in $...$";
       area.value = text || "";
       draw();
       area.focus();
