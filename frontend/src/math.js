@@ -63,7 +63,7 @@ export function optionsFromData(data = {}) {
 export function splitMath(text, options = {}) {
   const { dollarMath, calculatorMarkup } = { ...DEFAULTS, ...options };
   // Hidden markup goes first, so "$<<9*2=18>>18" reads "$18" to the "$" rule as it does to a person.
-  const source = calculatorMarkup ? text : text.replace(CALCULATOR, "");
+  const source = calculatorMarkup ? text : withoutMarkup(text);
   const segments = [];
   let plain = "";
   let i = 0;
@@ -95,6 +95,14 @@ export function splitMath(text, options = {}) {
   }
   flush();
   return segments;
+}
+
+// ``text`` without its calculator markup, except inside [asy] blocks: a diagram's code is
+// drawn as written, and its sha256 names the drawing (diagram.js, labeling/diagrams/blocks.py).
+const MARKUP_OUTSIDE_DIAGRAMS = new RegExp(String.raw`\[asy\][\s\S]*?\[\/asy\]|` + CALCULATOR.source, "g");
+
+function withoutMarkup(text) {
+  return text.replace(MARKUP_OUTSIDE_DIAGRAMS, (found) => (found.startsWith("[asy]") ? found : ""));
 }
 
 function matchCalculator(text, i) {

@@ -122,3 +122,8 @@ test("the project's settings become the renderer's options", () => {
     { dollarMath: false, calculatorMarkup: true, projectId: 7 });
   assert.deepEqual(optionsFromData({}), { dollarMath: true, calculatorMarkup: false, projectId: null });
 });
+
+test("calculator markup inside an [asy] block stays: the code is drawn, and named, as written", () => {
+  const code = 'label("<<x>>", (0,0));';
+  assert.deepEqual(kinds(`a <<1+1=2>>2 [asy]${code}[/asy]`, OFF), [["text", "a 2 "], ["asy", code]]);
+});

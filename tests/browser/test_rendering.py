@@ -241,3 +241,30 @@ def test_the_lead_sees_a_gsm8k_pass_with_the_projects_settings(page, live_server
     markup = [m for s in steps for m in re.findall(r"<<[^<>\n]*>>", s)]
     assert page.locator("article.pass td.step-text .calc").all_text_contents() == markup
     assert page.locator("article.pass .katex").count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_math_problem_shows_its_asy_diagram_as_the_servers_drawing(page, live_server, corpus):
+    # MATH-500's 15th problem: its right triangle in [asy], drawn by Asymptote on the server
+    # (labeling/diagrams/), beside the problem's math; the steps are its reference solution.
+    from labeling.diagrams import store
+
+    rel = "math/math500.jsonl.gz:15"
+    problem = corpus[f"{rel}:problem"][0]
+    steps = corpus[f"{rel}:solution"][0].split("\n\n")
+    project = make_project(name="MATH-500")
+    make_solution(project, steps=steps, problem=problem, answer="\\sqrt{51}")
+    assert store.collect(project) == 1 and store.draw_pending(project) == (1, 0)
+    make_user("ann", "annotator")
+    log_in(page, live_server, "ann")
+    open_workspace(page, live_server, project)
+    page.keyboard.press("1")
+    page.wait_for_selector('.ws-step[data-position="1"]')
+    page.wait_for_function("""() => { const img = document.querySelector('.ws-problem figure.diagram img');
+                                      return img && img.complete && img.naturalWidth > 0; }""")
+
+    assert page.locator(".ws-problem annotation").all_text_contents() == ["\\sin D = 0.7", "DE"]
+    assert page.locator(".ws-problem .diagram-code").count() == 0  # drawn, not folded code
+    assert "[asy]" not in page.locator(".ws-problem").text_content()
+    assert page.locator(".ws-step .katex").count() == 6  # three formulas in each step
+    screenshot(page, "rendering-math-asy-diagram")
