@@ -5,13 +5,12 @@
 1. PRM800K's ``# Answer`` heading: the text after the last one.
 2. math-verify's strongest anchors: "The final answer is $\\frac{4}{7}$. I hope it is
    correct." (Minerva, Llama), "the final answer ... is 12" anywhere in a sentence, and the
-   last ``\\boxed{...}`` (braces balanced; ``\\fbox`` too).
+   last ``\\boxed{...}`` (braces balanced; ``\\fbox`` too; boxes joined by "and" give both).
 3. GSM8K's last ``#### 18`` line, then the last ``A: 18`` line (the example solutions).
 4. math-verify's "answer" anchors: "**Answer:** 12", "The answer is 12.", "Answer: $x=3$".
 5. No anchor: the last number or LaTeX of the closing sentence ("Therefore, Erin has 14
-   lollipops left."; "... in \\(\\$440\\) for the day"), preferring a number that restates the
-   solution's last computed result (``= 34``) over another number beside it ("34 hours in 4
-   weeks").
+   lollipops left."; "... in \\(\\$440\\) for the day"), or the number in that sentence that the
+   last ``=`` before it gave ("= 34 hours. So, she spends 34 hours ... in 4 weeks.": 34).
 
 Forms 2, 4 and 5 are math-verify's own extraction regexes (``LatexExtractionConfig`` and
 ``ExprExtractionConfig``, its priorities, and its order: within a form the rightmost match
@@ -43,10 +42,12 @@ FORMS = (
 # math-verify's priorities: below STRONG the final-answer phrases and \boxed, below UNANCHORED
 # the "answer" word; UNANCHORED itself is any number or LaTeX.
 STRONG, UNANCHORED = 100, 300
+_FORM_OF_PRIORITY = {0: "final answer is ... I hope", 100: "answer:", 200: "answer", 300: "closing sentence"}
 
 # An equation's "=" (not "\leq", "<=", "!=", ">="), split like math-verify's get_last_eq.
 _EQUALS = re.compile(r"(?<![\\<>!])=")
-# A number a step computed: "= 34", "= \$440", "= 1,200".
+# What follows an "=" when it is a number alone: "= 34 \text{ hours}", "= \$440", "= 1,200"
+# (not "= 7*27+3").
 _RESULT = re.compile(
     r"\s*(?:\\?\$|\\\(|\\\[)?\s*(-?\d[\d,]*(?:\.\d+)?)(?![\d.,]*\s*(?:[-+*/×÷^(]|\\(?:times|cdot|div)\b))"
 )
@@ -79,13 +80,13 @@ def find_answer(text_or_steps):
         if answer:
             return answer, "# Answer"
     tail = _tail(text)
-    for answer, form in _math_verify_answers(tail, 0, STRONG):
+    for answer, form, _ in _math_verify_answers(tail, 0, STRONG):
         return answer, form
     for pattern, form in ((_GSM8K_HASHES, "####"), (_GSM8K_A, "A:")):
         found = [m.group(1) for m in pattern.finditer(text) if m.group(1)]
         if found:
             return found[-1], form
-    for answer, form in _math_verify_answers(tail, STRONG, UNANCHORED):
+    for answer, form, _ in _math_verify_answers(tail, STRONG, UNANCHORED):
         return answer, form
     answer = _closing_sentence_answer(tail)
     return (answer, "closing sentence") if answer else (None, None)
@@ -163,10 +164,9 @@ def _forms():
     return sorted(forms.items())
 
 
-def _math_verify_answers(text, low, high, *, where=None):
-    """The answers of math-verify's matches with ``low <= priority < high``, in its order:
-    strongest form first, within one the rightmost end first, then the leftmost start.
-    ``where`` (a list) receives each answer's match.
+def _math_verify_answers(text, low, high):
+    """``(answer, form, match)`` of math-verify's matches with ``low <= priority < high``, in
+    its order: strongest form first, within one the rightmost end first, then the leftmost start.
 
     Its expression regexes read a text where ``\\$`` is `` $`` (same length, so positions
     still compare): they take ``$324`` for a number but not ``\\$324``.
@@ -182,9 +182,7 @@ def _math_verify_answers(text, low, high, *, where=None):
         for match, is_latex in matches:
             answer = _latex_answer(match) if is_latex else _number_answer(match)
             if answer:
-                if where is not None:
-                    where.append(match)
-                yield answer, _form_name(priority, match)
+                yield answer, _form_name(priority, match), match
 
 
 def _closing_sentence_answer(text):
@@ -192,29 +190,28 @@ def _closing_sentence_answer(text):
     has several and one of them is the result of the last "=" before that number: "= 34 hours.
     So she spends a total of 34 hours ... in 4 weeks." gives 34, not 4; "So in total,
     200 + 90 = 290 adults ..." gives 290."""
-    matches = []
-    answers = [a for a, _ in _math_verify_answers(text, UNANCHORED, UNANCHORED + 1, where=matches)]
-    if not answers:
+    found = [(answer, match) for answer, _, match in _math_verify_answers(text, UNANCHORED, UNANCHORED + 1)]
+    if not found:
         return None
-    if "latex" in "".join(k for k, v in matches[0].groupdict().items() if v):
-        return answers[0]  # a formula closes the solution: its value is the answer
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, matches[0].start())]
+    last, match = found[0]
+    if any(v for k, v in match.groupdict().items() if k.startswith("first_latex")):
+        return last  # a formula closes the solution: its value is the answer
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
     start = ends[-1] if ends else 0
-    in_sentence = [a for a, m in zip(answers, matches) if m.start() >= start]
-    equals = [m.end() for m in _EQUALS.finditer(text, 0, matches[0].start())]
+    in_sentence = [answer for answer, m in found if m.start() >= start]
+    equals = [m.end() for m in _EQUALS.finditer(text, 0, match.start())]
     result = _RESULT.match(text, equals[-1]) if equals else None
     if result and len(set(in_sentence)) > 1:
         value = _as_number(result.group(1))
-        for answer in in_sentence:
-            if _as_number(answer) == value:
-                return answer
-    return answers[0]
+        return next((answer for answer in in_sentence if _as_number(answer) == value), last)
+    return last
 
 
 def _form_name(priority, match):
-    if priority == STRONG // 2:  # math-verify puts \\boxed beside "the final answer ... is"
-        return "boxed" if not re.match(r"(?i)final answer", match.group(0)) else "final answer is"
-    return {0: "final answer is ... I hope", STRONG: "answer:", 200: "answer"}.get(priority, "closing sentence")
+    if priority in _FORM_OF_PRIORITY:
+        return _FORM_OF_PRIORITY[priority]
+    # math-verify gives \\boxed the priority of "the final answer ... is" (50).
+    return "final answer is" if re.match(r"(?i)final answer", match.group(0)) else "boxed"
 
 
 def _as_number(s):
@@ -234,7 +231,8 @@ def _latex_answer(match):
         for prefix in ["first"] + [f"next{i}" for i in range(1, 6)]
     ]
     if any(c and ("\\boxed" in c or "\\fbox" in c) for _, c in contents):
-        return _LOST_DOLLAR.sub("", _joined_boxes(match.group(0)))
+        # Inside a box "$" is a currency sign or a stray delimiter ("\\boxed{-$15}", "\\boxed{$5$}").
+        return _LOST_DOLLAR.sub("", re.sub(r"(?<!\\)\$", "", _joined_boxes(match.group(0)))).strip()
     parts = []
     for prefix, content in contents:
         value = _value_of(content) if content else ""
