@@ -117,8 +117,8 @@ FIRST_STEPS = (
      "write your own step where every candidate is wrong."),
     ("As lead: open the MATH-500 dashboard: agreement (alpha) of bea, cal and dan over five days, "
      "their gold scores, and dan paused with the reason."),
-    ("As research: download MATH-500's snapshot, watch its retrained checkpoint (about a minute) and "
-     "then GSM8K's first generation (a few minutes) finish on their research pages."),
+    ("As research: download MATH-500's snapshot, open GSM8K's first generation (ready within a minute) "
+     "and watch MATH-500's retrained checkpoint finish (about two minutes) on their research pages."),
 )
 
 

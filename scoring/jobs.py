@@ -38,8 +38,10 @@ def mark_run_failed(run_id, error):
     )
 
 
-def run_generation(run_id, *, batch_size=None, task_id=""):
+def run_generation(run_id, *, batch_size=None, task_id="", pool_limit=None):
     """Score the pool with the run's checkpoint, then select the generation. Idempotent.
+
+    ``pool_limit`` (None: the whole pool) is passed to ``score_pool``.
 
     Returns the run as it stands (None when it does not exist).
     """
@@ -63,15 +65,19 @@ def run_generation(run_id, *, batch_size=None, task_id=""):
         run.refresh_from_db()
         if run.state == GenerationRun.SCORING:
             prm = worker.get_prm(run.checkpoint)
-            if not score_pool(run, prm, batch_size=batch_size):
+            if not score_pool(run, prm, batch_size=batch_size, pool_limit=pool_limit):
                 run.refresh_from_db()
                 return run  # cancelled
             GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.SCORING).update(state=GenerationRun.SELECTING)
         return select(run)
 
 
-def score_pool(run, prm, *, batch_size=None):
+def score_pool(run, prm, *, batch_size=None, pool_limit=None):
     """Score every pool solution the run's checkpoint has not scored yet, batch by batch.
+
+    With ``pool_limit`` only the first that many pool solutions (by id) count: the demo's first
+    generation must finish within a minute on a CPU (``annotator/demo_jobs.py``); the selection
+    then draws on what the checkpoint scored.
 
     Progress (``scored``/``total``) is written after each batch; a cancelled run stops between
     batches (returns False). Scores already written are kept and skipped.
@@ -83,7 +89,7 @@ def score_pool(run, prm, *, batch_size=None):
     aggregation = getattr(prm, "meta", {}).get("aggregation") or "prod"
     known = SolutionScore.objects.filter(checkpoint=checkpoint, solution=OuterRef("pk"))
     rows = candidate_pool(run.project).annotate(known=Exists(known)).order_by("pk").values_list("pk", "known")
-    rows = list(rows)
+    rows = list(rows if pool_limit is None else rows[:pool_limit])
     todo = [pk for pk, is_known in rows if not is_known]
     scored = len(rows) - len(todo)
     GenerationRun.objects.filter(pk=run.pk).update(total=len(rows), scored=scored)

@@ -6,7 +6,7 @@ one twice is safe. A task that fails for good writes the error on its run or che
 where the researcher's page shows it, and then raises so that the worker logs it too.
 
 Names other modules rely on (the beat schedule, the researcher API):
-``scoring.tasks.run_generation(run_id)``, ``scoring.tasks.retrain_if_due(project_id, force=False)``
+``scoring.tasks.run_generation(run_id, pool_limit=None)``, ``scoring.tasks.retrain_if_due(project_id, force=False)``
 and ``scoring.tasks.retrain_all_due()``.
 """
 from celery import shared_task
@@ -15,10 +15,10 @@ from scoring import jobs, retrain
 
 
 @shared_task(bind=True, name="scoring.tasks.run_generation")
-def run_generation(self, run_id):
-    """Score the candidate pool and select the generation of GenerationRun ``run_id``."""
+def run_generation(self, run_id, pool_limit=None):
+    """Score the candidate pool (its first ``pool_limit`` solutions if given) and select the generation of GenerationRun ``run_id``."""
     try:
-        run = jobs.run_generation(run_id, task_id=self.request.id or "")
+        run = jobs.run_generation(run_id, task_id=self.request.id or "", pool_limit=pool_limit)
     except Exception as exc:
         jobs.mark_run_failed(run_id, f"{type(exc).__name__}: {exc}")
         raise

@@ -154,12 +154,12 @@ def replay_passes(project, now=None):
     except that every n-th rated step (``DEMO_ANNOTATORS``) swaps 0 and +1. The lead's
     agreement figures and gold scores therefore describe these deterministic copies. The
     first solution becomes gold from its imported pass (``gold.gold_from_assignment``), so
-    the three passes over it are scored by the submit as any gold pass is; dan, whose copy
+    the three passes over it are scored as any gold pass is (here at once); dan, whose copy
     departs most, is paused by the lead with a reason. Submissions are dated over the last
     ``DAYS_SPREAD`` days so the throughput chart has days to show. Does nothing when the demo
     annotators already have passes in the project.
     """
-    from labeling.quality import gold, screening
+    from labeling.quality import gold, gold_passes, screening
     from labeling.work import queue, submission
 
     users = get_user_model().objects.select_related("annotator")
@@ -195,6 +195,9 @@ def replay_passes(project, now=None):
         queue.recount_live_assignments(project)
         name, reason = PAUSED
         screening.pause(annotators[list(DEMO_ANNOTATORS).index(name)], project, by=lead, reason=reason, now=now)
+    # Gold passes are scored by a job after the submit, on the worker's schedule; the lead's
+    # dashboard should show them from the first page, so the demo scores them now.
+    gold_passes.score_pending_gold_passes()
     return made
 
 
