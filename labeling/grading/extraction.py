@@ -140,8 +140,7 @@ def _tail(text):
 
     math-verify's regexes are quadratic on some texts (a long run of numbers, ``\\(`` without
     its ``\\)``), which it bounds with a timeout; here the text is bounded instead. A final
-    answer sits near the end: in ProcessBench GSM8K and the MATH-500 solutions the form that
-    gave it started at most 1,907 characters before the end.
+    answer sits near the end (the measurements are in docs/performance.md, "Grading").
     """
     if len(text) <= TAIL_CHARS:
         return text
@@ -153,8 +152,8 @@ def _tail(text):
 @functools.cache
 def _forms():
     """math-verify's extraction regexes as ``[(priority, [(pattern, is_latex), ...]), ...]``,
-    strongest first. Imported on first use: math-verify brings sympy with it (a third of a
-    second), which a process that never extracts an answer need not pay."""
+    strongest first. Imported on first use: math-verify brings sympy with it, whose import a
+    process that never extracts an answer need not pay."""
     from math_verify.parser import ExprExtractionConfig, LatexExtractionConfig, get_extraction_regexes
 
     forms = {}
