@@ -34,11 +34,12 @@ DEFAULTS = [
                  "timezone": "UTC"},
     ),
     Default(
-        name="score gold passes left unscored",
+        name="score gold passes",
         task="labeling.quality.score_pending_gold_passes",
-        description="Score any pass served as gold whose scoring job was lost (each submit queues its own "
-        "job; this catches what a broker outage dropped). Every 10 minutes by default.",
-        interval=(10, IntervalSchedule.MINUTES),
+        description="Score the new passes over gold items and pause annotators whose rolling gold score fell "
+        "below the project's threshold (not in the submit, so that a gold submit looks like any other). Every "
+        "minute by default.",
+        interval=(1, IntervalSchedule.MINUTES),
     ),
     Default(
         name="retrain projects that are due",

@@ -14,7 +14,7 @@ from labeling.models import Project
 # The jobs that live with their rules, imported here so that workers register them: gold
 # scoring, and drawing the [asy] diagrams of an import.
 from labeling.diagrams.tasks import draw_project_diagrams  # noqa: F401
-from labeling.quality.gold_passes import score_gold_pass, score_pending_gold_passes  # noqa: F401
+from labeling.quality.gold_passes import score_pending_gold_passes  # noqa: F401
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,6 @@ import json
 import uuid
 
 from django.contrib.auth import get_user_model
-from django.test import TestCase
 from django.urls import URLPattern, URLResolver
 from django.urls.converters import IntConverter, UUIDConverter
 from django.utils import timezone
@@ -32,7 +31,7 @@ from labeling.models import (
     Step,
 )
 from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
-from labeling.quality import gold
+from labeling.quality import gold, gold_passes
 from labeling.work import queue, submission
 
 # The clock of the queue and submission tests: they pass ``now`` explicitly.
@@ -158,10 +157,12 @@ def submit(assignment, values, now=None, alternatives=None):
     ratings = [{"position": i, "value": v} for i, v in enumerate(values)]
     ratings += [{"position": p, "alternative": a, "value": v} for (p, a), v in (alternatives or {}).items()]
     reason = "found_error" if values and values[-1] == -1 else "solution"
-    # As if the submit's transaction committed: what it queues for then (a gold pass's scoring
-    # job, labeling/quality/gold_passes.py) is queued; it runs inline under the ``eager`` fixture.
-    with TestCase.captureOnCommitCallbacks(execute=True):
-        return submission.submit(assignment, finish_reason=reason, ratings=ratings, now=now or NOW)
+    return submission.submit(assignment, finish_reason=reason, ratings=ratings, now=now or NOW)
+
+
+def score_gold():
+    """Run the scheduled job that scores gold passes (labeling/quality/gold_passes.py); how many it scored."""
+    return gold_passes.score_pending_gold_passes()
 
 
 # Finished passes written as rows ----------------------------------------------------------

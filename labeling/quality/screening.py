@@ -12,8 +12,8 @@ the queue serves them one by one, each once. When the last one is submitted, the
 (active), below fails (``failed_screening``: no work until a lead resumes them). Someone who
 already worked in the project before it required screening is not screened.
 
-Automatic pausing. After each gold pass is scored (labeling/quality/gold_passes.py, in a job
-after the submit) the rolling gold score over the
+Automatic pausing. After each gold pass is scored (labeling/quality/gold_passes.py, a job on
+the beat schedule, within a minute of the submit) the rolling gold score over the
 latest ``gold_window`` passes is compared with ``project.gold_threshold``: strictly below
 pauses the annotator in that project, with the figures as the reason, once they have
 ``gold_min_passes`` passes. Only passes after a lead's latest resume count, so that a
@@ -132,7 +132,7 @@ def after_submit(assignment, solution=None, now=None):
     """Score a submitted pass over a screening item and decide the screening when it is the last.
 
     Called from ``labelling.submit`` inside its transaction with the solution it locked; does
-    nothing for other work. Gold passes are scored after the commit instead
+    nothing for other work. Gold passes are scored by a scheduled job instead
     (labeling/quality/gold_passes.py), so that the response does not show which was gold.
     """
     solution = solution if solution is not None else assignment.solution

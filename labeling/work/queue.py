@@ -38,9 +38,9 @@ Where the hand-out rules live. Written here only (the function recognises the ca
 declines): a paused annotator, the screening gate (``screening.work_gate``), own work to
 resume (``_resume_own``), lapsed leases to reap (``_survey``, ``_reap_lapsed``), waiting for a
 locked row (``_busy_candidate``); whether gold is due (``quality_control_due``) is drawn here
-and handed to the function. Written twice, here (``pick_quality_control``,
-``_claim_quality_control``, ``_claim_open``, ``_next_open``, ``_SQL_OPEN``, ``_count_live``,
-``_hand_out``) and in the function: a random unseen gold item when due, the order, overlap,
+and handed to the function. Written twice, here (``_claim_gold``, ``_SQL_GOLD``, ``_claim_open``,
+``_next_open``, ``_SQL_OPEN``, ``_count_live``, ``_hand_out``) and in the function: a random
+unseen gold item when due (after lapsed leases are reaped, before ordinary work), the order, overlap,
 never gold or screening or a solution the annotator had as ordinary work, a counter behind,
 skipping locked rows. The function's body is one versioned file,
 labeling/work/sql/stepmark_hand_out.v<n>.sql (the newest is what the database runs; the
@@ -49,13 +49,13 @@ rule, and random sessions, through both paths.
 
 Order: solutions chosen by the PRM (newest generation first, then ``selection_rank``), then
 the rest by queue key (a fixed scramble of the id: a problem's candidates are not served back
-to back). Gold items come through ``pick_quality_control`` at the project's rate, drawn from
-server-side randomness per hand-out, each annotator's in an order of their own, and bypass
-overlap; on PostgreSQL the function serves them too, so a gold hand-out makes the same
-statements as any other. Screening items (``Solution.is_screening``) are never served from the main
+to back). Gold items come through ``_claim_gold`` at the project's rate, due by a draw from
+server-side randomness per hand-out (``quality_control_due``), each annotator's in an order of
+their own, and bypass overlap; a gold hand-out makes the same kind of statements as any other
+(on PostgreSQL the function serves both). Screening items (``Solution.is_screening``) are never served from the main
 queue: ``screening.work_gate`` (read under the annotator's lock) says whether the annotator
 may work in the project at all and whether they are in screening, in which case
-``pick_quality_control`` serves the screening items in order and nothing else follows
+``_claim_screening`` serves the screening items in order and nothing else follows
 (see labeling/quality/screening.py).
 """
 import secrets
@@ -86,8 +86,9 @@ def next_assignment(annotator, project, now=None):
     """Return the assignment ``annotator`` should work on next in ``project``, or None.
 
     The annotator's own unfinished assignment comes back first (lease renewed; an expired one
-    only when its slot is still free). Otherwise a gold item when ``pick_quality_control``
-    says so, else the first open solution in queue order that the annotator has never had.
+    only when its slot is still free). Otherwise, after lapsed leases are reaped, a gold item
+    the annotator has not had when one is due (``quality_control_due``), else the first open
+    solution in queue order that the annotator has never had.
     None when the project is inactive, the annotator is paused (everywhere, or in this project
     by ``screening.work_gate``: failed screening, paused by a lead or by their gold score), or
     nothing is left for them. An annotator in screening gets screening items only.
@@ -116,13 +117,13 @@ def next_assignment(annotator, project, now=None):
             own = _resume_own(annotator, project, now)
             if own is not None:
                 return own
-            in_screening = gate == screening.SCREENING
-            gold = _claim_quality_control(annotator, project, now, in_screening, gold_due)
-            if gold is not None or in_screening:
-                return gold
+            if gate == screening.SCREENING:
+                return _claim_screening(annotator, project, now)
             lapsed, generations = _survey(project, now)
             _reap_lapsed(lapsed, now)
-            found = _claim_open(annotator, project, now, generations)
+            found = _claim_gold(annotator, project, now) if gold_due else None
+            if found is None:
+                found = _claim_open(annotator, project, now, generations)
             if found is not None:
                 return found
             busy = _busy_candidate(annotator, project, now)
@@ -130,29 +131,6 @@ def next_assignment(annotator, project, now=None):
             return None
         _wait_for(busy)
     return None
-
-
-def pick_quality_control(annotator, project, in_screening=False, due=None):
-    """Return a gold Solution to serve now, or None: the quality-control hook.
-
-    In screening (``in_screening``), the next screening item the annotator has not had.
-    Otherwise a gold item when one is ``due`` (by default drawn now with
-    ``quality_control_due``): one the annotator has not had, picked at random, so each
-    annotator meets the gold items in an order of their own. Screening items are left out.
-    """
-    if in_screening:
-        return screening.next_screening_item(annotator, project)
-    if due is None:
-        due = quality_control_due(project.quality_control_rate)
-    if not due:
-        return None
-    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
-    return (
-        Solution.objects.filter(project=project, is_gold=True, is_screening=False)
-        .filter(~Exists(seen))
-        .order_by("?")
-        .first()
-    )
 
 
 def quality_control_due(rate):
@@ -367,15 +345,31 @@ def _claim_open(annotator, project, now, generations):
     return None
 
 
-def _claim_quality_control(annotator, project, now, in_screening, due):
-    gold = pick_quality_control(annotator, project, in_screening, due)
-    if gold is None:
+def _claim_screening(annotator, project, now):
+    item = screening.next_screening_item(annotator, project)
+    if item is None:
         return None
     # Blocking is safe here: this transaction holds no other solution's lock yet, and whoever
-    # holds a gold row's lock waits for nothing else. Counted like ordinary work (gold bypasses
-    # overlap, but its counter is kept), so a gold hand-out makes the same statements.
-    gold = Solution.objects.select_for_update().get(pk=gold.pk)
-    number = Generation.objects.filter(pk=gold.generation_id).values_list("number", flat=True).first()
+    # holds a screening row's lock waits for nothing else.
+    item = Solution.objects.select_for_update().get(pk=item.pk)
+    number = Generation.objects.filter(pk=item.generation_id).values_list("number", flat=True).first()
+    return _hand_out(annotator, project, item, number, now)
+
+
+def _claim_gold(annotator, project, now):
+    """Hand out a random gold item the annotator has not had, or None when none is left.
+
+    The same steps as ordinary work (``_claim_open``): one written statement finds and locks
+    the solution with its problem, ``_count_live`` counts it (gold bypasses overlap, but its
+    counter is kept), ``_hand_out`` writes. Blocking on the lock is safe: this transaction
+    holds no other solution's lock yet, and whoever holds a gold row's lock waits for nothing
+    else.
+    """
+    found = rows.fetch_one(_SQL_GOLD + _lock(of="s"), [project.pk, annotator.pk],
+                           (Solution, _CANDIDATE), (Problem, _PROBLEM), extra=1)
+    if found is None:
+        return None
+    gold, gold.problem, number = found
     return _hand_out(annotator, project, gold, number, now, live=_count_live(gold.pk, now))
 
 
@@ -545,14 +539,25 @@ _CANDIDATE_COLUMNS = f"{rows.columns(Solution, 's', _CANDIDATE)}, {rows.columns(
 _CANDIDATE_JOIN = "JOIN labeling_problem pr ON pr.id = s.problem_id"
 
 
+# A gold item of the project the annotator has not had, at random, with its problem and its
+# generation's number (to lock: FOR UPDATE OF s).
+_SQL_GOLD = f"""SELECT {_CANDIDATE_COLUMNS}, (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
+    FROM labeling_solution s {_CANDIDATE_JOIN}
+    WHERE s.project_id = %s AND s.is_gold AND NOT s.is_screening
+        AND NOT EXISTS (SELECT 1 FROM labeling_assignment a WHERE a.solution_id = s.id AND a.annotator_id = %s)
+    ORDER BY RANDOM() LIMIT 1"""
+
 _SQL_HAND_OUT_FUNCTION = "SELECT * FROM stepmark_hand_out(%s, %s, %s, %s, %s, %s, %s)"
 
 
-def _lock(skip_locked=False):
-    """The row-lock clause for the first table of a statement (none on SQLite: writers are serialised)."""
+def _lock(skip_locked=False, of=None):
+    """The row-lock clause for the first table of a statement, or of the table aliased ``of``
+    (none on SQLite: writers are serialised)."""
     if not connection.features.has_select_for_update:
         return ""
-    return " FOR UPDATE OF s SKIP LOCKED" if skip_locked else " FOR UPDATE"
+    if skip_locked:
+        return " FOR UPDATE OF s SKIP LOCKED"
+    return f" FOR UPDATE OF {of}" if of else " FOR UPDATE"
 
 
 def _when(moment):

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from labeling.errors import DomainError
 from labeling.models import Assignment, FinishReason, Rating, Solution, Step
-from labeling.quality import gold_passes, screening
+from labeling.quality import screening
 from labeling.work import queue, rows
 
 
@@ -111,12 +111,11 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
             assignment.total_time = elapsed
             _save_submitted(assignment, lambda update: _write(assignment, change, now, finish_reason=finish_reason,
                                                               then=update))
-            # A screening pass is scored (and may end the screening) with the submit; a gold pass
-            # after it, in a job, so that the response does not tell gold from other work.
+            # A screening pass is scored (and may end the screening) with the submit. A gold pass
+            # is not: a scheduled job scores it (labeling/quality/gold_passes.py), so that a gold
+            # submit is the same request as any other.
             if solution.is_screening:
                 screening.after_submit(assignment, solution, now)
-            elif solution.is_gold:
-                gold_passes.score_after_commit(assignment)
     if failure is not None:
         raise failure
     assignment.sheet = change.sheet

@@ -14,7 +14,7 @@ from labeling.schedules import DEFAULTS, ensure_default_schedules
 pytestmark = pytest.mark.django_db
 
 EXPORT, RETRAIN = "export snapshots of every project", "retrain projects that are due"
-GOLD = "score gold passes left unscored"
+GOLD = "score gold passes"
 
 
 def test_creates_the_three_jobs_with_their_schedules():
@@ -32,7 +32,7 @@ def test_creates_the_three_jobs_with_their_schedules():
     gold = PeriodicTask.objects.get(name=GOLD)
     assert gold.task == "labeling.quality.score_pending_gold_passes" and gold.enabled
     assert labeling_tasks.score_pending_gold_passes.name == gold.task  # in the module workers import
-    assert (gold.interval.every, gold.interval.period) == (10, IntervalSchedule.MINUTES)
+    assert (gold.interval.every, gold.interval.period) == (1, IntervalSchedule.MINUTES)
 
 
 def test_running_again_changes_nothing():

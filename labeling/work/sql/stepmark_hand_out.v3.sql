@@ -13,10 +13,10 @@
 --     lapsed leases in the project .............. _survey, _reap_lapsed
 --     nothing open that nobody holds ............ _busy_candidate, _wait_for (wait, or "no work")
 --   Python only, and handed in: whether gold is due (p_gold_due: queue.quality_control_due's draw).
---   Written twice, here and in pick_quality_control, _claim_quality_control, _claim_open, _next_open,
---   _SQL_OPEN, _count_live and _hand_out:
---     gold due: a gold item the annotator has not had, picked at random, its lock waited for; none
---       left: ordinary work
+--   Written twice, here and in _claim_gold, _SQL_GOLD, _claim_open, _next_open, _SQL_OPEN, _count_live
+--   and _hand_out:
+--     gold due (after lapsed leases, so here: none in the project): a gold item the annotator has not
+--       had, picked at random, its lock waited for; none left: ordinary work
 --     order: newest generation first, unselected solutions last; within one, selection_rank (NULLs
 --       last) then the queue key (queue.QUEUE_KEY, a fixed scramble of the id); the head of each
 --       counter value compared, the earliest taken
@@ -80,29 +80,29 @@ BEGIN
         RETURN;
     END IF;
 
-    -- Gold due (queue._claim_quality_control): one the annotator has not had, at random. Its
+    -- Lapsed leases to reap (queue._reap_lapsed).
+    IF EXISTS (SELECT 1 FROM labeling_assignment a
+               WHERE a.project_id = p_project AND a.state = 'active' AND a.lease_expires_at < p_now) THEN
+        RETURN;
+    END IF;
+
+    -- Gold due (queue._claim_gold): one the annotator has not had, at random. Its
     -- lock is waited for: this transaction holds no solution lock yet, and whoever holds a gold
-    -- row's lock waits for nothing else. None left: ordinary work.
+    -- row's lock waits for nothing else. None left: ordinary work. (FOR UPDATE after a sort
+    -- locks the row picked; PostgreSQL re-checks it, and a gold row is never deleted under us.)
     IF p_gold_due THEN
-        SELECT s.id INTO v_solution FROM labeling_solution s
+        SELECT s.id, s.problem_id, s.generation_id,
+               (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
+          INTO v_solution, v_problem, v_generation, v_number
+          FROM labeling_solution s
          WHERE s.project_id = p_project AND s.is_gold AND NOT s.is_screening
            AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
                            WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
-         ORDER BY random() LIMIT 1;
-        IF v_solution IS NOT NULL THEN
-            SELECT s.problem_id, s.generation_id INTO v_problem, v_generation
-              FROM labeling_solution s WHERE s.id = v_solution FOR UPDATE;
-            SELECT g.number INTO v_number FROM labeling_generation g WHERE g.id = v_generation;
-            v_gold := true;
-        END IF;
+         ORDER BY random() LIMIT 1 FOR UPDATE OF s;
+        v_gold := v_solution IS NOT NULL;
     END IF;
 
     IF NOT v_gold THEN
-        -- Lapsed leases to reap (queue._reap_lapsed).
-        IF EXISTS (SELECT 1 FROM labeling_assignment a
-                   WHERE a.project_id = p_project AND a.state = 'active' AND a.lease_expires_at < p_now) THEN
-            RETURN;
-        END IF;
         <<generations>>
         FOR v_gen IN SELECT x.id, x.number FROM (
                          SELECT g.id, g.number FROM labeling_generation g WHERE g.project_id = p_project

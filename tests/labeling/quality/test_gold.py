@@ -5,10 +5,9 @@ from django.contrib.auth import get_user_model
 from labeling.models import Assignment, GoldProposal, GoldRating, GoldScore, Solution
 from labeling.quality import gold, proposals, screening
 from labeling.work import submission
-from tests.factories import later, make_annotator, make_gold, make_project, make_solution, submit, take
+from tests.factories import later, make_annotator, make_gold, make_project, make_solution, score_gold, submit, take
 
-# Gold passes are scored by a job queued at commit (labeling/quality/gold_passes.py): inline here.
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager")]
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
@@ -59,6 +58,7 @@ def test_unset_gold_makes_ordinary_work_again_and_keeps_old_scores():
     project = make_project(quality_control_rate=1.0)
     solution = make_gold(project, [1, 1])
     submit(take(make_annotator(), project), [1, 1])
+    score_gold()
     gold.unset_gold(solution)
     solution.refresh_from_db()
     assert (solution.is_gold, solution.is_screening, gold.gold_ratings(solution)) == (False, False, {})
@@ -91,7 +91,7 @@ def test_compare_counts_the_steps_both_rated(given, expected):
     assert tuple(gold.compare({(0, 0): 1, (1, 0): 1, (2, 0): -1}, given)) == pytest.approx(expected)
 
 
-def test_a_gold_item_from_the_queue_is_scored_on_submit_and_ordinary_work_is_not():
+def test_a_gold_item_from_the_queue_is_scored_by_the_job_and_ordinary_work_is_not():
     project = make_project(quality_control_rate=1.0, overlap=1)
     item = make_gold(project, [1, 1, -1], alternatives={2: 1})
     make_solution(project, steps=2)
@@ -99,6 +99,8 @@ def test_a_gold_item_from_the_queue_is_scored_on_submit_and_ordinary_work_is_not
     a = take(ann, project)
     assert a.solution_id == item.pk and a.is_quality_control
     submit(a, [1, 0, -1], now=later(5), alternatives={(2, 1): 1})
+    assert not GoldScore.objects.exists()  # nothing gold-specific in the submit
+    score_gold()
     score = GoldScore.objects.get(assignment=a)
     assert (score.exact_share, score.within_one_share, score.first_error_same, score.steps_compared) == (
         pytest.approx(2 / 3), 1.0, True, 3)
@@ -107,6 +109,7 @@ def test_a_gold_item_from_the_queue_is_scored_on_submit_and_ordinary_work_is_not
     b = take(ann, project, 10)
     assert b.solution_id != item.pk and not b.is_quality_control
     submit(b, [1, 1], now=later(15))
+    score_gold()
     assert GoldScore.objects.count() == 1
 
 
@@ -130,6 +133,7 @@ def test_rolling_score_is_the_mean_over_the_latest_window_of_gold_passes():
         a = take(ann, project, n)
         assert a.solution_id in items
         submit(a, values, now=later(n))
+    score_gold()
     assert gold.rolling_gold_score(ann, project) == pytest.approx((1 + 1 + 0.5) / 3)
     assert gold.gold_record(ann, project, since=later(1)) == (pytest.approx(0.75), 2)
     project.gold_window = 10

@@ -7,10 +7,9 @@ from django.core.management import call_command
 
 from labeling.models import Annotator, AnnotatorProjectStatus, Assignment
 from labeling.quality import gold, screening
-from tests.factories import later, make_annotator, make_gold, make_project, make_solution, submit, take
+from tests.factories import later, make_annotator, make_gold, make_project, make_solution, score_gold, submit, take
 
-# Gold passes are scored by a job queued at commit (labeling/quality/gold_passes.py): inline here.
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager")]
+pytestmark = pytest.mark.django_db
 
 
 def state(annotator, project):
@@ -136,6 +135,7 @@ def rate_gold(ann, project, exact_values, start=0):
         a = take(ann, project, start + k)
         assert a.is_quality_control
         submit(a, [1] * n + [0] * (4 - n), now=later(start + k))
+        score_gold()
 
 
 @pytest.mark.parametrize("threshold, expected", [(0.75, "active"), (0.7501, "paused"), (0.7499, "active")])
@@ -155,6 +155,7 @@ def test_a_pause_names_the_figures_and_stops_all_work():
     assert state(ann, project) == "active"
     unfinished = take(ann, project, 5)
     submit(unfinished, [1, 1, 0, 0], now=later(6))  # rolling (1 + 0.5 + 0.5) / 3 = 0.67
+    score_gold()
     row = screening.status_of(ann, project)
     assert (row.state, row.decided_by) == ("paused", None)
     assert row.reason == "rolling gold score 0.67 < 0.75 over last 3 gold passes"

@@ -244,7 +244,6 @@ def test_each_gold_item_reaches_an_annotator_once_then_ordinary_work_follows():
         served.append(a.solution_id)
         submission.submit(a, finish_reason="give_up", note="n", now=later(i))
     assert set(served[:2]) == golds and served[2] == ordinary.pk
-    assert queue.pick_quality_control(ann, project) is None
 
 
 def test_quality_control_due_is_a_fresh_draw_at_the_rate():
