@@ -34,6 +34,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
+# The worker draws the [asy] diagrams of imported problems with Asymptote (labeling/diagrams/):
+# LaTeX typesets the labels, dvisvgm writes the SVG. One image for every service, so the web
+# tier carries it too, though it never runs it.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends asymptote dvisvgm \
+    && rm -rf /var/lib/apt/lists/*
+
 # torch first, from the chosen index, so that installing Stepmark keeps it.
 RUN pip install --index-url "${TORCH_INDEX_URL}" "torch==${TORCH_VERSION}"
 

@@ -9,7 +9,7 @@ FRONTEND_STAMP := frontend/dist/.built
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: demo test venv frontend chromium nginx bench clean
+.PHONY: demo test venv frontend chromium nginx asymptote bench clean
 
 venv: $(STAMP)
 
@@ -35,13 +35,18 @@ chromium:
 nginx:
 	@test -x /usr/sbin/nginx || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; }
 
-demo: venv frontend
+# [asy] diagrams are drawn by Debian's Asymptote (with LaTeX for the labels); dvisvgm, which
+# writes its SVG, is a package of its own on Debian 12.
+asymptote:
+	@{ command -v asy && command -v dvisvgm; } >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends asymptote dvisvgm >/dev/null; }
+
+demo: venv frontend asymptote
 	$(PY) -m annotator.demo
 
 # Two runs: the PRM core's tests without Django (proof that the core needs none), then the
 # rest. PYTEST_ARGS (options such as -x, -k or -q) go to both; a run that -k leaves with no
 # test (pytest's exit 5) is not a failure.
-test: venv frontend chromium nginx
+test: venv frontend chromium nginx asymptote
 	env -u DJANGO_SETTINGS_MODULE $(PY) -m pytest -p no:django $(PYTEST_ARGS) tests/scoring/prm || [ $$? -eq 5 ]
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_DEBUG=1 \
 		$(PY) -m pytest --ignore=tests/scoring/prm $(PYTEST_ARGS) || [ $$? -eq 5 ]

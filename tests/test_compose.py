@@ -215,3 +215,13 @@ def test_a_buffering_proxy_is_the_only_way_in(compose):
     custom = load_compose({**REQUIRED_ENV, "WEB_WORKERS": "9", "STEPMARK_HTTP_PORT": "80"})["services"]
     assert custom["web"]["environment"]["STEPMARK_WEB_WORKERS"] == "9"
     assert custom["proxy"]["ports"] == ["80:80"]
+
+
+def test_the_image_draws_diagrams_within_configurable_limits(compose):
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"apt-get install -y --no-install-recommends asymptote dvisvgm", dockerfile)
+    env = compose["services"]["worker"]["environment"]
+    assert (env["STEPMARK_DIAGRAM_TIMEOUT"], env["STEPMARK_DIAGRAM_MEMORY_MB"]) == ("30", "512")
+    custom = load_compose({**REQUIRED_ENV, "STEPMARK_DIAGRAM_TIMEOUT": "60", "STEPMARK_DIAGRAM_MEMORY_MB": "1024"})
+    env = custom["services"]["worker"]["environment"]
+    assert (env["STEPMARK_DIAGRAM_TIMEOUT"], env["STEPMARK_DIAGRAM_MEMORY_MB"]) == ("60", "1024")

@@ -52,7 +52,8 @@ class DrawFailed(Exception):
 
 
 def asy_path():
-    return shutil.which("asy")
+    """The ``asy`` program; None when it or dvisvgm (which writes its SVG) is missing."""
+    return shutil.which("asy") if shutil.which("dvisvgm") else None
 
 
 def draw(code, *, timeout, memory_mb):
@@ -61,7 +62,7 @@ def draw(code, *, timeout, memory_mb):
         raise DrawFailed("import, include or access of a file path is not allowed; name a module")
     program = asy_path()
     if program is None:
-        raise DrawFailed("Asymptote is not installed (make asymptote, or Debian's asymptote and dvisvgm)")
+        raise FileNotFoundError("Asymptote is not installed (make asymptote: Debian's asymptote and dvisvgm)")
     with tempfile.TemporaryDirectory(prefix="stepmark-asy-") as folder:
         for module in MODULES:
             shutil.copy(module, folder)

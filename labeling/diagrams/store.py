@@ -7,6 +7,7 @@ with SKIP LOCKED, so two workers never draw the same code; a drawn or failed row
 again (a re-import finds it by its hash).
 """
 import contextlib
+import logging
 import time
 
 from django.conf import settings
@@ -15,9 +16,11 @@ from django.utils import timezone
 
 from labeling.models import Diagram, Problem, Step
 
-from .asy import DrawFailed, draw
+from .asy import DrawFailed, asy_path, draw
 from .blocks import OPEN, asy_blocks, diagram_hash
 from .svg import UnsafeSVG, sanitise
+
+logger = logging.getLogger(__name__)
 
 
 def texts(project):
@@ -49,6 +52,12 @@ def draw_pending(project):
     """Draw the project's pending diagrams; returns ``(drawn, failed)`` counted by this call."""
     counts = {Diagram.DRAWN: 0, Diagram.FAILED: 0}
     pending = Diagram.objects.filter(projects=project, status=Diagram.PENDING)
+    if asy_path() is None:
+        # Not the diagrams' fault: they stay pending (the page shows their code) until
+        # Asymptote is installed and manage.py draw_diagrams runs.
+        logger.warning("Asymptote is not installed: %s diagrams of project %s stay pending (make asymptote)",
+                       pending.count(), project.pk)
+        return 0, 0
     # Row locks where the database has them (PostgreSQL). SQLite (the demo) has none, and its
     # transactions take the write lock at BEGIN (transaction_mode IMMEDIATE): there the
     # drawing runs outside one, or every submit would wait for asy.

@@ -48,3 +48,14 @@ def test_a_code_is_drawn_once_across_projects():
     assert store.draw_pending(second) == (0, 0)  # already drawn: nothing to do
     assert Diagram.objects.get().drawn_at == drawn.drawn_at
     assert set(drawn.projects.all()) == {first, second}
+
+
+def test_without_asymptote_the_diagrams_stay_pending_not_failed(monkeypatch, tmp_path):
+    project = make_project()
+    make_solution(project, problem=f"[asy]{SQUARE}[/asy]")
+    store.collect(project)
+    monkeypatch.setenv("PATH", str(tmp_path))  # a machine where make asymptote never ran
+    assert store.draw_pending(project) == (0, 0)
+    assert Diagram.objects.get().status == Diagram.PENDING
+    monkeypatch.undo()
+    assert store.draw_pending(project) == (1, 0)  # installed: the next run draws it
