@@ -46,7 +46,8 @@ def prepare():
     from annotator.demo_jobs import start_demo_jobs
 
     start_demo_jobs(log=lambda line: print(line, flush=True))
-    # The default beat schedule, so the admin shows it (the demo itself runs no beat).
+    # The default beat schedule, which the worker's embedded beat runs: among it the job that
+    # scores gold passes every minute (labeling/quality/gold_passes.py).
     call_command("setup_schedules")
 
 
@@ -65,6 +66,9 @@ def children(port):
     worker = [
         sys.executable, "-m", "celery", "-A", "annotator", "worker",
         "-Q", "default,gpu", "--pool=solo", "--loglevel=INFO", "--hostname", "demo@%h",
+        # Beat inside the worker (settings.CELERY_BEAT_SCHEDULER: the schedule in the database):
+        # the scheduled jobs, gold scoring every minute among them.
+        "--beat",
     ]
     return {"web": web, "worker": worker}
 

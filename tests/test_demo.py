@@ -229,6 +229,8 @@ def test_make_demo_runner_serves_then_stops_on_ctrl_c_and_runs_again(tmp_path):
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/") as response:
                 assert response.status == 200
             wait_for(lambda: any("ready." in line for line in lines), proc, lines)  # the Celery worker
+            # ... with beat inside it: the scheduled jobs (gold scoring every minute) run in the demo.
+            wait_for(lambda: any("beat: Starting" in line for line in lines), proc, lines)
             proc.send_signal(signum)
             assert proc.wait(timeout=60) == 0, "".join(lines)
         finally:
