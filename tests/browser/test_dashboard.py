@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from labeling.models import Assignment
-from labeling.quality import gold, screening
+from labeling.quality import gold, gold_passes, screening
 from labeling.work import queue, submission
 from tests.factories import make_solution, make_user
 
@@ -47,7 +47,8 @@ def paused_by_gold():
     item = make_solution(project, steps, **PROBLEM)
     gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): -1})
     submit(item, bob, [1, 1, -1])
-    submit(item, ann, [1, 1, 1, 1])  # misses the error the gold marks: paused on submit
+    submit(item, ann, [1, 1, 1, 1])  # misses the error the gold marks
+    gold_passes.score_pending_gold_passes()  # the scheduled job scores both passes: ann is paused
     assert screening.status_of(ann, project).state == screening.PAUSED
     return project, ann, bob
 
