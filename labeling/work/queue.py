@@ -68,7 +68,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from labeling.models import Annotator, Assignment, Generation, Problem, Solution
-from labeling.models.content import queue_key
+from labeling.models.content import QUEUE_KEY_MODULUS, queue_key
 from labeling.quality import screening
 from labeling.work import rows
 
@@ -96,10 +96,11 @@ def next_assignment(annotator, project, now=None):
     now = now or timezone.now()
     if not project.is_active:
         return None
-    # One draw per request, whichever path serves it and however many rounds it takes.
-    gold_due = quality_control_due(project.quality_control_rate)
+    # One draw per request, whichever path serves it and however many rounds it takes: whether
+    # gold is due, and where in queue-key order to look for a gold item (``_claim_gold``).
+    gold_start = _draw.randrange(QUEUE_KEY_MODULUS) if quality_control_due(project.quality_control_rate) else None
     if uses_functions():
-        handed = _hand_out_in_one(annotator, project, now, gold_due)
+        handed = _hand_out_in_one(annotator, project, now, gold_start)
         if handed is not None:
             return handed
     for _ in range(MAX_ROUNDS):
@@ -121,7 +122,7 @@ def next_assignment(annotator, project, now=None):
                 return _claim_screening(annotator, project, now)
             lapsed, generations = _survey(project, now)
             _reap_lapsed(lapsed, now)
-            found = _claim_gold(annotator, project, now) if gold_due else None
+            found = _claim_gold(annotator, project, now, gold_start) if gold_start is not None else None
             if found is None:
                 found = _claim_open(annotator, project, now, generations)
             if found is not None:
@@ -356,21 +357,23 @@ def _claim_screening(annotator, project, now):
     return _hand_out(annotator, project, item, number, now)
 
 
-def _claim_gold(annotator, project, now):
+def _claim_gold(annotator, project, now, start):
     """Hand out a random gold item the annotator has not had, or None when none is left.
 
-    The same steps as ordinary work (``_claim_open``): one written statement finds and locks
-    the solution with its problem, ``_count_live`` counts it (gold bypasses overlap, but its
-    counter is kept), ``_hand_out`` writes. Blocking on the lock is safe: this transaction
-    holds no other solution's lock yet, and whoever holds a gold row's lock waits for nothing
-    else.
+    The first such item from the random point ``start`` in queue-key order, wrapping round to
+    the lowest key: one probe of solution_gold_idx however many gold items there are (a random
+    sort of them all made gold hand-outs measurably slower than ordinary ones). Then the steps
+    of ordinary work (``_claim_open``): ``_count_live`` (gold bypasses overlap, but its counter
+    is kept) and ``_hand_out``. Blocking on the lock is safe: this transaction holds no other
+    solution's lock yet, and whoever holds a gold row's lock waits for nothing else.
     """
-    found = rows.fetch_one(_SQL_GOLD + _lock(of="s"), [project.pk, annotator.pk],
-                           (Solution, _CANDIDATE), (Problem, _PROBLEM), extra=1)
-    if found is None:
-        return None
-    gold, gold.problem, number = found
-    return _hand_out(annotator, project, gold, number, now, live=_count_live(gold.pk, now))
+    for bound in (start, 0):
+        found = rows.fetch_one(_SQL_GOLD + _lock(of="s"), [project.pk, bound, annotator.pk],
+                               (Solution, _CANDIDATE), (Problem, _PROBLEM), extra=1)
+        if found is not None:
+            gold, gold.problem, number = found
+            return _hand_out(annotator, project, gold, number, now, live=_count_live(gold.pk, now))
+    return None
 
 
 def _hand_out(annotator, project, solution, generation_number, now, live=None):
@@ -414,19 +417,19 @@ def uses_functions():
     return connection.vendor == "postgresql" and settings.STEPMARK_QUEUE_FUNCTIONS
 
 
-def _hand_out_in_one(annotator, project, now, gold_due):
+def _hand_out_in_one(annotator, project, now, gold_start):
     """The common hand-out in one round trip (``stepmark_hand_out``, labeling/work/sql/), or None.
 
     None means the function saw something it leaves to the full path (own work to resume,
     screening, lapsed leases, a paused annotator, nothing open that nobody holds), and the
-    full path runs as if the function had not been asked. A gold item (``gold_due``, drawn
-    by the caller) is handed out here like any other. The assignment comes back as
+    full path runs as if the function had not been asked. A gold item (``gold_start`` not
+    None: drawn by the caller) is handed out here like any other. The assignment comes back as
     ``_hand_out`` builds it, with the payload's step rows attached (``payload_rows``), so the
     response reads nothing more.
     """
     lease = now + timedelta(seconds=project.lease_seconds)
     found = _fetch(_SQL_HAND_OUT_FUNCTION, [project.pk, annotator.pk, now, lease, project.overlap,
-                                            project.requires_screening, gold_due])
+                                            project.requires_screening, gold_start])
     if not found:
         return None
     assignment_id, solution_id, problem_id, generation_id, number, is_gold, problem_text, answer = found[0][:8]
@@ -539,13 +542,14 @@ _CANDIDATE_COLUMNS = f"{rows.columns(Solution, 's', _CANDIDATE)}, {rows.columns(
 _CANDIDATE_JOIN = "JOIN labeling_problem pr ON pr.id = s.problem_id"
 
 
-# A gold item of the project the annotator has not had, at random, with its problem and its
-# generation's number (to lock: FOR UPDATE OF s).
+# The first gold item of the project from a queue key on that the annotator has not had, with
+# its problem and its generation's number (to lock: FOR UPDATE OF s); solution_gold_idx.
 _SQL_GOLD = f"""SELECT {_CANDIDATE_COLUMNS}, (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
     FROM labeling_solution s {_CANDIDATE_JOIN}
-    WHERE s.project_id = %s AND s.is_gold AND NOT s.is_screening
+    WHERE s.project_id = %s AND s.is_gold AND NOT s.is_screening AND {_QUEUE_KEY} >= %s
         AND NOT EXISTS (SELECT 1 FROM labeling_assignment a WHERE a.solution_id = s.id AND a.annotator_id = %s)
-    ORDER BY RANDOM() LIMIT 1"""
+    ORDER BY s.project_id, {_QUEUE_KEY}
+    LIMIT 1"""
 
 _SQL_HAND_OUT_FUNCTION = "SELECT * FROM stepmark_hand_out(%s, %s, %s, %s, %s, %s, %s)"
 

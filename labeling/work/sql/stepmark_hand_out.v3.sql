@@ -12,11 +12,13 @@
 --     own unfinished work to resume ............. _resume_own, _SQL_RESUME (active, or expired with a free slot)
 --     lapsed leases in the project .............. _survey, _reap_lapsed
 --     nothing open that nobody holds ............ _busy_candidate, _wait_for (wait, or "no work")
---   Python only, and handed in: whether gold is due (p_gold_due: queue.quality_control_due's draw).
+--   Python only, and handed in: whether gold is due and where to look (p_gold_start: NULL, or a
+--     random point in queue-key order; queue.next_assignment draws both).
 --   Written twice, here and in _claim_gold, _SQL_GOLD, _claim_open, _next_open, _SQL_OPEN, _count_live
 --   and _hand_out:
---     gold due (after lapsed leases, so here: none in the project): a gold item the annotator has not
---       had, picked at random, its lock waited for; none left: ordinary work
+--     gold due (after lapsed leases, so here: none in the project): the first gold item the annotator
+--       has not had from the random point in queue-key order (wrapping round), its lock waited for;
+--       none left: ordinary work
 --     order: newest generation first, unselected solutions last; within one, selection_rank (NULLs
 --       last) then the queue key (queue.QUEUE_KEY, a fixed scramble of the id); the head of each
 --       counter value compared, the earliest taken
@@ -29,12 +31,12 @@
 --   tests/labeling/work/test_queue_function.py runs a scenario per rule through both paths.
 --
 -- Since version 2 (migration 0012 says why): gold due is a draw made by the caller, not a schedule
--- from the annotator's id and count, and a gold hand-out is made here like any other; the queue
--- order's last key is the scrambled id instead of the id.
+-- from the annotator's id and count, and a gold hand-out is made here like any other; lapsed leases
+-- are declined before gold; the queue order's last key is the scrambled id instead of the id.
 
 CREATE OR REPLACE FUNCTION stepmark_hand_out(
     p_project bigint, p_annotator bigint, p_now timestamptz, p_lease_expires timestamptz,
-    p_overlap integer, p_requires_screening boolean, p_gold_due boolean)
+    p_overlap integer, p_requires_screening boolean, p_gold_start bigint)
 RETURNS TABLE (assignment_id bigint, solution_id bigint, problem_id bigint, generation_id bigint,
                generation_number integer, is_gold boolean, problem text, ground_truth_answer text,
                step_position integer, step_alternative integer, step_text text, step_source varchar,
@@ -86,19 +88,34 @@ BEGIN
         RETURN;
     END IF;
 
-    -- Gold due (queue._claim_gold): one the annotator has not had, at random. Its
-    -- lock is waited for: this transaction holds no solution lock yet, and whoever holds a gold
-    -- row's lock waits for nothing else. None left: ordinary work. (FOR UPDATE after a sort
-    -- locks the row picked; PostgreSQL re-checks it, and a gold row is never deleted under us.)
-    IF p_gold_due THEN
+    -- Gold due (queue._claim_gold): p_gold_start is not NULL. The first gold item the annotator
+    -- has not had from that random point in queue-key order, else from the lowest key: at random,
+    -- in one probe of solution_gold_idx. Its lock is waited for: this transaction holds no
+    -- solution lock yet, and whoever holds a gold row's lock waits for nothing else. None left:
+    -- ordinary work.
+    IF p_gold_start IS NOT NULL THEN
         SELECT s.id, s.problem_id, s.generation_id,
                (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
           INTO v_solution, v_problem, v_generation, v_number
           FROM labeling_solution s
          WHERE s.project_id = p_project AND s.is_gold AND NOT s.is_screening
+           AND ((s.id * 2654435761) % 4294967296) >= p_gold_start
            AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
                            WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
-         ORDER BY random() LIMIT 1 FOR UPDATE OF s;
+         ORDER BY s.project_id, ((s.id * 2654435761) % 4294967296)
+         LIMIT 1 FOR UPDATE OF s;
+        IF v_solution IS NULL THEN
+            SELECT s.id, s.problem_id, s.generation_id,
+                   (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
+              INTO v_solution, v_problem, v_generation, v_number
+              FROM labeling_solution s
+             WHERE s.project_id = p_project AND s.is_gold AND NOT s.is_screening
+               AND ((s.id * 2654435761) % 4294967296) >= 0
+               AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
+                               WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
+             ORDER BY s.project_id, ((s.id * 2654435761) % 4294967296)
+             LIMIT 1 FOR UPDATE OF s;
+        END IF;
         v_gold := v_solution IS NOT NULL;
     END IF;
 

@@ -59,7 +59,7 @@ def session(project, solutions, annotators, seed, calls=60):
     """Random next / submit / walk away over time; every answer in project-independent terms.
 
     Which gold item a gold hand-out gets is random on both paths, so gold items are told apart
-    only from ordinary work (all -1), and their counters are compared as a sorted list. The
+    only from ordinary work (all -1), and their counters are compared in sum. The
     unselected solutions are named by their place in queue order (their ids differ between
     the two projects, and so does the queue key's order).
     """
@@ -88,7 +88,7 @@ def session(project, solutions, annotators, seed, calls=60):
     )
     counters = sorted((index[s.pk], Solution.objects.get(pk=s.pk).live_assignments) for s in solutions
                       if not s.is_gold)
-    gold_counters = sorted(Solution.objects.get(pk=s.pk).live_assignments for s in solutions if s.is_gold)
+    gold_counters = sum(Solution.objects.get(pk=s.pk).live_assignments for s in solutions if s.is_gold)
     return answers, stored, counters, gold_counters
 
 
@@ -126,7 +126,7 @@ def declines(annotator, project, now):
     """The function declines (no row) and writes nothing."""
     before = list(Assignment.objects.order_by("pk").values_list("pk", "state"))
     counters = list(Solution.objects.order_by("pk").values_list("pk", "live_assignments"))
-    found = queue._hand_out_in_one(annotator, project, now, False)
+    found = queue._hand_out_in_one(annotator, project, now, None)
     after = list(Assignment.objects.order_by("pk").values_list("pk", "state"))
     return found is None and before == after and counters == list(
         Solution.objects.order_by("pk").values_list("pk", "live_assignments"))
@@ -137,7 +137,7 @@ def test_the_function_leaves_resumes_lapses_screening_and_pauses_to_python():
     for _ in range(3):
         make_solution(project)
     ann = make_annotator()
-    mine = queue._hand_out_in_one(ann, project, NOW, False)
+    mine = queue._hand_out_in_one(ann, project, NOW, None)
     assert mine is not None
     assert declines(ann, project, NOW)  # own active work comes back through Python
 
@@ -157,7 +157,7 @@ def test_the_function_hands_out_gold_itself_with_the_payload_of_any_task():
     gold = make_solution(project, is_gold=True, steps=2)
     make_solution(project, steps=2)
     ann = make_annotator()
-    got = queue._hand_out_in_one(ann, project, NOW, True)
+    got = queue._hand_out_in_one(ann, project, NOW, 0)
     assert (got.solution_id, got.is_quality_control) == (gold.pk, True)
     stored = Assignment.objects.get(pk=got.pk)
     assert (stored.solution_id, stored.is_quality_control, stored.state) == (gold.pk, True, Assignment.ACTIVE)
@@ -169,7 +169,7 @@ def test_the_function_hands_out_gold_itself_with_the_payload_of_any_task():
 def test_nothing_open_declines_so_python_decides():
     project = make_project(overlap=1)
     make_solution(project)
-    assert queue._hand_out_in_one(make_annotator(), project, NOW, False) is not None
+    assert queue._hand_out_in_one(make_annotator(), project, NOW, None) is not None
     assert declines(make_annotator(), project, NOW)
 
 
@@ -193,7 +193,7 @@ def test_a_hand_out_with_expired_own_work_goes_to_python():
     make_solution(project)
     make_solution(project)
     ann = make_annotator()
-    mine = queue._hand_out_in_one(ann, project, NOW, False)
+    mine = queue._hand_out_in_one(ann, project, NOW, None)
     Assignment.objects.filter(pk=mine.pk).update(state=Assignment.EXPIRED)
     Solution.objects.filter(pk=mine.solution_id).update(live_assignments=0)
     assert declines(ann, project, NOW)
@@ -403,5 +403,5 @@ def test_a_counter_behind_ends_corrected_by_the_function():
     """The scenario above through the function alone: the counter it passed over is right afterwards."""
     project, requests, _, _ = scenario_a_counter_behind_is_corrected()
     full = Solution.objects.get(pk=Assignment.objects.filter(project=project).values_list("solution_id", flat=True)[0])
-    assert queue._hand_out_in_one(requests[0][0], project, NOW, False) is not None
+    assert queue._hand_out_in_one(requests[0][0], project, NOW, None) is not None
     assert Solution.objects.get(pk=full.pk).live_assignments == 2

@@ -68,7 +68,7 @@ def test_the_newest_versions_are_the_ones_the_code_expects():
 def test_migrating_back_and_forth_loads_each_version():
     run("0012_unspottable_gold", "restore")
     assert source("stepmark_hand_out") == body("stepmark_hand_out.v2")
-    assert "p_gold_due" not in definition("stepmark_hand_out")
+    assert "p_gold_start" not in definition("stepmark_hand_out")
     run("0011_hand_out_plans", "restore")
     assert source("stepmark_hand_out") == body("stepmark_hand_out.v1")
     assert "force_generic_plan" not in definition("stepmark_hand_out")
@@ -103,4 +103,4 @@ def test_version_three_orders_by_the_queue_key_the_model_indexes():
     three = body("stepmark_hand_out.v3")
     assert queue_key("s.id") in three
     assert "s.selection_rank NULLS LAST, s.id" not in three
-    assert "p_qc_phase" not in three and "p_gold_due" in signature("stepmark_hand_out.v3")
+    assert "p_qc_phase" not in three and "p_gold_start bigint" in signature("stepmark_hand_out.v3")
