@@ -2,8 +2,8 @@
 from django.contrib import admin
 
 from .models import (
-    Adjudication, Annotator, AnnotatorProjectStatus, Assignment, Generation, GoldProposal, GoldRating, GoldScore,
-    Problem, Project, Rating, Solution, Step,
+    Adjudication, Annotator, AnnotatorProjectStatus, Assignment, Diagram, DiagramProject, Generation, GoldProposal,
+    GoldRating, GoldScore, Problem, Project, Rating, Solution, Step,
 )
 
 
@@ -123,3 +123,27 @@ class GoldProposalAdmin(admin.ModelAdmin):
 class AdjudicationAdmin(admin.ModelAdmin):
     list_display = ["step", "value", "decided_by", "decided_at"]
     raw_id_fields = ["step", "decided_by"]
+
+
+class DiagramProjectInline(admin.TabularInline):
+    model = DiagramProject
+    extra = 0
+    raw_id_fields = ["project"]
+
+
+@admin.register(Diagram)
+class DiagramAdmin(admin.ModelAdmin):
+    """Drawn by the worker (labeling/diagrams/); ``manage.py draw_diagrams --redraw-failed`` draws again."""
+
+    list_display = ["sha256", "status", "draw_seconds", "drawn_at", "created_at"]
+    list_filter = ["status"]
+    search_fields = ["sha256", "code"]
+    readonly_fields = ["sha256", "svg", "error", "draw_seconds", "drawn_at", "created_at"]
+    inlines = [DiagramProjectInline]
+
+
+@admin.register(DiagramProject)
+class DiagramProjectAdmin(admin.ModelAdmin):
+    list_display = ["diagram", "project"]
+    list_filter = ["project"]
+    raw_id_fields = ["diagram"]

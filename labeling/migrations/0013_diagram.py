@@ -23,7 +23,24 @@ class Migration(migrations.Migration):
                 ("draw_seconds", models.FloatField(blank=True, help_text="How long Asymptote took.", null=True)),
                 ("drawn_at", models.DateTimeField(blank=True, null=True)),
                 ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("projects", models.ManyToManyField(related_name="diagrams", to="labeling.project")),
             ],
+        ),
+        migrations.CreateModel(
+            name="DiagramProject",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("diagram", models.ForeignKey(db_index=False, on_delete=models.deletion.CASCADE,
+                                              to="labeling.diagram")),
+                ("project", models.ForeignKey(on_delete=models.deletion.CASCADE, to="labeling.project")),
+            ],
+            options={
+                "constraints": [models.UniqueConstraint(fields=("diagram", "project"), name="diagram_project_unique")],
+            },
+        ),
+        migrations.AddField(
+            model_name="diagram",
+            name="projects",
+            field=models.ManyToManyField(related_name="diagrams", through="labeling.DiagramProject",
+                                         to="labeling.project"),
         ),
     ]

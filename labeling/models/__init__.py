@@ -8,7 +8,7 @@
   AnnotatorProjectStatus, GoldProposal and Adjudication.
 """
 from .content import Generation, Problem, Solution, Step
-from .diagrams import Diagram
+from .diagrams import Diagram, DiagramProject
 from .projects import Project
 from .quality import Adjudication, AnnotatorProjectStatus, GoldProposal, GoldRating, GoldScore
 from .work import Annotator, Assignment, FinishReason, Rating
@@ -19,6 +19,7 @@ __all__ = [
     "AnnotatorProjectStatus",
     "Assignment",
     "Diagram",
+    "DiagramProject",
     "FinishReason",
     "Generation",
     "GoldProposal",

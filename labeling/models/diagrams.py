@@ -22,7 +22,18 @@ class Diagram(models.Model):
     draw_seconds = models.FloatField(null=True, blank=True, help_text="How long Asymptote took.")
     drawn_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    projects = models.ManyToManyField("labeling.Project", related_name="diagrams")
+    projects = models.ManyToManyField("labeling.Project", related_name="diagrams", through="DiagramProject")
 
     def __str__(self):
         return f"diagram {self.sha256[:12]} ({self.status})"
+
+
+class DiagramProject(models.Model):
+    """A project whose text holds the diagram: who may fetch it."""
+
+    # diagram_project_unique leads with the diagram: no index of its own.
+    diagram = models.ForeignKey(Diagram, on_delete=models.CASCADE, db_index=False)
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["diagram", "project"], name="diagram_project_unique")]
