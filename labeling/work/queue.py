@@ -122,9 +122,7 @@ def next_assignment(annotator, project, now=None):
                 return _claim_screening(annotator, project, now)
             lapsed, generations = _survey(project, now)
             _reap_lapsed(lapsed, now)
-            found = _claim_gold(annotator, project, now, gold_start) if gold_start is not None else None
-            if found is None:
-                found = _claim_open(annotator, project, now, generations)
+            found = _claim_open(annotator, project, now, generations, gold_start)
             if found is not None:
                 return found
             busy = _busy_candidate(annotator, project, now)
@@ -307,8 +305,8 @@ def _open_solutions(annotator, project, generation_id, level, columns, join=""):
     return _SQL_OPEN.format(columns=columns, join=join, generation=generation), params
 
 
-def _next_open(annotator, project, generation_id):
-    """Lock the first open solution of a generation in queue order, passing locked rows."""
+def _levels(annotator, project, generation_id):
+    """The counter values to look at in a generation, the one whose head comes first in queue order first."""
     levels = list(range(project.overlap))
     if len(levels) > 1:
         # Look (without locking) at the head of each counter value, all in one statement
@@ -322,6 +320,11 @@ def _next_open(annotator, project, generation_id):
             params += part_params
         heads = _fetch(" UNION ALL ".join(parts), params)
         levels = [level for level, rank, key in sorted(heads, key=lambda h: (h[1] is None, h[1] or 0, h[2]))]
+    return levels
+
+
+def _next_open(annotator, project, generation_id, levels):
+    """Lock the first open solution of a generation in queue order, passing locked rows."""
     for level in levels:
         # With the problem, which the hand-out's payload shows (only the solution is locked).
         sql, params = _open_solutions(annotator, project, generation_id, level, _CANDIDATE_COLUMNS, _CANDIDATE_JOIN)
@@ -332,10 +335,18 @@ def _next_open(annotator, project, generation_id):
     return None
 
 
-def _claim_open(annotator, project, now, generations):
+def _claim_open(annotator, project, now, generations, gold_start=None):
+    """Hand out the first open solution in queue order, or, when gold is due (``gold_start``),
+    a gold item tried in place of the first candidate: up to there a gold hand-out makes the
+    statements of an ordinary one, so its time does not tell."""
     for generation_id, number in generations:
         while True:
-            candidate = _next_open(annotator, project, generation_id)
+            levels = _levels(annotator, project, generation_id)
+            if gold_start is not None:
+                gold, gold_start = _claim_gold(annotator, project, now, gold_start), None
+                if gold is not None:
+                    return gold
+            candidate = _next_open(annotator, project, generation_id, levels)
             if candidate is None:
                 break
             live = _count_live(candidate.pk, now)

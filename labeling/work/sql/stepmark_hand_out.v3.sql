@@ -16,9 +16,9 @@
 --     random point in queue-key order; queue.next_assignment draws both).
 --   Written twice, here and in _claim_gold, _SQL_GOLD, _claim_open, _next_open, _SQL_OPEN, _count_live
 --   and _hand_out:
---     gold due (after lapsed leases, so here: none in the project): the first gold item the annotator
---       has not had from the random point in queue-key order (wrapping round), its lock waited for;
---       none left: ordinary work
+--     gold due (after lapsed leases, so here: none in the project), tried in place of the first
+--       candidate of ordinary work: the first gold item the annotator has not had from the random
+--       point in queue-key order (wrapping round), its lock waited for; none left: ordinary work
 --     order: newest generation first, unselected solutions last; within one, selection_rank (NULLs
 --       last) then the queue key (queue.QUEUE_KEY, a fixed scramble of the id); the head of each
 --       counter value compared, the earliest taken
@@ -54,6 +54,8 @@ DECLARE
     v_generation bigint;
     v_number integer;
     v_gold boolean := false;
+    v_gold_tried boolean := false;
+    v_start bigint;
     v_live bigint;
     v_lapsed bigint;
     v_id bigint;
@@ -88,38 +90,7 @@ BEGIN
         RETURN;
     END IF;
 
-    -- Gold due (queue._claim_gold): p_gold_start is not NULL. The first gold item the annotator
-    -- has not had from that random point in queue-key order, else from the lowest key: at random,
-    -- in one probe of solution_gold_idx. Its lock is waited for: this transaction holds no
-    -- solution lock yet, and whoever holds a gold row's lock waits for nothing else. None left:
-    -- ordinary work.
-    IF p_gold_start IS NOT NULL THEN
-        SELECT s.id, s.problem_id, s.generation_id,
-               (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
-          INTO v_solution, v_problem, v_generation, v_number
-          FROM labeling_solution s
-         WHERE s.project_id = p_project AND s.is_gold AND NOT s.is_screening
-           AND ((s.id * 2654435761) % 4294967296) >= p_gold_start
-           AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
-                           WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
-         ORDER BY s.project_id, ((s.id * 2654435761) % 4294967296)
-         LIMIT 1 FOR UPDATE OF s;
-        IF v_solution IS NULL THEN
-            SELECT s.id, s.problem_id, s.generation_id,
-                   (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
-              INTO v_solution, v_problem, v_generation, v_number
-              FROM labeling_solution s
-             WHERE s.project_id = p_project AND s.is_gold AND NOT s.is_screening
-               AND ((s.id * 2654435761) % 4294967296) >= 0
-               AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
-                               WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
-             ORDER BY s.project_id, ((s.id * 2654435761) % 4294967296)
-             LIMIT 1 FOR UPDATE OF s;
-        END IF;
-        v_gold := v_solution IS NOT NULL;
-    END IF;
-
-    IF NOT v_gold THEN
+    BEGIN
         <<generations>>
         FOR v_gen IN SELECT x.id, x.number FROM (
                          SELECT g.id, g.number FROM labeling_generation g WHERE g.project_id = p_project
@@ -155,6 +126,33 @@ BEGIN
                            LIMIT 1) h;
                 END IF;
                 v_solution := NULL;
+                -- Gold due (queue._claim_gold), tried once, where ordinary work would now take its
+                -- candidate: a gold hand-out runs the statements of an ordinary one up to here.
+                -- p_gold_start is a random point in queue-key order: the first gold item the
+                -- annotator has not had from there, else from the lowest key (one probe of
+                -- solution_gold_idx). Its lock is waited for: this transaction holds no solution
+                -- lock yet, and whoever holds a gold row's lock waits for nothing else. None left:
+                -- ordinary work.
+                IF p_gold_start IS NOT NULL AND NOT v_gold_tried THEN
+                    v_gold_tried := true;
+                    FOREACH v_start IN ARRAY ARRAY[p_gold_start, 0] LOOP
+                        SELECT s.id, s.problem_id, s.generation_id,
+                               (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
+                          INTO v_solution, v_problem, v_generation, v_number
+                          FROM labeling_solution s
+                         WHERE s.project_id = p_project AND s.is_gold AND NOT s.is_screening
+                           AND ((s.id * 2654435761) % 4294967296) >= v_start
+                           AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
+                                           WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
+                         ORDER BY s.project_id, ((s.id * 2654435761) % 4294967296)
+                         LIMIT 1 FOR UPDATE OF s;
+                        EXIT WHEN v_solution IS NOT NULL;
+                    END LOOP;
+                    IF v_solution IS NOT NULL THEN
+                        v_gold := true;
+                        EXIT generations;
+                    END IF;
+                END IF;
                 FOREACH v_level IN ARRAY COALESCE(v_levels, '{}'::integer[]) LOOP
                     IF v_gen.id IS NULL THEN
                         SELECT s.id, s.problem_id, s.generation_id INTO v_solution, v_problem, v_generation
@@ -202,7 +200,8 @@ BEGIN
         IF v_solution IS NULL THEN
             RETURN;  -- nothing open that nobody holds: the full path waits or answers "no work"
         END IF;
-    ELSE
+    END;
+    IF v_gold THEN
         -- queue._count_live for the gold item (it bypasses overlap, but its counter is kept).
         SELECT count(*), COALESCE(sum(CASE WHEN a.state = 'active' AND a.lease_expires_at < p_now
                                       THEN 1 ELSE 0 END), 0)
