@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
+from labeling.analyze import analyze
 from labeling.models import Generation, Project, Solution, Step
 from scoring import worker
 from scoring.champions import ensure_champion
@@ -162,5 +163,7 @@ def select(run):
         run.state = GenerationRun.DONE
         run.finished_at = timezone.now()
         run.save(update_fields=["generation", "selected", "state", "finished_at"])
+    # The queue plans by generation: its statistics must know the new one (labeling/analyze.py).
+    analyze(Solution, SolutionScore)
     return run
 

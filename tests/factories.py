@@ -160,6 +160,17 @@ def submit(assignment, values, now=None, alternatives=None):
     return submission.submit(assignment, finish_reason=reason, ratings=ratings, now=now or NOW)
 
 
+def analyze_counts(*models):
+    """``{model: times ANALYZE ran on its table}`` as PostgreSQL reports it now (labeling/analyze.py)."""
+    from django.db import connection
+
+    tables = {m._meta.db_table: m for m in models}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT relname, analyze_count FROM pg_stat_user_tables WHERE relname = ANY(%s)", [list(tables)])
+        return {tables[name]: count for name, count in cursor.fetchall()}
+
+
 def score_gold():
     """Run the scheduled job that scores gold passes (labeling/quality/gold_passes.py); how many it scored."""
     return gold_passes.score_pending_gold_passes()

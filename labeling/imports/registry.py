@@ -3,7 +3,9 @@ from pathlib import Path
 
 from django.db import transaction
 
+from labeling.analyze import analyze
 from labeling.diagrams.tasks import queue_after_commit as queue_diagrams
+from labeling.models import Annotator, Assignment, Generation, Problem, Rating, Solution, Step
 
 from .common import ImportFailed, Progress, read_jsonl
 
@@ -45,6 +47,9 @@ def run_import(format_name, source, project, *, path=None, progress=None, show_p
             queue_diagrams(project)
     except ImportFailed as exc:
         raise exc.at(path) from None
+    # The planner's statistics for what was just written: without them a fresh project runs the
+    # annotator loop at half speed until autovacuum comes by (labeling/analyze.py).
+    analyze(Problem, Solution, Step, Annotator, Assignment, Rating, Generation)
     progress.done()
     return result
 

@@ -17,6 +17,7 @@ from scoring import jobs, runs, worker
 from scoring.champions import champion, ensure_champion
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from scoring.retrain import retrain_if_due
+from tests.factories import analyze_counts
 
 PROBLEMS = 12  # x 4 model solutions each
 
@@ -86,6 +87,12 @@ def test_a_generation_scores_the_pool_and_selects_convincing_wrong_answers(proje
     # The queue serves the generation in rank order.
     first = queue.next_assignment(Annotator.objects.create(), project)
     assert first.solution_id == chosen[0].pk and first.generation == 1
+
+
+def test_a_generation_ends_by_analysing_what_it_wrote(project):
+    before = analyze_counts(Solution, SolutionScore)
+    run_one(project, batch_size=10)
+    assert analyze_counts(Solution, SolutionScore) == {model: n + 1 for model, n in before.items()}
 
 
 def test_a_rerun_does_nothing_and_an_interrupted_run_continues_without_duplicates(project):
