@@ -39,6 +39,17 @@ def create_database(url):
             print(f"created database {name}", flush=True)
 
 
+def drop_database(url):
+    """Drop the PostgreSQL database ``url`` names if it exists (a benchmark's own, by its name)."""
+    import psycopg
+
+    parts = urllib.parse.urlsplit(url)
+    name = parts.path.lstrip("/")
+    admin = urllib.parse.urlunsplit(parts._replace(path="/postgres", scheme="postgresql"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def migrate():
     """Set Django up on ``DATABASE_URL`` and bring the schema up to date."""
     import django

@@ -32,6 +32,10 @@ wait of any annotator: a fair server keeps it within a few seconds.
 ``--profile N`` then runs N loops in this process, one at a time, and prints where a
 request's time goes: SQL per calling function, and the Python functions that cost most.
 
+``--fresh`` measures a new deployment instead: the database dropped and created, the project
+imported and nothing else (no history beside it, no ANALYZE or VACUUM by the bench), so the
+planner has only what the import left it (imports analyse what they wrote: labeling/analyze.py).
+
 The benchmark owns its database: a PostgreSQL name not ending in ``loadbench`` gets
 ``_loadbench`` appended (default ``stepmark_loadbench``); it is created if missing and
 migrated, and only the benchmark's project is reset between runs.
@@ -58,7 +62,7 @@ import urllib.parse
 import uuid
 from pathlib import Path
 
-from bench._database import bench_database_url, create_database, migrate, use_database
+from bench._database import bench_database_url, create_database, drop_database, migrate, use_database
 from bench._server import children, cpu_seconds, gunicorn, nginx
 from labeling.data import data_path
 
@@ -90,19 +94,23 @@ def main(argv=None):
                              "(the clients keep their connections to it), or none: clients talk to gunicorn "
                              "(default nginx)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N loops in-process")
+    parser.add_argument("--fresh", action="store_true",
+                        help="a new deployment: the database dropped and created, the project imported and nothing "
+                             "else (no labelled history beside it, no ANALYZE or VACUUM by the bench): what the "
+                             "planner has is what the import left (PostgreSQL)")
     args = parser.parse_args(argv)
     # --servers '' with --profile: only the in-process profile.
     servers = [_server_shape(spec) for spec in args.servers.split(",") if spec]
 
     workdir = tempfile.mkdtemp(prefix="stepmark-loadbench-")
-    database_url = _configure(args.sqlite, workdir)
+    database_url = _configure(args.sqlite, workdir, fresh=args.fresh)
     start = time.monotonic()
-    project_id, tokens = _prepare(args.concurrency)
+    project_id, tokens = _prepare(args.concurrency, fresh=args.fresh)
     print(f"database: {_redacted(database_url)}; set up in {time.monotonic() - start:.1f}s", flush=True)
 
     results = []
     for workers, threads in servers:
-        _reset(project_id)
+        _reset(project_id, vacuum=not args.fresh)
         load_before = os.getloadavg()[0]
         with gunicorn(database_url, workers=workers, threads=threads, ready_path="/api/me/",
                       extra_args=["--keep-alive", str(args.keep_alive),
@@ -150,12 +158,14 @@ def _shape_name(workers, threads):
 # --- the database and the project --------------------------------------------------------
 
 
-def _configure(sqlite, workdir):
+def _configure(sqlite, workdir, fresh=False):
     if sqlite:
         url = f"sqlite:///{workdir}/loadbench.sqlite3"
     else:
         url = bench_database_url("postgres://postgres@127.0.0.1:5432/stepmark_loadbench", "loadbench",
                                  "without --sqlite this benchmark needs PostgreSQL: set DATABASE_URL or leave it unset")
+        if fresh:
+            drop_database(url)
         create_database(url)
     use_database(url)
     migrate()
@@ -167,7 +177,7 @@ def _redacted(url):
     return urllib.parse.urlunsplit(parts._replace(netloc=parts.hostname or "")) if parts.password else url
 
 
-def _prepare(concurrency):
+def _prepare(concurrency, fresh=False):
     """The project (imported once) and ``concurrency`` annotators: [(token key, annotator id)]."""
     from django.contrib.auth import get_user_model
     from django.db import connection
@@ -183,7 +193,7 @@ def _prepare(concurrency):
     if created or not project.solutions.exists():
         result = run_import("gsm8k-examples", data_path("gsm8k/example_model_solutions.jsonl.gz"), project)
         print(f"imported {result.details['solutions']:,} solutions of {result.details['problems']:,} problems", flush=True)
-        if connection.vendor == "postgresql":
+        if connection.vendor == "postgresql" and not fresh:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
     User = get_user_model()
@@ -194,7 +204,8 @@ def _prepare(concurrency):
         annotator = grant_role(user, ANNOTATOR)
         token, _ = Token.objects.get_or_create(user=user)
         tokens.append((token.key, annotator.pk))
-    _seed_history([pk for key, pk in tokens])
+    if not fresh:
+        _seed_history([pk for key, pk in tokens])
     return project.pk, tokens
 
 
@@ -245,7 +256,7 @@ def _seed_history(annotators):
     print(f"history: {history.assignments.count():,} submitted assignments in {HISTORY!r}", flush=True)
 
 
-def _reset(project_id):
+def _reset(project_id, vacuum=True):
     """Forget every assignment of the benchmark's project, so each run starts on a fresh queue."""
     from django.db import connection, transaction
 
@@ -255,7 +266,7 @@ def _reset(project_id):
         cursor.execute(f"DELETE FROM labeling_step WHERE author_id IN ({work})", [project_id])
         cursor.execute("DELETE FROM labeling_assignment WHERE project_id = %s", [project_id])
         cursor.execute("UPDATE labeling_solution SET live_assignments = 0 WHERE project_id = %s", [project_id])
-    if connection.vendor == "postgresql":
+    if connection.vendor == "postgresql" and vacuum:
         # Every run starts from the same tables: no dead rows of the last run, fresh statistics.
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE labeling_assignment, labeling_rating, labeling_solution, labeling_step")
