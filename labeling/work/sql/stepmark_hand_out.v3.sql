@@ -148,12 +148,10 @@ BEGIN
                          LIMIT 1 FOR UPDATE OF s;
                         EXIT WHEN v_solution IS NOT NULL;
                     END LOOP;
-                    IF v_solution IS NOT NULL THEN
-                        v_gold := true;
-                        EXIT generations;
-                    END IF;
+                    v_gold := v_solution IS NOT NULL;
                 END IF;
-                FOREACH v_level IN ARRAY COALESCE(v_levels, '{}'::integer[]) LOOP
+                FOREACH v_level IN ARRAY CASE WHEN v_gold THEN '{}'::integer[]
+                                              ELSE COALESCE(v_levels, '{}'::integer[]) END LOOP
                     IF v_gen.id IS NULL THEN
                         SELECT s.id, s.problem_id, s.generation_id INTO v_solution, v_problem, v_generation
                           FROM labeling_solution s
@@ -179,7 +177,8 @@ BEGIN
                 END LOOP;
                 EXIT WHEN v_solution IS NULL;  -- on to the next generation
 
-                -- queue._count_live, under the solution's lock.
+                -- queue._count_live, under the solution's lock (a gold item's too: it bypasses overlap,
+                -- but its counter is kept).
                 SELECT count(*), COALESCE(sum(CASE WHEN a.state = 'active' AND a.lease_expires_at < p_now
                                               THEN 1 ELSE 0 END), 0)
                   INTO v_live, v_lapsed
@@ -189,6 +188,9 @@ BEGIN
                      WHERE labeling_assignment.solution_id = v_solution AND state = 'active' AND lease_expires_at < p_now;
                 END IF;
                 v_live := v_live - v_lapsed;
+                IF v_gold THEN
+                    EXIT generations;  -- v_number is the gold item's generation's
+                END IF;
                 IF v_live < p_overlap THEN
                     v_number := v_gen.number;
                     EXIT generations;
@@ -201,19 +203,6 @@ BEGIN
             RETURN;  -- nothing open that nobody holds: the full path waits or answers "no work"
         END IF;
     END;
-    IF v_gold THEN
-        -- queue._count_live for the gold item (it bypasses overlap, but its counter is kept).
-        SELECT count(*), COALESCE(sum(CASE WHEN a.state = 'active' AND a.lease_expires_at < p_now
-                                      THEN 1 ELSE 0 END), 0)
-          INTO v_live, v_lapsed
-          FROM labeling_assignment a WHERE a.solution_id = v_solution AND a.state IN ('active', 'submitted');
-        IF v_lapsed > 0 THEN
-            UPDATE labeling_assignment SET state = 'expired'
-             WHERE labeling_assignment.solution_id = v_solution AND state = 'active' AND lease_expires_at < p_now;
-        END IF;
-        v_live := v_live - v_lapsed;
-    END IF;
-
     -- queue._hand_out.
     INSERT INTO labeling_assignment (project_id, solution_id, annotator_id, state, created_at, handed_out_at,
                                      last_activity_at, lease_expires_at, finish_note, generation,
