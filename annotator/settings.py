@@ -27,15 +27,26 @@ def env_list(name, default=""):
 DEBUG = env_bool("DJANGO_DEBUG", False)
 
 # The secret key must come from the environment in production; only a debug (demo or test)
-# process may fall back to a fixed development key.
+# process may fall back to a fixed development key. Outside debug a guessable key is refused at
+# startup by the rule of Django's security.W009 (50 characters, 5 distinct, not Django's
+# "django-insecure-" placeholder): sessions, password-reset links and signed values rest on it.
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG and not env_bool("STEPMARK_ALLOW_DEV_SECRET", False):
-        from django.core.exceptions import ImproperlyConfigured
+SECRET_KEY_MIN_LENGTH, SECRET_KEY_MIN_DISTINCT = 50, 5
+if not DEBUG and not env_bool("STEPMARK_ALLOW_DEV_SECRET", False):
+    from django.core.exceptions import ImproperlyConfigured
 
+    if not SECRET_KEY.strip():
         raise ImproperlyConfigured(
             "DJANGO_SECRET_KEY is not set. Set it (or DJANGO_DEBUG=1 for local development)."
         )
+    if (len(SECRET_KEY) < SECRET_KEY_MIN_LENGTH or len(set(SECRET_KEY)) < SECRET_KEY_MIN_DISTINCT
+            or SECRET_KEY.startswith("django-insecure-")):
+        raise ImproperlyConfigured(
+            f"DJANGO_SECRET_KEY is too weak: it has {len(SECRET_KEY)} characters ({len(set(SECRET_KEY))} distinct)"
+            f" or Django's placeholder prefix; use at least {SECRET_KEY_MIN_LENGTH} random characters,"
+            " for instance `openssl rand -hex 32`."
+        )
+if not SECRET_KEY:
     SECRET_KEY = "stepmark-development-only-key-never-use-in-production"
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
@@ -59,6 +70,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # The Content-Security-Policy header (SECURE_CSP below).
+    "annotator.headers.ContentSecurityPolicyMiddleware",
     # Static files straight from gunicorn (demo and compose have no separate file server).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -141,12 +154,53 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 
+# --- Security headers (HTTPS, Content-Security-Policy) -----------------------------------------
+# DJANGO_SECURE_COOKIES says the site is served over HTTPS, through a TLS proxy in front of
+# nginx (docs/deployment.md). Then browsers are told to stay on HTTPS (HSTS), plain http is
+# redirected, and a request counts as HTTPS when the proxy's X-Forwarded-Proto says so
+# (deploy/nginx.conf passes on only "https", else its own scheme).
+if SESSION_COOKIE_SECURE:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+    # Preloading commits the whole registered domain to HTTPS in every browser for months:
+    # the domain owner's choice, so off unless asked for, and check --deploy's reminder
+    # (security.W021) is not a fault of this deployment.
+    SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
+
+# Only Stepmark's own files may run or style a page: the built frontend (KaTeX and its fonts
+# included), the admin's, DRF's and Swagger UI's static files. No inline script, style element
+# or style attribute is allowed (the templates use none), so markup that slips past escaping
+# still cannot run. A response that sets its own policy keeps it: the diagram endpoint's is
+# stricter (labeling/api/diagrams.py), and pages show its drawings through img-src 'self'.
+# Django 6.0's SECURE_CSP takes the same form; tests/browser/test_csp.py loads every page in
+# Chromium and fails on any violation.
+SECURE_CSP = {
+    "default-src": ["'none'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "font-src": ["'self'"],
+    "img-src": ["'self'"],
+    "connect-src": ["'self'"],
+    "form-action": ["'self'"],
+    "base-uri": ["'none'"],
+    "frame-ancestors": ["'none'"],
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's own two, the browsable API's without its inline style (Content-Security-Policy).
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "labeling.api.renderers.BrowsableAPIRenderer",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,

@@ -1,13 +1,15 @@
 """Root URLs: the pages, the REST API under /api/, its OpenAPI schema, and the admin."""
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
+
+from annotator.api_docs import DocsView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="openapi-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="api-docs"),
+    path("api/docs/", DocsView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("api/", include("labeling.api.urls")),
     path("api/", include("scoring.api")),  # generation runs, checkpoints, retraining (researchers)
     path("", include("labeling.web.urls")),

@@ -28,6 +28,9 @@ def free_port():
 def server_env(database_url, **extra):
     """The environment of a production-like web process: DEBUG off, a real secret key."""
     env = dict(os.environ)
+    # Plain http on the loopback unless the caller's environment says otherwise: secure cookies
+    # would also redirect every request to https.
+    env.setdefault("DJANGO_SECURE_COOKIES", "0")
     env.update(
         DATABASE_URL=database_url,
         DJANGO_DEBUG="0",

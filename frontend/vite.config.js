@@ -10,6 +10,10 @@ export default defineConfig({
     outDir: "dist",
     emptyOutDir: true,
     manifest: true,
+    // Every asset its own file, none inlined as a data: URL (Vite inlines those under 4 KB,
+    // one of KaTeX's fonts among them): the Content-Security-Policy allows only the site's
+    // own files (annotator/settings.py SECURE_CSP).
+    assetsInlineLimit: 0,
     rollupOptions: {
       // One entry per page family; templates name the entry they need.
       input: {
