@@ -62,13 +62,23 @@ def generation_stats(project, picks=5):
     return rows
 
 
+def excerpt(text, limit=300):
+    """``text`` up to ``limit`` characters, cut at a space and marked with "…" when shortened."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if not text[limit].isspace() and " " in head:  # a word runs past the limit: leave it out
+        head = head[:head.rfind(" ")]
+    return head.rstrip() + "…"
+
+
 def _picks(solutions, limit, rated, found_wrong):
     if not limit:
         return []
     chosen = solutions.select_related("problem").order_by(F("selection_rank").asc(nulls_last=True), "pk")[:limit]
     return [
         {"solution": s.pk, "rank": s.selection_rank, "verifier_score": s.verifier_score, "is_correct": s.is_correct,
-         "final_answer": s.final_answer, "problem": s.problem.problem[:300], "rated": s.pk in rated,
+         "final_answer": s.final_answer, "problem": excerpt(s.problem.problem), "rated": s.pk in rated,
          "found_wrong": s.pk in found_wrong}
         for s in chosen
     ]

@@ -4,7 +4,8 @@ import { svg } from "./dom.js";
 
 const W = 640;
 const H = 200;
-const PAD = { left: 40, right: 10, top: 10, bottom: 28 };
+// Right: room for half of the last x label ("11-25"), which is centred on the last point.
+const PAD = { left: 40, right: 20, top: 10, bottom: 28 };
 
 function frame(testid, label) {
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img", "aria-label": label });

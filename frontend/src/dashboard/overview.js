@@ -40,7 +40,7 @@ function headline(data, root) {
     figure("same first error", fe.share === null ? "—" : `${pct(fe.share)} of ${fe.pairs} pairs`),
     figure("step ratings", data.ratings.toLocaleString()),
     figure("passes today", data.throughput.done_today.passes.toLocaleString()),
-    figure(`left in generation ${eta.generation ?? "—"}`, eta.seconds === null ? `${eta.remaining_slots} slots` :
+    figure(left(eta), eta.seconds === null ? `${eta.remaining_slots} slots` :
       `${eta.remaining_slots} slots ≈ ${fmt(eta.seconds / 3600, 1)} h`),
   );
   box.append(row);
@@ -129,8 +129,13 @@ function queue(data) {
   const eta = data.throughput.eta;
   box.append(t, el("p", "muted small", eta.seconds === null ? "No estimate: nobody submitted in the last 24 hours." :
     `At the median ${fmt(eta.median_pass_seconds, 0)} s per pass with ${eta.active_annotators} active annotators: ` +
-    `about ${fmt(eta.seconds / 3600, 1)} hours of work left in generation ${eta.generation}.`));
+    `about ${fmt(eta.seconds / 3600, 1)} hours of work ${left(eta)}.`));
   return box;
+}
+
+// Imported work outside any generation has no number to name.
+function left(eta) {
+  return eta.generation == null ? "left to rate" : `left in generation ${eta.generation}`;
 }
 
 function kappa(data) {

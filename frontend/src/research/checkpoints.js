@@ -69,7 +69,9 @@ async function render(body, urls) {
       if (c.is_champion) tr.className = "champion";
       const why = el("span", c.status === "failed" ? "reason failed" : "reason", c.reason || "");
       if (c.status === "failed") why.dataset.testid = "checkpoint-error";
-      return [`#${c.id}${c.is_champion ? " ★" : ""}`, c.status, c.generation ?? "—", String(c.passes ?? "—"),
+      // A champion that a later checkpoint replaced keeps its status; say that it was replaced.
+      const status = c.status === "champion" && !c.is_champion ? "former champion" : c.status;
+      return [`#${c.id}${c.is_champion ? " ★" : ""}`, status, c.generation ?? "—", String(c.passes ?? "—"),
         ...metrics.map(([key]) => fmt(heldout(c)?.[key], 3)), when(c.created_at), when(c.finished_at), why];
     }, "checkpoint-table"));
   if (checkpoints.some((c) => c.status === "training")) {

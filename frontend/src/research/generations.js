@@ -132,7 +132,11 @@ function figures(generations, options) {
     box.append(el("p", "muted", "No generation yet."));
     return box;
   }
-  box.append(columnChart(generations.map((g) => ({
+  if (generations.every((g) => g.hit_rate === null)) {
+    // An empty chart reads as "people found nothing"; say instead that nothing is rated yet.
+    box.append(el("p", "muted", "Nobody has rated a pick yet: the hit rate (the share of rated picks people " +
+      "found wrong) appears per generation once they do."));
+  } else box.append(columnChart(generations.map((g) => ({
     label: `g${g.generation}`, parts: [{ value: g.hit_rate ?? 0, kind: "bad" }],
     title: g.hit_rate === null ? "not rated yet" : `${pct(g.hit_rate)} of ${g.rated} rated found wrong`,
   })), { testid: "hit-rate-chart", label: "Hit rate per generation", max: 1, format: (v) => pct(v) }));

@@ -59,3 +59,13 @@ def test_a_generation_nobody_rated_yet():
     assert (row["selected"], row["rated"], row["passes"]) == (1, 0, 0)
     assert row["hit_rate"] is None and row["median_seconds"] is None and row["person_hours"] == 0.0
     assert generation_stats(make_project()) == []
+
+
+def test_a_long_problem_is_cut_at_a_space_and_says_so():
+    from labeling.stats.generations import excerpt
+
+    text = "word " * 100  # 500 characters
+    assert excerpt(text) == ("word " * 60).rstrip() + "…"
+    assert excerpt("short problem") == "short problem"
+    assert excerpt("aaa bbbbbb", limit=6) == "aaa…"
+    assert excerpt("x" * 301) == "x" * 300 + "…"  # no space to cut at
