@@ -372,19 +372,19 @@ def _claim_gold(annotator, project, now, start):
     """Hand out a random gold item the annotator has not had, or None when none is left.
 
     The first such item from the random point ``start`` in queue-key order, wrapping round to
-    the lowest key: one probe of solution_gold_idx however many gold items there are (a random
-    sort of them all made gold hand-outs measurably slower than ordinary ones). Then the steps
+    the lowest key, found and locked in one statement (``_SQL_GOLD``): two probes of
+    solution_gold_idx however many gold items there are (a random sort of them all made gold
+    hand-outs measurably slower than ordinary ones). Then the steps
     of ordinary work (``_claim_open``): ``_count_live`` (gold bypasses overlap, but its counter
     is kept) and ``_hand_out``. Blocking on the lock is safe: this transaction holds no other
     solution's lock yet, and whoever holds a gold row's lock waits for nothing else.
     """
-    for bound in (start, 0):
-        found = rows.fetch_one(_SQL_GOLD + _lock(of="s"), [project.pk, bound, annotator.pk],
-                               (Solution, _CANDIDATE), (Problem, _PROBLEM), extra=1)
-        if found is not None:
-            gold, gold.problem, number = found
-            return _hand_out(annotator, project, gold, number, now, live=_count_live(gold.pk, now))
-    return None
+    found = rows.fetch_one(_SQL_GOLD + _lock(of="s"), [project.pk, start, annotator.pk, project.pk, annotator.pk],
+                           (Solution, _CANDIDATE), (Problem, _PROBLEM), extra=1)
+    if found is None:
+        return None
+    gold, gold.problem, number = found
+    return _hand_out(annotator, project, gold, number, now, live=_count_live(gold.pk, now))
 
 
 def _hand_out(annotator, project, solution, generation_number, now, live=None):
@@ -553,14 +553,19 @@ _CANDIDATE_COLUMNS = f"{rows.columns(Solution, 's', _CANDIDATE)}, {rows.columns(
 _CANDIDATE_JOIN = "JOIN labeling_problem pr ON pr.id = s.problem_id"
 
 
-# The first gold item of the project from a queue key on that the annotator has not had, with
-# its problem and its generation's number (to lock: FOR UPDATE OF s); solution_gold_idx.
+# The first gold item of the project from a queue key on (else from the lowest) that the
+# annotator has not had, with its problem and its generation's number: to lock (FOR UPDATE OF s).
+# Each probe is a walk of solution_gold_idx; the outer query re-checks is_gold under the lock.
+_GOLD_PROBE = f"""SELECT s.id FROM labeling_solution s
+        WHERE s.project_id = %s AND s.is_gold AND NOT s.is_screening AND {_QUEUE_KEY} >= {{bound}}
+            AND NOT EXISTS (SELECT 1 FROM labeling_assignment a WHERE a.solution_id = s.id AND a.annotator_id = %s)
+        ORDER BY s.project_id, {_QUEUE_KEY} LIMIT 1"""
 _SQL_GOLD = f"""SELECT {_CANDIDATE_COLUMNS}, (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
     FROM labeling_solution s {_CANDIDATE_JOIN}
-    WHERE s.project_id = %s AND s.is_gold AND NOT s.is_screening AND {_QUEUE_KEY} >= %s
-        AND NOT EXISTS (SELECT 1 FROM labeling_assignment a WHERE a.solution_id = s.id AND a.annotator_id = %s)
-    ORDER BY s.project_id, {_QUEUE_KEY}
-    LIMIT 1"""
+    WHERE s.is_gold AND s.id = (SELECT probe.id FROM (
+        SELECT 0 AS part, id FROM ({_GOLD_PROBE.format(bound="%s")}) later
+        UNION ALL SELECT 1 AS part, id FROM ({_GOLD_PROBE.format(bound="0")}) earlier) probe
+        ORDER BY probe.part LIMIT 1)"""
 
 _SQL_HAND_OUT_FUNCTION = "SELECT * FROM stepmark_hand_out(%s, %s, %s, %s, %s, %s, %s)"
 

@@ -55,7 +55,6 @@ DECLARE
     v_number integer;
     v_gold boolean := false;
     v_gold_tried boolean := false;
-    v_start bigint;
     v_live bigint;
     v_lapsed bigint;
     v_id bigint;
@@ -129,25 +128,35 @@ BEGIN
                 -- Gold due (queue._claim_gold), tried once, where ordinary work would now take its
                 -- candidate: a gold hand-out runs the statements of an ordinary one up to here.
                 -- p_gold_start is a random point in queue-key order: the first gold item the
-                -- annotator has not had from there, else from the lowest key (one probe of
-                -- solution_gold_idx). Its lock is waited for: this transaction holds no solution
-                -- lock yet, and whoever holds a gold row's lock waits for nothing else. None left:
-                -- ordinary work.
+                -- annotator has not had from there, else from the lowest key, in one statement (a
+                -- walk of solution_gold_idx each way). Its lock is waited for: this transaction
+                -- holds no solution lock yet, and whoever holds a gold row's lock waits for nothing
+                -- else. None left: ordinary work.
                 IF p_gold_start IS NOT NULL AND NOT v_gold_tried THEN
                     v_gold_tried := true;
-                    FOREACH v_start IN ARRAY ARRAY[p_gold_start, 0] LOOP
-                        SELECT s.id, s.problem_id, s.generation_id,
-                               (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
-                          INTO v_solution, v_problem, v_generation, v_number
-                          FROM labeling_solution s
-                         WHERE s.project_id = p_project AND s.is_gold AND NOT s.is_screening
-                           AND ((s.id * 2654435761) % 4294967296) >= v_start
-                           AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
-                                           WHERE a.solution_id = s.id AND a.annotator_id = p_annotator)
-                         ORDER BY s.project_id, ((s.id * 2654435761) % 4294967296)
-                         LIMIT 1 FOR UPDATE OF s;
-                        EXIT WHEN v_solution IS NOT NULL;
-                    END LOOP;
+                    SELECT s.id, s.problem_id, s.generation_id,
+                           (SELECT g.number FROM labeling_generation g WHERE g.id = s.generation_id)
+                      INTO v_solution, v_problem, v_generation, v_number
+                      FROM labeling_solution s
+                     WHERE s.is_gold AND s.id = (
+                         SELECT probe.id FROM (
+                             SELECT 0 AS part, later.id FROM (
+                                 SELECT g.id FROM labeling_solution g
+                                  WHERE g.project_id = p_project AND g.is_gold AND NOT g.is_screening
+                                    AND ((g.id * 2654435761) % 4294967296) >= p_gold_start
+                                    AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
+                                                    WHERE a.solution_id = g.id AND a.annotator_id = p_annotator)
+                                  ORDER BY g.project_id, ((g.id * 2654435761) % 4294967296) LIMIT 1) later
+                             UNION ALL
+                             SELECT 1 AS part, earlier.id FROM (
+                                 SELECT g.id FROM labeling_solution g
+                                  WHERE g.project_id = p_project AND g.is_gold AND NOT g.is_screening
+                                    AND ((g.id * 2654435761) % 4294967296) >= 0
+                                    AND NOT EXISTS (SELECT 1 FROM labeling_assignment a
+                                                    WHERE a.solution_id = g.id AND a.annotator_id = p_annotator)
+                                  ORDER BY g.project_id, ((g.id * 2654435761) % 4294967296) LIMIT 1) earlier
+                         ) probe ORDER BY probe.part LIMIT 1)
+                     FOR UPDATE OF s;
                     v_gold := v_solution IS NOT NULL;
                 END IF;
                 FOREACH v_level IN ARRAY CASE WHEN v_gold THEN '{}'::integer[]

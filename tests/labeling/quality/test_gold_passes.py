@@ -67,3 +67,29 @@ def test_screening_passes_are_still_scored_with_the_submit():
     submit(a, [1, 1], now=later(1))
     assert GoldScore.objects.get(assignment=a).is_screening
     assert screening.status_of(ann, project).state == screening.ACTIVE
+
+
+@pytest.mark.parametrize("functions", [True, False])
+def test_a_gold_hand_out_makes_the_statements_of_an_ordinary_one(settings, functions):
+    # Only the statement that picks the solution differs (a gold item instead of open work).
+    settings.STEPMARK_QUEUE_FUNCTIONS = functions
+    project = make_project(overlap=2)
+    make_gold(project, [1, 1])
+    for _ in range(3):
+        make_solution(project, steps=2)
+
+    def hand_out(rate):
+        project.quality_control_rate = rate
+        project.save()
+        annotator = make_annotator()
+        with CaptureQueriesContext(connection) as queries:
+            got = take(annotator, project)
+        # Numbers and flags blanked out: the written assignment says whether it is gold.
+        return got.is_quality_control, [re.sub(r"\b(true|false)\b", "B", re.sub(r"\d+", "N", q["sql"]), flags=re.I)
+                                        for q in queries.captured_queries]
+
+    (gold, gold_sql), (ordinary, ordinary_sql) = hand_out(1.0), hand_out(0.0)
+    assert gold and not ordinary
+    assert len(gold_sql) == len(ordinary_sql)
+    differing = [i for i, (g, o) in enumerate(zip(gold_sql, ordinary_sql)) if g != o]
+    assert len(differing) <= 1, differing
