@@ -5,6 +5,7 @@ docs/configuration.md). The defaults give the embedded demo: SQLite under ``var/
 background jobs on a filesystem broker, so nothing but Python is needed to try Stepmark.
 """
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -59,6 +60,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",  # login lockouts (labeling/access/lockout.py), shown and lifted in the admin
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -69,6 +71,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: REMOTE_ADDR becomes the client's address (STEPMARK_TRUSTED_PROXIES below).
+    "labeling.access.client_address.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # The Content-Security-Policy header (SECURE_CSP below).
     "annotator.headers.ContentSecurityPolicyMiddleware",
@@ -80,6 +84,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as axes asks: turns a locked-out login form's answer into the 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "annotator.urls"
@@ -126,10 +132,48 @@ STEPMARK_QUEUE_FUNCTIONS = env_bool("STEPMARK_QUEUE_FUNCTIONS", True)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# --- Accounts and logins -----------------------------------------------------------------
+# A new password (admin, password change or reset, createsuperuser) must be 12 characters or
+# more, not mostly the username or e-mail, not on Django's list of 20,000 common passwords,
+# and not digits only.
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# The lockout backend comes first: it refuses a locked-out account or address before any
+# password is checked, on every login form (site, admin, POST /api/auth/token/).
+AUTHENTICATION_BACKENDS = [
+    "labeling.access.lockout.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# STEPMARK_LOGIN_FAILURE_LIMIT failed logins for one username, or from one client address,
+# lock that username or address for STEPMARK_LOGIN_COOLOFF_MINUTES after the last failure (an
+# admin lifts a lock sooner by deleting it under Axes > Access attempts). The failures are
+# counted in the database: every web process shares them.
+AXES_FAILURE_LIMIT = int(os.environ.get("STEPMARK_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("STEPMARK_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# Attempts against a locked account are not recorded: the cool-off runs out on time, and a
+# guesser hammering a locked form cannot grow its database row without bound.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "labeling.access.lockout.lockout_response"
+# The client address is REMOTE_ADDR, which ClientAddressMiddleware has already set (axes'
+# fallback; this pins it should django-ipware ever be installed).
+AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+# No row per successful login (axes' access log grows without bound; the proxy logs requests).
+AXES_DISABLE_ACCESS_LOG = True
+# The proxy in front whose X-Forwarded-For is believed (one hop): addresses, networks or host
+# names, comma separated (compose: "proxy"). Empty: no proxy, the peer is the client.
+STEPMARK_TRUSTED_PROXIES = env_list("STEPMARK_TRUSTED_PROXIES")
+# Mail, for password reset only: without EMAIL_HOST the reset pages answer 404.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "stepmark@localhost")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -206,6 +250,9 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     # A domain refusal (labeling.errors.DomainError) becomes {"detail", "field"} here, not in each view.
     "EXCEPTION_HANDLER": "labeling.api.errors.exception_handler",
+    # Throttles key on REMOTE_ADDR, which ClientAddressMiddleware has set; DRF's default
+    # (None) would key on the whole X-Forwarded-For header a client can write.
+    "NUM_PROXIES": 0,
 }
 
 SPECTACULAR_SETTINGS = {
@@ -256,12 +303,18 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 
 # --- Caches ------------------------------------------------------------------------------
-# "default" stays per process (the login throttle; tests clear it). "stats" holds the lead
-# dashboard and its per-project versions (labeling/stats/cache.py): Redis when the broker is
-# Redis, so every web process shares one copy; a file cache under var/ otherwise (the demo).
-# The prefix keeps databases that share one Redis (tests, benchmarks) apart.
+# "default" holds the throttles (token endpoint, password reset): Redis when the broker is
+# Redis, so every web process counts together; per process otherwise (the demo has one). "stats"
+# holds the lead dashboard and its per-project versions (labeling/stats/cache.py): Redis too,
+# a file cache under var/ otherwise. The prefix keeps databases that share one Redis (tests,
+# benchmarks) apart.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 if STEPMARK_BROKER == "redis":
+    CACHES["default"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": f"stepmark-throttle:{DATABASES['default']['NAME']}",
+    }
     CACHES["stats"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,

@@ -7,7 +7,7 @@ from annotator.api_docs import DocsView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/", include("django.contrib.auth.urls")),
+    path("accounts/", include("labeling.access.accounts")),  # Django's, password reset only with mail
     path("api/schema/", SpectacularAPIView.as_view(), name="openapi-schema"),
     path("api/docs/", DocsView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("api/", include("labeling.api.urls")),

@@ -33,6 +33,14 @@ from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
+
+@pytest.fixture(autouse=True)
+def demo_debug(settings):
+    # The demo runs with DEBUG (annotator/demo.py); without it load_demo refuses or, given
+    # --allow-production, publishes no password (tests/security/test_accounts.py).
+    settings.DEBUG = True
+
+
 # Four model solutions for each of GSM8K's 1,319 test problems; the gsm8k-examples importer
 # documents no skipped entries, and this file has no duplicate solutions.
 GSM8K_CANDIDATES = 1319 * 4

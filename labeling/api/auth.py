@@ -2,11 +2,13 @@
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
+from labeling.access.lockout import cool_off_seconds, lockout_message
 from labeling.access.roles import roles_of
 
 
@@ -33,7 +35,14 @@ class TokenView(ObtainAuthToken):
         auth=[],
     )
     def post(self, request, *args, **kwargs):
-        return super().post(request, *args, **kwargs)
+        try:
+            return super().post(request, *args, **kwargs)
+        except serializers.ValidationError:
+            # The lockout backend refused before any password was checked (axes marks DRF's
+            # request, which its middleware never sees): say so, as the login pages do.
+            if getattr(request, "axes_locked_out", False):
+                raise Throttled(wait=cool_off_seconds(request), detail=lockout_message(request)) from None
+            raise
 
 
 class MeSerializer(serializers.Serializer):

@@ -20,9 +20,11 @@ present, and the replay happens once.
 The data directory is ``labeling.data.data_dir()``: ``$STEPMARK_DATA``, else the repository's
 ``data/`` (its README names each file's source and licence).
 """
+import secrets
 from datetime import timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
@@ -94,17 +96,30 @@ ACCOUNTS = {
 }
 
 
-def ensure_accounts():
-    """Create (or repair) the demo accounts and their roles; return the usernames."""
+def ensure_accounts(*, published=True):
+    """Create the demo accounts and their roles; return ``{username: password it was given now}``.
+
+    ``published`` (a debug process: the demo) gives every account the password printed in the
+    README and ``make demo``, repairing one that differs, and makes ``admin`` a superuser.
+    Otherwise (``--allow-production``) a new account gets a random password, returned to be
+    shown once; an existing account keeps its own; and no superuser is made: a published or
+    demo-made admin on a real server is a way in for anyone who has read the README.
+    """
     from labeling.access.roles import grant_role
 
     User = get_user_model()
+    given = {}
     for username, (password, roles, superuser) in ACCOUNTS.items():
+        if superuser and not published:
+            continue
         user, created = User.objects.get_or_create(username=username)
-        changed = created
-        if not user.check_password(password):
-            user.set_password(password)
-            changed = True
+        if published and not user.check_password(password):
+            given[username] = password
+        elif created:
+            given[username] = secrets.token_urlsafe(12)
+        changed = username in given
+        if changed:
+            user.set_password(given[username])
         if superuser and not (user.is_superuser and user.is_staff):
             user.is_superuser = user.is_staff = True
             changed = True
@@ -112,14 +127,15 @@ def ensure_accounts():
             user.save()
         for role in roles:
             grant_role(user, role)
-    return list(ACCOUNTS)
+    return given
 
 
-def load_demo(data_dir=None, *, show_progress=True, log=print):
-    """Create the demo projects, import their data and create the accounts.
+def load_demo(data_dir=None, *, show_progress=True, log=print, published_passwords=True):
+    """Create the demo projects, import their data and create the accounts (``ensure_accounts``).
 
     Returns ``{project name: [(format, ImportResult), ...]}``. Raises CommandError when a
-    data file is missing and ImportFailed (file, line, field) on bad data.
+    data file is missing and ImportFailed (file, line, field) on bad data. Without
+    ``published_passwords`` the new accounts' random passwords are logged once.
     """
     data_dir = Path(data_dir) if data_dir else default_data_dir()
     missing = [str(data_dir / rel) for _, files in PROJECTS.values() for _, rel in files if not (data_dir / rel).is_file()]
@@ -139,7 +155,11 @@ def load_demo(data_dir=None, *, show_progress=True, log=print):
             result = run_import(format_name, data_dir / rel, project, show_progress=show_progress)
             log(f"  {format_name} {rel}: {result.records} records, {result.created} added, {result.skipped} already there")
             results[name].append((format_name, result))
-    ensure_accounts()
+    given = ensure_accounts(published=published_passwords)
+    if not published_passwords:
+        log("Accounts (username/password, shown only now): "
+            + (", ".join(f"{u}/{p}" for u, p in given.items()) or "none new; existing accounts kept their passwords"))
+        log("No superuser was made: create one with `manage.py createsuperuser`.")
     replayed = replay_passes(Project.objects.get(name=MATH_PROJECT))
     log(f"Replayed {replayed} demo passes on {MATH_PROJECT!r}" if replayed else "Demo passes already replayed")
     return results
@@ -248,15 +268,30 @@ class Command(BaseCommand):
             help="The data directory (default: $STEPMARK_DATA, else the repository's data/).",
         )
         parser.add_argument("--quiet-progress", action="store_true", help="Do not print import progress.")
+        parser.add_argument(
+            "--allow-production", action="store_true",
+            help="Run without DEBUG: the demo projects, and accounts with random passwords (printed once); "
+                 "existing accounts keep theirs and no superuser is made.",
+        )
 
-    def handle(self, *args, data_dir=None, quiet_progress=False, **options):
+    def handle(self, *args, data_dir=None, quiet_progress=False, allow_production=False, **options):
+        if not settings.DEBUG and not allow_production:
+            raise CommandError(
+                "load_demo makes accounts whose passwords are published (README, make demo), and this process "
+                "runs without DEBUG, as production does. Set DJANGO_DEBUG=1 for a demo database, or pass "
+                "--allow-production for the demo projects with random passwords and no superuser."
+            )
         try:
             load_demo(
                 data_dir,
                 show_progress=not quiet_progress and options["verbosity"] > 0,
                 log=lambda line: self.stdout.write(line),
+                published_passwords=settings.DEBUG,
             )
         except ImportFailed as exc:
             raise CommandError(str(exc)) from None
+        if not settings.DEBUG:
+            self.stdout.write(self.style.SUCCESS("Demo projects ready."))
+            return
         accounts = ", ".join(f"{u}/{p}" for u, (p, _, _) in ACCOUNTS.items())
         self.stdout.write(self.style.SUCCESS(f"Demo ready. Accounts (username/password): {accounts}"))
