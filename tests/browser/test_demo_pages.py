@@ -1,0 +1,123 @@
+"""The first page each demo role sees, in real Chromium at a desktop and a phone size.
+
+The demo's set-up as ``make demo`` does it (``load_demo``, then ``start_demo_jobs``, its jobs run
+inline here), then each account logs in with its demo password: ann's project cards say how
+much waits, the lead's MATH-500 dashboard has an alpha, a paused annotator and gold scores, the
+researcher's pages show GSM8K's first generation and MATH-500's trained checkpoint. Screenshots
+go to tests/screenshots/demo-*.png (docs/screenshots.md; one set is kept in docs/screenshots/).
+"""
+import io
+
+import pytest
+from django.core.management import call_command
+
+from annotator.demo_jobs import DEMO_GENERATION_SIZE, start_demo_jobs
+from labeling.management.commands.load_demo import ACCOUNTS, GSM8K_PROJECT, MATH_PROJECT, PAUSED
+from labeling.models import Project
+
+from .conftest import SCREENSHOTS
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+SIZES = {"desktop": (1280, 720), "phone": (390, 844)}
+
+
+@pytest.fixture
+def demo(data_dir, eager, settings, tmp_path):
+    """The demo's projects, accounts and first jobs (a generation, a retrain, a snapshot)."""
+    settings.STEPMARK_CHECKPOINT_DIR = tmp_path / "checkpoints"
+    settings.STEPMARK_EXPORT_DIR = tmp_path / "exports"
+    # The demo is a debug process: load_demo gives the accounts their published passwords only there.
+    settings.DEBUG = True
+    call_command("load_demo", data_dir=str(data_dir), quiet_progress=True, stdout=io.StringIO())
+    settings.DEBUG = False
+    assert len(start_demo_jobs(log=lambda line: None)) == 3
+    return Project.objects.get(name=MATH_PROJECT), Project.objects.get(name=GSM8K_PROJECT)
+
+
+def open_view(browser, size):
+    """A page in a fresh profile at ``size``, and the JavaScript errors it raises."""
+    width, height = SIZES[size]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(15000)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return page, errors
+
+
+def log_in(page, live_server, username):
+    """The login form with the demo account's own password; lands on the home page."""
+    page.goto(f"{live_server.url}/accounts/login/?next=/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", ACCOUNTS[username][0])
+    page.press("#id_password", "Enter")
+    page.wait_for_url(f"{live_server.url}/")
+
+
+def screenshot(page, name):
+    """The whole page, not only the window: ``tests/screenshots/<name>.png``."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def fits_the_width(page):
+    """Nothing makes the page itself scroll sideways (wide tables scroll inside their box)."""
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_each_demo_role_finds_its_first_page_filled(browser, live_server, demo):
+    math, gsm8k = demo
+    for size in SIZES:
+        view, errors = open_view(browser, size)
+        check_first_pages(view, live_server, math, gsm8k, size)
+        view.context.close()
+        assert not errors, f"JavaScript errors at {size} size: {errors}"
+
+
+def check_first_pages(view, live_server, math, gsm8k, size):
+    # ann: a card per project, each saying how many solutions wait.
+    log_in(view, live_server, "ann")
+    for project in (math, gsm8k):
+        waiting = view.locator(f'[data-project-id="{project.pk}"] .waiting')
+        assert int(waiting.get_attribute("data-waiting")) > 0, project.name
+        assert "waiting for you" in waiting.inner_text()
+    assert fits_the_width(view)
+    screenshot(view, f"demo-ann-home-{size}")
+
+    # lead: the MATH-500 dashboard with agreement, the paused annotator and gold scores.
+    view.context.clear_cookies()
+    log_in(view, live_server, "lead")
+    view.click(f'[data-project-id="{math.pk}"] a.dashboard-link')
+    view.wait_for_selector('#dashboard[data-state="ready"]')
+    text = view.locator("#dashboard").inner_text()
+    assert "undefined" not in text.lower(), text[:500]
+    assert PAUSED[0] in view.locator('[data-testid="paused"]').inner_text()
+    assert view.locator('[data-testid="gold-chart"] g.column').count() >= 1
+    assert fits_the_width(view)
+    screenshot(view, f"demo-lead-dashboard-{size}")
+
+    # research: GSM8K's first generation, then MATH-500's trained checkpoint.
+    view.context.clear_cookies()
+    log_in(view, live_server, "research")
+    view.click(f'[data-project-id="{gsm8k.pk}"] a.research-link')
+    view.wait_for_selector('#research[data-state="ready"]')
+    row = view.locator('[data-testid="generation-stats"] tr[data-generation="1"]')
+    assert row.locator("td").first.inner_text() == "1"
+    assert str(DEMO_GENERATION_SIZE) in row.locator("td").all_inner_texts()
+    assert fits_the_width(view)
+    screenshot(view, f"demo-research-generation-{size}")
+
+    view.goto(f"{live_server.url}/projects/{math.pk}/research/")
+    view.wait_for_selector('#research[data-state="ready"]')
+    # The base model's checkpoint and the retrained one, promoted (★) with its held-out figures.
+    table = view.locator('[data-testid="checkpoint-table"]')
+    assert table.locator("tbody tr").count() == 2
+    cells = table.locator("tr.champion td").all_inner_texts()
+    assert cells[0].endswith("★") and cells[1] == "champion"
+    assert table.locator("tbody tr:not(.champion) td").nth(1).inner_text() == "former champion"
+    metrics = slice(4, table.locator("th").all_inner_texts().index("started"))
+    assert cells[metrics] and all(cell.replace(".", "", 1).isdigit() for cell in cells[metrics]), cells
+    assert view.locator('[data-testid="snapshot-list"] a').count() == 1
+    assert fits_the_width(view)
+    screenshot(view, f"demo-research-checkpoint-{size}")
