@@ -51,7 +51,7 @@ class Candidate:
 @register("candidates")
 def load(records, project, *, progress):
     """Import candidate-solution records into ``project``."""
-    return _load(((line, [parse_candidate(record, line)]) for line, record in records), project, progress)
+    return store(((line, [parse_candidate(record, line)]) for line, record in records), project, progress)
 
 
 @register("gsm8k-examples")
@@ -59,7 +59,7 @@ def load_gsm8k_examples(records, project, *, progress):
     """Import GSM8K example model solutions into ``project``; into a fresh project, its "$" is text."""
     lock_project(project)  # before looking: a concurrent import's problems count too
     fresh = holds_no_problems(project)
-    result = _load(((line, parse_gsm8k_example(record, line)) for line, record in records), project, progress)
+    result = store(((line, parse_gsm8k_example(record, line)) for line, record in records), project, progress)
     dollars_as_text(project, fresh)
     return result
 
@@ -137,7 +137,11 @@ def parse_gsm8k_example(record, line):
     return candidates
 
 
-def _load(lines, project, progress):
+def store(lines, project, progress):
+    """Store ``(line, [Candidate, ...])`` pairs: problems found or created, answers graded.
+
+    The raw-output formats (``raw_outputs``) store their split completions through here too.
+    """
     lock_project(project)
     result = ImportResult(details={"problems": 0, "solutions": 0, "steps": 0, "graded": 0})
     for chunk in chunks(lines, CHUNK):

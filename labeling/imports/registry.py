@@ -12,10 +12,16 @@ from .common import ImportFailed, Progress, read_jsonl
 IMPORTERS = {}
 
 
-def register(name):
-    """Register ``load(records, project, *, progress) -> ImportResult`` under ``name``."""
+def register(name, *, reader=read_jsonl, options=()):
+    """Register ``load(records, project, *, progress) -> ImportResult`` under ``name``.
+
+    ``reader(source, path=...)`` yields the ``(line, record)`` pairs (JSONL by default; a
+    Parquet format numbers rows). A format that takes ``options`` (their names) is called with
+    ``options=<dict>``; ``run_import`` refuses an option the format does not name.
+    """
 
     def decorator(load):
+        load.reader, load.options = reader, tuple(options)
         IMPORTERS[name] = load
         return load
 
@@ -30,19 +36,20 @@ def get_importer(name):
         raise ImportFailed(f"unknown import format {name!r}; known: {', '.join(sorted(IMPORTERS))}") from None
 
 
-def run_import(format_name, source, project, *, path=None, progress=None, show_progress=False):
+def run_import(format_name, source, project, *, path=None, progress=None, show_progress=False, options=None):
     """Import ``source`` (a path or a binary file) into ``project``: all or nothing.
 
     Raises ImportFailed (naming file, line and field) and leaves the database untouched on
-    bad input.
+    bad input. ``options`` are the format's own (a raw-output import's step splitting).
     """
     load = get_importer(format_name)
     if path is None and isinstance(source, (str, Path)):
         path = str(source)
+    extra = format_options(load, options)
     progress = progress or Progress(f"import {format_name}", enabled=show_progress)
     try:
         with transaction.atomic():
-            result = load(read_jsonl(source, path=path), project, progress=progress)
+            result = load(load.reader(source, path=path), project, progress=progress, **extra)
             # A worker draws the [asy] diagrams once the rows are committed, never this process.
             queue_diagrams(project)
     except ImportFailed as exc:
@@ -54,10 +61,19 @@ def run_import(format_name, source, project, *, path=None, progress=None, show_p
     return result
 
 
+def format_options(load, options):
+    """``{"options": ...}`` for a format that takes options, ``{}`` otherwise; an unknown one is refused."""
+    for key in options or {}:
+        if key not in load.options:
+            known = ", ".join(load.options) or "none"
+            raise ImportFailed(f"is not an option of this format (its options: {known})", field=key)
+    return {"options": dict(options or {})} if load.options else {}
+
+
 def _load_builtin_formats():
     # Each format module registers itself; importing them here keeps the registry complete
     # wherever run_import is called from (commands, API, tasks).
     from importlib import import_module
 
-    for module in ("prm800k", "candidates", "problems"):
+    for module in ("prm800k", "candidates", "problems", "raw_outputs"):
         import_module(f"{__package__}.{module}")

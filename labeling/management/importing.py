@@ -29,7 +29,7 @@ class ImportCommand(BaseCommand):
             start = time.monotonic()
             progress = Progress(f"import {path}", stream=self.stderr._out, enabled=not quiet)
             try:
-                result = run_import(format_name, path, project, progress=progress)
+                result = run_import(format_name, path, project, progress=progress, options=self.import_options(options))
             except ImportFailed as exc:
                 raise CommandError(f"import failed, nothing from {path} was imported: {exc}") from None
             except OSError as exc:
@@ -38,6 +38,10 @@ class ImportCommand(BaseCommand):
                 f"{path}: {result.records:,} records ({result.created:,} new, {result.skipped:,} already there) "
                 f"in {time.monotonic() - start:.1f}s; {self.summary(result.details)}"
             )
+
+    def import_options(self, options):
+        """The format's own options (``run_import(options=)``) from the command line; none by default."""
+        return None
 
     def summary(self, details):
         """What one file added, in words, from its ``ImportResult.details``."""
