@@ -62,7 +62,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "axes",  # login lockouts (labeling/access/lockout.py), shown and lifted in the admin
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
@@ -237,7 +236,8 @@ SECURE_CSP = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        # Stepmark's tokens (labeling/access/tokens.py): several per person, hashed, ending.
+        "labeling.access.tokens.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # DRF's own two, the browsable API's without its inline style (Content-Security-Policy).
@@ -267,6 +267,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# --- API tokens ----------------------------------------------------------------------------
+# Hours an API token stays valid from when it is made (labeling/access/tokens.py); a password
+# change, "log out everywhere", its owner or an admin ends it sooner.
+STEPMARK_TOKEN_TTL_HOURS = float(os.environ.get("STEPMARK_TOKEN_TTL_HOURS", "168"))
 
 # --- Background jobs ---------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")

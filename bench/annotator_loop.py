@@ -181,9 +181,9 @@ def _prepare(concurrency, fresh=False):
     """The project (imported once) and ``concurrency`` annotators: [(token key, annotator id)]."""
     from django.contrib.auth import get_user_model
     from django.db import connection
-    from rest_framework.authtoken.models import Token
 
     from labeling.access.roles import ANNOTATOR, grant_role
+    from labeling.access.tokens import issue
     from labeling.imports import run_import
     from labeling.models import Project
 
@@ -202,8 +202,9 @@ def _prepare(concurrency, fresh=False):
         # No password: nobody logs in, and hashing 32 passwords would dominate the set-up.
         user, _ = User.objects.get_or_create(username=f"loadbench-{i:03d}")
         annotator = grant_role(user, ANNOTATOR)
-        token, _ = Token.objects.get_or_create(user=user)
-        tokens.append((token.key, annotator.pk))
+        # A new token each run: only a key's hash is stored, so an old one cannot be read back.
+        key, _ = issue(user, "bench.annotator_loop")
+        tokens.append((key, annotator.pk))
     if not fresh:
         _seed_history([pk for key, pk in tokens])
     return project.pk, tokens

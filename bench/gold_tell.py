@@ -81,9 +81,9 @@ def _prepare(gold_count, rate, seed):
     """The project (imported once, ``gold_count`` random solutions made gold) and the annotator's token."""
     from django.contrib.auth import get_user_model
     from django.db import connection
-    from rest_framework.authtoken.models import Token
 
     from labeling.access.roles import ANNOTATOR, grant_role
+    from labeling.access.tokens import issue
     from labeling.imports import run_import
     from labeling.models import Project, Solution
     from labeling.quality import gold
@@ -103,8 +103,8 @@ def _prepare(gold_count, rate, seed):
             cursor.execute("ANALYZE")
     user, _ = get_user_model().objects.get_or_create(username="goldtell-annotator")
     grant_role(user, ANNOTATOR)
-    token, _ = Token.objects.get_or_create(user=user)
-    return project.pk, token.key
+    key, _ = issue(user, "bench.gold_tell")  # a new one each run: only its hash is stored
+    return project.pk, key
 
 
 def _reset(project_id):

@@ -2,8 +2,8 @@
 from django.contrib import admin
 
 from .models import (
-    Adjudication, Annotator, AnnotatorProjectStatus, Assignment, Diagram, DiagramProject, Generation, GoldProposal,
-    GoldRating, GoldScore, Problem, Project, Rating, Solution, Step,
+    Adjudication, Annotator, AnnotatorProjectStatus, ApiToken, Assignment, Diagram, DiagramProject, Generation,
+    GoldProposal, GoldRating, GoldScore, Problem, Project, Rating, Solution, Step,
 )
 
 
@@ -147,3 +147,24 @@ class DiagramProjectAdmin(admin.ModelAdmin):
     list_display = ["diagram", "project"]
     list_filter = ["project"]
     raw_id_fields = ["diagram"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Everyone's API tokens; deleting one (or selecting several, "Delete selected") revokes it.
+
+    Only a key's hash is stored, so none can be read here, and tokens are made by their owners
+    (POST /api/auth/token/ or the API tokens page), not in the admin.
+    """
+
+    list_display = ["user", "name", "prefix", "created_at", "last_used_at", "expires_at"]
+    list_filter = ["expires_at"]
+    search_fields = ["user__username", "name", "prefix"]
+    readonly_fields = ["user", "name", "prefix", "created_at", "last_used_at", "expires_at"]
+    exclude = ["digest"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

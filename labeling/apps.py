@@ -16,3 +16,9 @@ class LabelingConfig(AppConfig):
 
         post_save.connect(stats_cache.on_submit, sender=Assignment, dispatch_uid="stats_cache_submit")
         post_delete.connect(stats_cache.on_delete, sender=Assignment, dispatch_uid="stats_cache_delete")
+        # A new password ends the account's API tokens (labeling/access/tokens.py).
+        from django.conf import settings
+
+        from labeling.access import tokens
+
+        post_save.connect(tokens.on_user_saved, sender=settings.AUTH_USER_MODEL, dispatch_uid="tokens_password")

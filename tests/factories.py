@@ -15,10 +15,10 @@ from django.contrib.auth import get_user_model
 from django.urls import URLPattern, URLResolver
 from django.urls.converters import IntConverter, UUIDConverter
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling.access.roles import grant_role
+from labeling.access.tokens import issue
 from labeling.data import open_text
 from labeling.models import (
     Annotator,
@@ -77,7 +77,7 @@ def client_for(user):
 def token_client(user):
     """An API client that sends ``user``'s token, as a real client of the annotator loop does."""
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {issue(user)[0]}")
     return client
 
 

@@ -1,7 +1,6 @@
 """Signing in from scripts (a token) and asking who one is."""
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
@@ -10,6 +9,7 @@ from rest_framework.views import APIView
 
 from labeling.access.lockout import cool_off_seconds, lockout_message
 from labeling.access.roles import roles_of
+from labeling.api.tokens import IssueTokenView, NewTokenSerializer
 
 
 class LoginThrottle(AnonRateThrottle):
@@ -21,8 +21,11 @@ class LoginThrottle(AnonRateThrottle):
         return self.rate
 
 
-class TokenView(ObtainAuthToken):
-    """POST username and password, get the account's API token (``Authorization: Token <key>``)."""
+class TokenView(IssueTokenView):
+    """POST username and password, get a new API token of the account (``Authorization: Token <key>``).
+
+    Each login makes its own token (``name`` says what for), valid for STEPMARK_TOKEN_TTL_HOURS.
+    """
 
     permission_classes = [AllowAny]
     throttle_classes = [LoginThrottle]
@@ -30,8 +33,9 @@ class TokenView(ObtainAuthToken):
     @extend_schema(
         operation_id="auth_token_create",
         request=inline_serializer("TokenRequest", {"username": serializers.CharField(),
-                                                    "password": serializers.CharField()}),
-        responses={200: inline_serializer("TokenResponse", {"token": serializers.CharField()})},
+                                                    "password": serializers.CharField(),
+                                                    "name": serializers.CharField(required=False)}),
+        responses={200: NewTokenSerializer},
         auth=[],
     )
     def post(self, request, *args, **kwargs):

@@ -9,8 +9,9 @@ What it holds:
 
 - ``Rider``: a view's first read, joined onto the token check so that it costs no round trip
   (or read from the user row under session authentication); ``rider_row`` gives it to the view.
-- ``LoopTokenAuthentication``: DRF's token check, the token, user, roles and rider in one
-  statement; ``LOOP_AUTHENTICATION`` is the project's authentication with it in place.
+- ``LoopTokenAuthentication``: the token check (labeling/access/tokens.py), the token, user, roles
+  and rider in one statement; ``LOOP_AUTHENTICATION`` is the project's authentication with it
+  in place.
 - ``JSONAnswers`` and ``LOOP_RENDERERS``: the loop answers JSON without parsing ``Accept``.
 - The loop's two riders and what the views take from them: ``own_assignment`` (the caller's
   assignment with its project, solution and problem, or 404) and ``project_and_annotator``.
@@ -23,13 +24,13 @@ from django.contrib.auth import get_user_model
 from django.http import Http404
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.drainage import set_override
-from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.settings import api_settings
 
-from labeling.access import roles
+from labeling.access import roles, tokens
+from labeling.access.tokens import TokenAuthentication
 from labeling.models import Annotator, Assignment, Problem, Project, Solution
 from labeling.work import rows
 
@@ -75,14 +76,16 @@ def _columns(part, alias):
 
 
 class LoopTokenAuthentication(TokenAuthentication):
-    """DRF's token authentication with the token, its user and their roles in one written statement.
+    """The token authentication with the token, its user and their roles in one written statement.
 
     The same answers as ``TokenAuthentication`` (the same refusals, ``request.auth`` the
     token); the user comes with the fields the role check reads (the others load when asked
     for) and their roles, so ``IsAnnotator`` asks the database nothing. A view's ``rider``
-    (see ``Rider``) is read by the same statement.
+    (see ``Rider``) is read by the same statement. The token is found by its key's digest
+    (a unique index); its expiry and last use are checked after the read, as there.
     """
 
+    token_fields = ("id", "user", "expires_at", "last_used_at")
     user_fields = ("id", "username", "is_active", "is_staff", "is_superuser")
     request = rider = None
 
@@ -93,19 +96,18 @@ class LoopTokenAuthentication(TokenAuthentication):
 
     def authenticate_credentials(self, key):
         Token, User = self.get_model(), get_user_model()
-        leading = [(Token, ["key", "user"]), (User, self.user_fields)]
+        leading = [(Token, self.token_fields), (User, self.user_fields)]
         held = 1  # the role mask
+        digest = tokens.digest(key)
         if self.rider is None:
-            found = rows.fetch_one(self.statement(), [key], *leading, extra=held)
+            found = rows.fetch_one(self.statement(), [digest], *leading, extra=held)
         else:
-            found = self.rider.fetch(self.statement(self.rider), [*self.rider.params(self.request), key], *leading,
+            found = self.rider.fetch(self.statement(self.rider), [*self.rider.params(self.request), digest], *leading,
                                      held=held)
         if found is None:
             raise AuthenticationFailed(_("Invalid token."))
         token, user = found[:2]
-        if not user.is_active:
-            raise AuthenticationFailed(_("User inactive or deleted."))
-        token.user = user
+        self.accept(token, user)
         if self.rider is None:
             roles.remember_roles(user, found[2])
         else:
@@ -121,11 +123,11 @@ class LoopTokenAuthentication(TokenAuthentication):
         Token, User = cls().get_model(), get_user_model()
         held = roles.role_mask_sql("u." + User._meta.pk.column)
         return (
-            f"SELECT {rows.columns(Token, 't', ['key', 'user'])}, {rows.columns(User, 'u', cls.user_fields)},"
+            f"SELECT {rows.columns(Token, 't', cls.token_fields)}, {rows.columns(User, 'u', cls.user_fields)},"
             f" {rider.select(held) if rider else held}"
             f" FROM {Token._meta.db_table} t JOIN {User._meta.db_table} u"
             f" ON u.{User._meta.pk.column} = t.{Token._meta.get_field('user').column}"
-            f" {rider.joins if rider else ''} WHERE t.key = %s"
+            f" {rider.joins if rider else ''} WHERE t.{Token._meta.get_field('digest').column} = %s"
         )
 
 
@@ -157,6 +159,7 @@ LOOP_RENDERERS = [JSONRenderer]
 LOOP_AUTHENTICATION = [
     LoopTokenAuthentication if cls is TokenAuthentication else cls for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES
 ]
+assert LoopTokenAuthentication in LOOP_AUTHENTICATION, "settings name no labeling.access.tokens.TokenAuthentication"
 
 
 # The loop's riders ------------------------------------------------------------------------

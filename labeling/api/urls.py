@@ -6,7 +6,7 @@ walks these routes and checks that anonymous and role-less users are refused.
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import auth, content, dashboard, diagrams, exports, import_export, projects, quality, research, work
+from . import auth, content, dashboard, diagrams, exports, import_export, projects, quality, research, tokens, work
 
 app_name = "api"
 
@@ -19,6 +19,10 @@ router.register("solutions", content.SolutionViewSet, basename="solution")
 urlpatterns: list = [
     path("auth/token/", auth.TokenView.as_view(), name="auth-token"),
     path("me/", auth.MeView.as_view(), name="me"),
+    # One's own API tokens and "log out everywhere" (labeling/api/tokens.py).
+    path("me/tokens/", tokens.MyTokensView.as_view(), name="me-tokens"),
+    path("me/tokens/<int:token_id>/", tokens.MyTokenView.as_view(), name="me-token"),
+    path("me/logout-everywhere/", tokens.LogoutEverywhereView.as_view(), name="me-logout-everywhere"),
     path("projects/<int:pk>/imports/", import_export.ImportView.as_view(), name="project-import"),
     path("projects/<int:pk>/export/", import_export.ExportView.as_view(), name="project-export"),
     path("projects/<int:pk>/next/", work.NextView.as_view(), name="project-next"),

@@ -4,6 +4,7 @@
 - ``content``: Problem, Generation, Solution and Step (the text people rate).
 - ``work``: Annotator, Assignment and Rating (what people did).
 - ``diagrams``: Diagram (an [asy] diagram of the text and its drawing).
+- ``tokens``: ApiToken (an account's API tokens, hashed, with their expiry).
 - ``quality``: GoldRating (lead-approved answers for quality control), GoldScore,
   AnnotatorProjectStatus, GoldProposal and Adjudication.
 """
@@ -11,12 +12,14 @@ from .content import Generation, Problem, Solution, Step
 from .diagrams import Diagram, DiagramProject
 from .projects import Project
 from .quality import Adjudication, AnnotatorProjectStatus, GoldProposal, GoldRating, GoldScore
+from .tokens import ApiToken
 from .work import Annotator, Assignment, FinishReason, Rating
 
 __all__ = [
     "Adjudication",
     "Annotator",
     "AnnotatorProjectStatus",
+    "ApiToken",
     "Assignment",
     "Diagram",
     "DiagramProject",

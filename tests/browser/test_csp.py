@@ -103,6 +103,20 @@ def test_the_lead_and_research_pages_work_under_the_policy(watched, live_server,
     assert watched.locator('[data-testid="generation-stats"] tr[data-generation="0"]').count() == 1
 
 
+def test_the_account_pages_work_under_the_policy(watched, live_server, site):
+    log_in(watched, live_server, "ann")
+    watched.click("header.topbar >> text=API tokens")  # the account menu's link
+    assert visit(watched, watched.url, "h1") == []
+    watched.fill("#id_token_name", "nightly export")
+    watched.click("text=Make a token")
+    key = watched.locator('[data-testid="new-token"] .token-key').inner_text()
+    assert len(key) >= 40
+    assert watched.locator('[data-testid="tokens"] tr[data-token-id]').count() == 1
+    assert watched.violations() == []
+    screenshot(watched, "account-tokens")
+    assert visit(watched, f"{live_server.url}/accounts/password_change/", "#id_old_password") == []
+
+
 def test_the_admin_works_under_the_policy(watched, live_server, site):
     project, diagram, bob = site
     watched.goto(f"{live_server.url}/admin/login/")

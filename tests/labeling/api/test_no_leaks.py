@@ -10,11 +10,10 @@ import json
 
 import pytest
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling.models import Generation, GoldRating, Step
-from tests.factories import FORBIDDEN_IN_KEYS, key_paths, keys, make_project, make_solution, make_user, walk
+from tests.factories import FORBIDDEN_IN_KEYS, key_paths, keys, make_project, make_solution, make_user, token_client, walk
 
 
 pytestmark = pytest.mark.django_db
@@ -36,8 +35,7 @@ def served():
     gold.problem.save()
     for step, value in zip(Step.objects.filter(solution=gold).order_by("position", "alternative"), [1, -1, 0, 1, 1]):
         GoldRating.objects.create(step=step, value=value, approved_by=lead)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user('ann', 'annotator')).key}")
+    client = token_client(make_user("ann", "annotator"))
     return client, project, gold, ordinary
 
 

@@ -18,6 +18,9 @@ METHODS = ["get", "post", "put", "patch", "delete"]
 OPEN_TO_ANONYMOUS = {"api:auth-token": "the login itself: username and password in, token out"}
 OPEN_TO_ANY_USER = {
     "api:me": "tells a signed-in user which roles they have (none, for a new account)",
+    "api:me-tokens": "one's own API tokens: any account may script the API",
+    "api:me-token": "revoking one of one's own tokens",
+    "api:me-logout-everywhere": "ending one's own tokens and sessions",
     "openapi-schema": "API documentation, login required",
     "api-docs": "API documentation, login required",
 }
