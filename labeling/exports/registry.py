@@ -21,9 +21,11 @@ class ExportFilters:
     exclude_annotator_ids: tuple = ()
 
 
-def register(name, *, content_type="application/x-ndjson", extension=".jsonl"):
+def register(name, *, content_type="application/x-ndjson", extension=".jsonl", binary=False):
+    """A line exporter yields JSON lines; a ``binary`` one yields ``(bytes, records)`` pieces (Parquet)."""
+
     def decorator(export):
-        export.content_type, export.extension = content_type, extension
+        export.content_type, export.extension, export.binary = content_type, extension, binary
         EXPORTERS[name] = export
         return export
 
@@ -33,7 +35,7 @@ def register(name, *, content_type="application/x-ndjson", extension=".jsonl"):
 def get_exporter(name):
     from importlib import import_module
 
-    for module in ("prm800k", "trl", "consensus"):  # each registers its formats when imported
+    for module in ("prm800k", "trl", "consensus", "parquet"):  # each registers its formats when imported
         import_module(f"{__package__}.{module}")
     try:
         return EXPORTERS[name]
@@ -43,12 +45,10 @@ def get_exporter(name):
 
 def stream_export(name, filters, *, compress=False, chunk_size=1 << 16):
     """Yield the export as bytes in chunks of about ``chunk_size``."""
-    lines = get_exporter(name)(filters)
     buffer, size = [], 0
-    sink = _Sink()
+    sink = Sink()
     compressor = gzip.GzipFile(fileobj=sink, mode="wb") if compress else None
-    for line in lines:
-        data = (line + "\n").encode()
+    for data, _ in _pieces(name, filters):
         buffer.append(data)
         size += len(data)
         if size >= chunk_size:
@@ -63,7 +63,7 @@ def stream_export(name, filters, *, compress=False, chunk_size=1 << 16):
 
 
 def write_export(name, filters, path, *, compress=None, progress=None):
-    """Write the export to ``path`` atomically (temporary file, then rename); return line count.
+    """Write the export to ``path`` atomically (temporary file, then rename); return record count.
 
     ``compress`` defaults to whether the path ends in ``.gz``.
     """
@@ -76,11 +76,11 @@ def write_export(name, filters, path, *, compress=None, progress=None):
     try:
         with os.fdopen(fd, "wb") as raw:
             out = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6) if compress else raw
-            for line in get_exporter(name)(filters):
-                out.write((line + "\n").encode())
-                count += 1
-                if progress is not None:
-                    progress.advance()
+            for data, records in _pieces(name, filters):
+                out.write(data)
+                count += records
+                if progress is not None and records:
+                    progress.advance(records)
             if compress:
                 out.close()
             raw.flush()
@@ -94,18 +94,38 @@ def write_export(name, filters, path, *, compress=None, progress=None):
     return count
 
 
-class _Sink:
-    """A write-only buffer gzip writes into, drained after each chunk."""
+def _pieces(name, filters):
+    """``(bytes, records)`` pieces of the export, whichever kind its exporter is."""
+    export = get_exporter(name)
+    if export.binary:
+        return export(filters)
+    return (((line + "\n").encode(), 1) for line in export(filters))
+
+
+class Sink:
+    """A write-only buffer gzip (or Arrow's Parquet writer) writes into, drained after each chunk."""
+
+    closed = False
 
     def __init__(self):
-        self.parts = []
+        self.parts, self.position = [], 0
 
     def write(self, data):
         self.parts.append(bytes(data))
+        self.position += len(data)
         return len(data)
+
+    def tell(self):
+        return self.position
+
+    def writable(self):
+        return True
 
     def flush(self):
         pass
+
+    def close(self):
+        self.closed = True
 
     def take(self):
         data, self.parts = b"".join(self.parts), []

@@ -29,10 +29,16 @@ from .registry import register
 def export(filters, *, neutral_is_positive=True):
     """Yield one TRL stepwise-supervision JSON line per submitted assignment with labels."""
     dumps = json.JSONEncoder(ensure_ascii=False).encode
+    for row in rows(filters, neutral_is_positive=neutral_is_positive):
+        yield dumps(row)
+
+
+def rows(filters, *, neutral_is_positive=True):
+    """``{"prompt", "completions", "labels"}`` per submitted assignment with labels (JSONL and Parquet)."""
     for p in iter_passes(filters):
         completions, labels = trajectory(p, neutral_is_positive=neutral_is_positive)
         if completions:
-            yield dumps({"prompt": p.problem, "completions": completions, "labels": labels})
+            yield {"prompt": p.problem, "completions": completions, "labels": labels}
 
 
 @register("trl_neutral_negative")

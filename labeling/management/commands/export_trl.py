@@ -1,7 +1,8 @@
-"""``manage.py export_trl --project NAME --output FILE [--neutral-negative] [filters]``.
+"""``manage.py export_trl --project NAME --output FILE [--neutral-negative] [--parquet] [filters]``.
 
 Writes TRL stepwise-supervision lines (``prompt``, ``completions``, ``labels``); see
-``labeling.exports.trl``. Takes the same filters as ``export_prm800k``.
+``labeling.exports.trl``; with ``--parquet`` the same rows as a Parquet file
+(``labeling.exports.parquet``). Takes the same filters as ``export_prm800k``.
 """
 from .export_prm800k import Command as ExportCommand
 
@@ -12,6 +13,9 @@ class Command(ExportCommand):
     def add_arguments(self, parser):
         super().add_arguments(parser)
         parser.add_argument("--neutral-negative", action="store_true", help="label 0 ratings false (default true)")
+        parser.add_argument("--parquet", action="store_true", help="write Parquet (datasets, TRL) instead of JSONL")
 
     def format(self, options):
+        if options["parquet"]:
+            return "trl-parquet-neutral-negative" if options["neutral_negative"] else "trl-parquet"
         return "trl_neutral_negative" if options["neutral_negative"] else "trl"

@@ -1,0 +1,46 @@
+"""TRL's stepwise-supervision layout as a Parquet file, the way data sets travel on the Hub.
+
+The rows are ``trl.rows`` (one home for which steps and labels go out): ``prompt`` (string),
+``completions`` (list of strings), ``labels`` (list of booleans), the columns TRL's
+``PRMTrainer`` tokenizes and ``datasets.load_dataset("parquet", data_files=...)`` opens.
+
+The file is written a row group (``ROW_GROUP`` trajectories) at a time and handed out as it
+grows, so neither a download nor a file export holds the whole export in memory.
+"""
+from .registry import Sink, register
+from .trl import rows
+
+ROW_GROUP = 1000
+CONTENT_TYPE = "application/vnd.apache.parquet"
+
+
+@register("trl-parquet", content_type=CONTENT_TYPE, extension=".parquet", binary=True)
+def export(filters, *, neutral_is_positive=True):
+    """Yield ``(bytes, records)`` pieces of a Parquet file of the TRL trajectories."""
+    import pyarrow  # loaded when a Parquet export runs, not with the exporter registry
+    import pyarrow.parquet
+
+    schema = pyarrow.schema([
+        ("prompt", pyarrow.string()),
+        ("completions", pyarrow.list_(pyarrow.string())),
+        ("labels", pyarrow.list_(pyarrow.bool_())),
+    ])
+    sink = Sink()
+    writer = pyarrow.parquet.ParquetWriter(sink, schema, compression="zstd")
+    group = []
+    for row in rows(filters, neutral_is_positive=neutral_is_positive):
+        group.append(row)
+        if len(group) >= ROW_GROUP:
+            writer.write_table(pyarrow.Table.from_pylist(group, schema=schema))
+            yield sink.take(), len(group)
+            group = []
+    if group:
+        writer.write_table(pyarrow.Table.from_pylist(group, schema=schema))
+    writer.close()  # the footer: a file with no rows still opens, with the three columns
+    yield sink.take(), len(group)
+
+
+@register("trl-parquet-neutral-negative", content_type=CONTENT_TYPE, extension=".parquet", binary=True)
+def export_neutral_negative(filters):
+    """As ``trl-parquet``, with 0 ratings labelled false."""
+    return export(filters, neutral_is_positive=False)
