@@ -25,7 +25,7 @@ from labeling.access.permissions import IsAnnotator
 from labeling.errors import DomainError
 from labeling.models import Annotator, Assignment, Rating
 from labeling.work import queue
-from labeling.work.submission import LabellingError, save_draft, submit
+from labeling.work.submission import LabellingError, check_size, save_draft, submit
 
 from . import fast_path
 from .content import project_filter
@@ -40,6 +40,7 @@ from .work_serializers import (
     domain_ratings,
     first_error,
     plain_submit,
+    raw_ratings,
 )
 
 LEASE_LOST = (
@@ -160,6 +161,7 @@ class DraftView(LoopView):
 
     def save(self, request, pk):
         assignment = fast_path.own_assignment(request)
+        check_size(assignment, raw_ratings(request.data))  # before a single item is checked
         data = checked(DraftSerializer, request)
         with lease_checked(assignment):
             save_draft(assignment, domain_ratings(data))
@@ -176,6 +178,7 @@ class SubmitView(LoopView):
                    responses={200: AssignmentSerializer, **_REFUSED})
     def post(self, request, pk):
         assignment = fast_path.own_assignment(request)
+        check_size(assignment, raw_ratings(request.data))  # before a single item is checked
         data = plain_submit(request.data)  # a plain body, checked by hand (cheaper)
         if data is None:
             data = checked(SubmitSerializer, request)

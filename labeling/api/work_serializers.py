@@ -228,7 +228,8 @@ class RatingItemSerializer(serializers.Serializer):
         help_text="Your own step at this position (projects with human steps); null withdraws it.",
     )
 
-    def to_domain(self, item):
+    @staticmethod
+    def to_domain(item):
         """The item as ``labeling.work.submission`` takes it (``text`` is its ``human_text``)."""
         out = {"position": item["position"], "value": item["value"]}
         if item.get("alternative") is not None:
@@ -324,7 +325,12 @@ def _plain_text(value, max_length):
 
 def domain_ratings(validated):
     """The request's rating items in the form ``labeling.work.submission`` takes."""
-    return [RatingItemSerializer().to_domain(item) for item in validated.get("ratings") or []]
+    return [RatingItemSerializer.to_domain(item) for item in validated.get("ratings") or []]
+
+
+def raw_ratings(data):
+    """The body's ``ratings`` as sent, before any check (``submission.check_size`` bounds its length)."""
+    return data.get("ratings") if isinstance(data, dict) else None
 
 
 def first_error(errors, path=""):

@@ -233,6 +233,34 @@ class Change:
         self.sheet, self.touched, self.removed = sheet, touched, removed
 
 
+def check_size(assignment, items):
+    """Refuse a ratings list longer than the steps it may name, before any of its items is read.
+
+    A request names each step at most once (``_merge`` refuses a repeat), and the annotator's own
+    step at most once per position where the project takes them, so a longer list breaks the
+    rules whatever it holds: it is refused whole, and 85,000 copies of one rating cost a count
+    instead of 85,000 checked items. The API calls this before it checks the items' shape.
+    Nearly every request holds at most an item per position and a few more: up to
+    ``FREE_ITEMS`` beyond the positions pass on a comparison (``_merge`` then judges them one
+    by one, a cost that small lists bound), and only a longer list costs a query.
+    """
+    if not isinstance(items, list) or len(items) <= assignment.solution.num_steps + FREE_ITEMS:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_SQL_RATEABLE, [assignment.solution_id, Step.HUMAN, assignment.pk])
+        steps, positions = cursor.fetchone()
+    most = steps + (positions if assignment.project.allow_human_steps else 0)
+    if len(items) > most:
+        raise LabellingError(f"ratings holds {len(items):,} items, but this solution has {most:,} steps you may rate:"
+                             " name each step once.", field="ratings")
+
+
+FREE_ITEMS = 32
+# How many steps this assignment may rate (every model step, human steps it wrote), and at how many positions.
+_SQL_RATEABLE = """SELECT count(*), count(DISTINCT position) FROM labeling_step
+    WHERE solution_id = %s AND (source <> %s OR author_id = %s)"""
+
+
 def _merge(assignment, items, sheet=None):
     """Merge ``items`` into the stored ratings (``sheet``, read when None) and check the result; nothing is written yet."""
     project = assignment.project
@@ -240,9 +268,15 @@ def _merge(assignment, items, sheet=None):
         raise LabellingError("ratings must be a list.", field="ratings")
     if sheet is None:
         sheet = _sheet(assignment)
-    touched, removed = {}, []
+    touched, removed, named = {}, [], {}
     for i, item in enumerate(items):
         entry = _merge_item(project, assignment, sheet, i, item)
+        first, _ = named.setdefault(id(entry), (i, entry))  # the entry held: its id stays its own
+        if first != i:
+            step = entry.step
+            what = f"your own step at position {step.position}" if entry.human else \
+                f"position {step.position}, alternative {step.alternative}"
+            raise LabellingError(f"ratings[{first}] already names {what}: name each step once.", field=f"ratings[{i}]")
         if entry.step.author_id is not None and (entry.step.position, entry.step.alternative) not in sheet:
             removed.append(entry.step)  # human_text null: the annotator withdrew their step
             touched.pop(id(entry), None)
