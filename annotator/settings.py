@@ -77,6 +77,8 @@ MIDDLEWARE = [
     "annotator.headers.ContentSecurityPolicyMiddleware",
     # Static files straight from gunicorn (demo and compose have no separate file server).
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything reads a body: /api/ bodies over their size or JSON depth limit (below) refused.
+    "labeling.api.limits.RequestLimits",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -246,7 +248,7 @@ REST_FRAMEWORK = {
         "labeling.api.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "labeling.api.paging.BoundedPaging",  # ?limit=&offset=, checked
     "PAGE_SIZE": 100,
     # A domain refusal (labeling.errors.DomainError) becomes {"detail", "field"} here, not in each view.
     "EXCEPTION_HANDLER": "labeling.api.errors.exception_handler",
@@ -254,6 +256,17 @@ REST_FRAMEWORK = {
     # (None) would key on the whole X-Forwarded-For header a client can write.
     "NUM_PROXIES": 0,
 }
+
+# --- What one request may cost (labeling/api/limits.py; docs/configuration.md) -----------------
+# A JSON or form body is read whole into memory; an import upload is streamed to disk. Larger
+# bodies get a 413, JSON nested deeper than the depth a 400 (labeling/nesting.py, imports too).
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("STEPMARK_MAX_BODY_BYTES", str(2_621_440)))
+STEPMARK_MAX_UPLOAD_BYTES = int(os.environ.get("STEPMARK_MAX_UPLOAD_BYTES", str(1024 ** 3)))  # nginx's too
+STEPMARK_MAX_JSON_DEPTH = 32
+# The longest line an import reads (labeling/imports/common.py; real records stay under 250 KB).
+STEPMARK_IMPORT_MAX_LINE_BYTES = int(os.environ.get("STEPMARK_IMPORT_MAX_LINE_BYTES", str(8 * 1024 ** 2)))
+# Dashboard computes one person may start per minute (labeling/stats/cache.py; cached reads are free).
+STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE = int(os.environ.get("STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE", "12"))
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Stepmark API",

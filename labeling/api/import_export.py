@@ -23,6 +23,8 @@ from labeling.imports import ImportFailed, get_importer, run_import
 from labeling.models import Project
 from labeling.quality.screening import paused_annotator_ids
 
+from .paging import MAX_NUMBER
+
 # The formats the registries are meant to hold, for the docs; the registries decide.
 IMPORT_FORMATS = ["prm800k", "candidates", "gsm8k-examples", "problems"]
 EXPORT_FORMATS = ["prm800k", "trl", "prm800k-consensus"]
@@ -78,7 +80,8 @@ class ImportView(APIView):
 class ExportQuerySerializer(serializers.Serializer):
     format = serializers.CharField(default="prm800k")
     gzip = serializers.BooleanField(default=False)
-    generation = serializers.ListField(child=serializers.IntegerField(min_value=-1), required=False)
+    generation = serializers.ListField(child=serializers.IntegerField(min_value=-1, max_value=MAX_NUMBER),
+                                       required=False)
     since = serializers.DateTimeField(required=False, help_text="Submitted at or after (ISO 8601).")
     until = serializers.DateTimeField(required=False, help_text="Submitted before (ISO 8601).")
     quality_control = serializers.BooleanField(default=True, help_text="0 leaves gold items out.")
