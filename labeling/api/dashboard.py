@@ -22,6 +22,7 @@ from labeling.stats import cache as stats_cache
 from labeling.stats import dashboard
 
 from .import_export import IgnoreFormatParameter
+from .paging import MAX_NUMBER
 
 TABLE_COLUMNS = [
     "id", "label", "status", "status_reason", "gold_score", "gold_passes", "alpha", "kappa", "kappa_partners",
@@ -31,7 +32,7 @@ TABLE_COLUMNS = [
 
 
 class DashboardQuerySerializer(serializers.Serializer):
-    generation = serializers.IntegerField(min_value=-1, required=False)
+    generation = serializers.IntegerField(min_value=-1, max_value=MAX_NUMBER, required=False)
     since = serializers.DateTimeField(required=False, help_text="Passes submitted at or after (ISO 8601).")
     until = serializers.DateTimeField(required=False, help_text="Passes submitted before (ISO 8601).")
     bucket = serializers.ChoiceField(["day", "week"], required=False, help_text="Agreement over time per day or week.")
@@ -59,7 +60,7 @@ def cached_dashboard(request, project):
     options = dict(query.validated_data)
     refresh = options.pop("refresh")
     return stats_cache.get_dashboard(
-        project, options, lambda: dashboard.build_dashboard(project, **options), refresh=refresh
+        project, options, lambda: dashboard.build_dashboard(project, **options), refresh=refresh, person=request.user
     )
 
 
@@ -145,7 +146,7 @@ def _csv_safe(value):
 
 class PagingSerializer(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=200, default=20)
-    offset = serializers.IntegerField(min_value=0, default=0)
+    offset = serializers.IntegerField(min_value=0, max_value=MAX_NUMBER, default=0)
 
 
 class AnnotatorPassesView(APIView):

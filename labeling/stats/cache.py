@@ -16,10 +16,17 @@ load must take well under 200 ms. So the rendered JSON is kept in Django's ``sta
   lazily by the next read, with one exception that keeps a busy project from paying the
   full compute on every load: when the last compute took longer than ``FAST_COMPUTE``
   seconds, a stale entry younger than ``min(max_stale, STALE_FACTOR x compute time)`` is
-  served marked stale (with how many submits it is behind), and when someone is already
-  recomputing (a lock key with ``cache.add``) others serve the stale entry rather than
-  pile on. Small projects therefore always read exact figures; a project whose dashboard
-  takes 3 s is at most 60 s behind and spends at most 1/20 of the time recomputing.
+  served marked stale (with how many submits it is behind). Small projects therefore always
+  read exact figures; a project whose dashboard takes 3 s is at most 60 s behind and spends
+  at most 1/20 of the time recomputing.
+- What a compute may cost. A million ratings take seconds of a web process's CPU, so:
+  one compute per project at a time, across processes (a lock key taken with ``cache.add``,
+  Redis's SET NX): while it runs, others serve the entry they have, however stale, or wait
+  for it (``WAIT_SECONDS``) when they have none; each person may start
+  ``STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE`` computes a minute (``refresh=1`` and new filters
+  alike; cached reads are free), then gets the cached entry or a 429; and the entries of
+  filtered figures (each ``since=`` is a new key) are kept an hour, at most 16 per project
+  (the oldest goes) and 1 MB each. The unfiltered figures stay ``ENTRY_TIMEOUT``.
 - Counters start from the clock (``time_ns``), not from 1: a counter lost to eviction comes
   back above every version an old entry could carry. Keys carry the project's creation time
   too, so a recreated database never meets entries of a project that had the same id.
@@ -31,7 +38,9 @@ reads it live (``dashboard.statuses``).
 """
 import hashlib
 import json
+import math
 import time
+import uuid
 
 from django.conf import settings
 from django.core.cache import caches
@@ -39,12 +48,15 @@ from django.core.cache.backends.redis import RedisCache
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 
+from labeling.errors import DomainError
 from labeling.models import Project
 
 FAST_COMPUTE = 0.2  # seconds: a compute this quick is simply redone on every stale read
 STALE_FACTOR = 20  # a slow dashboard may be served stale for this many times its compute time
 ENTRY_TIMEOUT = 24 * 3600
-LOCK_TIMEOUT = 120
+LOCK_TIMEOUT = 120  # seconds a project's compute lock lasts (longer than any compute)
+WAIT_SECONDS, WAIT_POLL = 10, 0.1  # with nothing to serve, how long a read waits for another's compute
+FILTERED_ENTRIES, FILTERED_BYTES, FILTERED_TIMEOUT = 16, 1024 ** 2, 3600  # per project, each, seconds
 
 
 def _cache():
@@ -130,32 +142,116 @@ def _entry_key(project, params):
     return f"{_project_key(project)}:entry:{digest}"
 
 
-def get_dashboard(project, params, compute, *, refresh=False, now=None):
+def get_dashboard(project, params, compute, *, refresh=False, now=None, person=None):
     """The dashboard JSON (bytes) of ``project`` for ``params``, and how fresh it is.
 
     ``compute()`` builds the dashboard dict when the cache cannot serve it. Returns
     ``(body, meta)`` with ``meta = {"version", "behind" (submits since it was computed),
-    "stale", "computed_seconds", "from_cache"}``.
+    "stale", "computed_seconds", "from_cache"}``. ``person``: who asks (the API's caller), whose
+    computes are counted; over their budget, or while the project is computed for too long by
+    someone else, with nothing cached to serve, it raises ``Refused`` (429 or 503).
     """
     cache = _cache()
     now = time.time() if now is None else now
-    current = version(project)
     key = _entry_key(project, params)
-    entry = cache.get(key)
-    if entry is not None and not refresh:
-        if entry["version"] == current:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        current = version(project)
+        entry = cache.get(key)
+        if entry is not None and not refresh and _servable(entry, current, now):
             return entry["body"], _meta(entry, current, from_cache=True)
-        young = now - entry["at"] < min(max_stale(), STALE_FACTOR * entry["seconds"])
-        if entry["seconds"] > FAST_COMPUTE and (young or not cache.add(f"{key}:lock", 1, LOCK_TIMEOUT)):
+        lock = _lock(cache, project)
+        if lock is not None:
+            break
+        if entry is not None:  # someone computes the project's figures now: serve what there is
             return entry["body"], _meta(entry, current, from_cache=True)
-    started = time.perf_counter()
+        if time.monotonic() > deadline:
+            raise Refused("The dashboard is being computed; try again shortly.", 503,
+                          retry_after=math.ceil(WAIT_SECONDS))
+        time.sleep(WAIT_POLL)  # for the same figures, most often (a page asks twice at once)
     try:
+        entry = cache.get(key)  # what the lock's last holder stored
+        if entry is not None and not refresh and entry["version"] == current:
+            return entry["body"], _meta(entry, current, from_cache=True)
+        wait = _spend(cache, person, now)
+        if wait is not None:
+            if entry is not None:
+                return entry["body"], _meta(entry, current, from_cache=True)
+            raise Refused(f"You started {settings.STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE} dashboard computes this"
+                          f" minute, the most allowed; try again in {wait} s.", 429, retry_after=wait)
+        started = time.perf_counter()
         body = json.dumps(compute(), cls=DjangoJSONEncoder, separators=(",", ":")).encode()
         entry = {"version": current, "at": now, "seconds": time.perf_counter() - started, "body": body}
-        cache.set(key, entry, timeout=ENTRY_TIMEOUT)
+        _store(cache, project, params, key, entry)
     finally:
-        cache.delete(f"{key}:lock")
+        _unlock(cache, project, lock)
     return body, _meta(entry, current, from_cache=False)
+
+
+class Refused(DomainError):
+    """No figures now: the person's compute budget is spent (429) or the project is busy (503)."""
+
+    def __init__(self, message, status, *, retry_after):
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
+
+
+def _servable(entry, current, now):
+    """The entry is current, or stale but young enough for a slow dashboard (see the module's docstring)."""
+    if entry["version"] == current:
+        return True
+    young = now - entry["at"] < min(max_stale(), STALE_FACTOR * entry["seconds"])
+    return entry["seconds"] > FAST_COMPUTE and young
+
+
+def _lock(cache, project):
+    """Take the project's compute lock (one compute of a project at a time, across processes); its token or None."""
+    token = uuid.uuid4().hex
+    return token if cache.add(f"{_project_key(project)}:computing", token, LOCK_TIMEOUT) else None
+
+
+def _unlock(cache, project, token):
+    key = f"{_project_key(project)}:computing"
+    if cache.get(key) == token:  # not a lock that expired and went to someone else
+        cache.delete(key)
+
+
+def _spend(cache, person, now):
+    """Count one compute for ``person``; the seconds left of their minute when that is over their budget, else None.
+
+    The minute starts at their first compute (two keys made with ``cache.add``, gone together
+    after 60 s): a fixed clock minute would let twice the budget through around its turn.
+    """
+    if person is None or not getattr(person, "pk", None):
+        return None
+    window = f"dashboard:computes:{person.pk}:{int(person.date_joined.timestamp())}"
+    cache.add(f"{window}:start", now, timeout=60)
+    cache.add(f"{window}:count", 0, timeout=60)
+    try:
+        spent = cache.incr(f"{window}:count")
+    except ValueError:  # the minute ended between the two calls
+        return None
+    if spent > settings.STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE:
+        start = cache.get(f"{window}:start", now)
+        return max(1, math.ceil(start + 60 - now))
+    return None
+
+
+def _store(cache, project, params, key, entry):
+    """Keep the entry: the project's unfiltered figures for ``ENTRY_TIMEOUT``; any other filter's
+    for ``FILTERED_TIMEOUT``, at most ``FILTERED_BYTES`` each and ``FILTERED_ENTRIES`` per project
+    (the oldest goes), since each ``since=`` is a new key. Runs under the project's lock."""
+    if not params:
+        cache.set(key, entry, timeout=ENTRY_TIMEOUT)
+        return
+    if len(entry["body"]) > FILTERED_BYTES:
+        return
+    index_key = f"{_project_key(project)}:filtered"
+    keys = [k for k in cache.get(index_key) or [] if k != key] + [key]
+    for old in keys[:-FILTERED_ENTRIES]:
+        cache.delete(old)
+    cache.set(index_key, keys[-FILTERED_ENTRIES:], timeout=FILTERED_TIMEOUT)
+    cache.set(key, entry, timeout=FILTERED_TIMEOUT)
 
 
 def _meta(entry, current, *, from_cache):
