@@ -2,11 +2,18 @@
 import dataclasses
 import gzip
 import io
+import itertools
 import json
+import re
 import sys
 import time
+import zlib
 from pathlib import Path
 
+from django.conf import settings
+from django.core.files import File
+
+from labeling import nesting
 from labeling.errors import DomainError
 
 
@@ -82,18 +89,18 @@ def chunks(items, size):
 
 
 def open_binary(source):
-    """An open binary stream for a path or a file object, gunzipped when it is gzip."""
+    """An open binary stream for a path or a file object, gunzipped when it is gzip.
+
+    An upload (Django's ``File``) is read through the file it wraps: iterating a ``File``
+    joins a long line's 64 KB chunks one by one, quadratic in the line's length (a single-line
+    100 MB upload took 75 s and 520 MB); ``readline`` on the file itself is linear.
+    """
+    if isinstance(source, File):
+        source = source.file
     raw = open(source, "rb") if isinstance(source, (str, Path)) else source
-    if hasattr(raw, "peek"):
-        head = raw.peek(2)[:2]
-    elif raw.seekable():
-        start = raw.tell()
-        head = raw.read(2)
-        raw.seek(start)
-    else:
+    if not hasattr(raw, "peek"):  # the gzip check and the JSON-array reader look ahead
         raw = io.BufferedReader(raw)
-        head = raw.peek(2)[:2]
-    if head == b"\x1f\x8b":
+    if raw.peek(2)[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=raw, mode="rb")
     return raw
 
@@ -101,23 +108,92 @@ def open_binary(source):
 def read_jsonl(source, *, path=None):
     """Yield ``(line_number, object)`` for each non-blank line; memory stays one line.
 
-    A line that is not a JSON object raises ImportFailed naming the line.
+    Whatever makes a line unusable raises ImportFailed naming the line (``run_import`` adds
+    the file): gzip data that is corrupt or ends early, a line longer than
+    ``STEPMARK_IMPORT_MAX_LINE_BYTES`` (read no further than the limit), bytes that are not
+    UTF-8, text that is not JSON or not an object, an integer of more digits than Python
+    converts (4,300), nesting deeper than ``STEPMARK_MAX_JSON_DEPTH``, and a
+    string holding half of a surrogate pair (``"\\ud800"``), which no database can store.
     """
+    limit = settings.STEPMARK_IMPORT_MAX_LINE_BYTES
     stream = open_binary(source)
     try:
-        for number, raw_line in enumerate(stream, start=1):
+        for number in itertools.count(1):
+            try:
+                raw_line = stream.readline(limit + 1)
+            except (EOFError, OSError, zlib.error) as exc:
+                raise ImportFailed(f"cannot be read: {_unreadable(exc)}", path=path, line=number) from None
+            if not raw_line:
+                return
+            if len(raw_line) > limit and not raw_line.endswith(b"\n"):
+                raise ImportFailed(f"the line is longer than {limit:,} bytes (STEPMARK_IMPORT_MAX_LINE_BYTES)",
+                                   path=path, line=number)
             if not raw_line.strip():
                 continue
-            try:
-                record = json.loads(raw_line)
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise ImportFailed(f"not valid JSON ({exc})", path=path, line=number) from None
-            if not isinstance(record, dict):
-                raise ImportFailed("expected a JSON object", path=path, line=number)
+            record = _parse(raw_line, path, number)
+            # Only an escape makes a surrogate (raw bytes of one are not UTF-8): most lines skip the walk.
+            check_record(record, path, number, surrogates=_SURROGATE_ESCAPE.search(raw_line) is not None)
             yield number, record
     finally:
         if isinstance(source, (str, Path)):
             stream.close()
+
+
+def check_record(record, path, number, *, surrogates=True):
+    """Refuse a parsed record that is not an object, nests too deep or (``surrogates``) holds a lone surrogate."""
+    if not isinstance(record, dict):
+        raise ImportFailed("expected a JSON object", path=path, line=number)
+    depth = nesting.max_depth()
+    if nesting.deeper_than(record, depth):
+        raise ImportFailed(f"nested deeper than {depth} levels", path=path, line=number)
+    where = _lone_surrogate(record) if surrogates else None
+    if where is not None:
+        raise ImportFailed("holds half of a surrogate pair (\\ud800-\\udfff alone), which is not text",
+                           path=path, line=number, field=where)
+
+
+def _parse(raw_line, path, number):
+    try:
+        return json.loads(raw_line)
+    except UnicodeDecodeError as exc:
+        raise ImportFailed(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path, line=number) from None
+    except json.JSONDecodeError as exc:
+        raise ImportFailed(f"not valid JSON ({exc})", path=path, line=number) from None
+    except RecursionError:
+        raise ImportFailed("nested too deeply to read", path=path, line=number) from None
+    except ValueError as exc:  # Python's limit on the digits of an integer it converts
+        reason = "an integer has more than 4,300 digits" if "digits" in str(exc) else str(exc)
+        raise ImportFailed(f"not valid JSON ({reason})", path=path, line=number) from None
+
+
+def _unreadable(exc):
+    if isinstance(exc, EOFError):
+        return "the gzip data ends early (a truncated file?)"
+    if isinstance(exc, (zlib.error, gzip.BadGzipFile)):
+        return f"the gzip data is corrupt ({exc})"
+    return str(exc)
+
+
+# An escape of a surrogate code point; a pair of them makes one character, either alone none.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(record):
+    """The path (``steps[2]``, ``label.finish_reason``) of the first string holding a lone surrogate, or None."""
+    pending = [("", record)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, dict):
+            for key, child in value.items():
+                if _SURROGATE.search(key):
+                    return f"{where}.{key}" if where else key
+                pending.append((f"{where}.{key}" if where else key, child))
+        elif isinstance(value, list):
+            pending.extend((f"{where}[{i}]", child) for i, child in enumerate(value))
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            return where or None
+    return None
 
 
 def field(record, dotted, line, *, types=None, required=True, nullable=False):

@@ -51,6 +51,7 @@ COMPLETION_KEYS = ("text", "rating", "flagged")
 HUMAN_KEYS = ("text", "rating", "source", "flagged")
 FINISH_REASONS = ("found_error", "solution", "bad_problem", "give_up")
 SOURCE_MAX_LENGTH = 50  # Step.source
+MAX_INT32, MAX_INT64 = 2 ** 31 - 1, 2 ** 63 - 1  # what an integer and a bigint column hold
 
 
 @dataclasses.dataclass
@@ -120,8 +121,8 @@ def parse_record(record, line, source_hash=None):
             shape["timestamp"] = timestamp
 
     generation = check.nullable(record["generation"], "generation", int)
-    if generation is not None and generation < -1:
-        raise ImportFailed("must be -1 (screening) or more", line=line, field="generation")
+    if generation is not None and not -1 <= generation <= MAX_INT32:  # an integer column
+        raise ImportFailed(f"must be -1 (screening) or more, at most {MAX_INT32}", line=line, field="generation")
     is_qc = check.value(record["is_quality_control_question"], "is_quality_control_question", bool)
     is_screening = check.value(record["is_initial_screening_question"], "is_initial_screening_question", bool)
 
@@ -142,8 +143,8 @@ def parse_record(record, line, source_hash=None):
     steps = check.value(label["steps"], "label.steps", list)
     positions = [_fast_step(step) or _parse_step(check, step, f"label.steps[{i}]") for i, step in enumerate(steps)]
     total_time = check.nullable(label["total_time"], "label.total_time", int)
-    if total_time is not None and total_time < 0:
-        raise ImportFailed("must not be negative", line=line, field="label.total_time")
+    if total_time is not None and not 0 <= total_time <= MAX_INT64:  # a bigint column
+        raise ImportFailed(f"must be from 0 to {MAX_INT64}", line=line, field="label.total_time")
     finish_reason = check.nullable(label["finish_reason"], "label.finish_reason", str)
     if finish_reason is not None and finish_reason not in FINISH_REASONS:
         raise ImportFailed(f"must be one of {', '.join(FINISH_REASONS)}", line=line, field="label.finish_reason")
@@ -164,7 +165,7 @@ def parse_record(record, line, source_hash=None):
         score = question.get("pre_generated_verifier_score")
         if score is not None:
             check.value(score, "question.pre_generated_verifier_score", (int, float))
-            if not math.isfinite(score):
+            if isinstance(score, int) and abs(score) > MAX_INT64 or not math.isfinite(score):  # float() of it
                 raise ImportFailed("must be a finite number", line=line, field="question.pre_generated_verifier_score")
             if isinstance(score, int):
                 shape["verifier_score_int"] = True

@@ -9,7 +9,7 @@ import json
 from django.conf import settings
 from django.core.files import File
 
-from .common import ImportFailed, open_binary, read_jsonl
+from .common import ImportFailed, check_record, open_binary, read_jsonl
 
 PARQUET_BATCH = 500  # rows decoded at a time: memory stays one batch
 
@@ -31,8 +31,7 @@ def read_json_or_jsonl(source, *, path=None):
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise ImportFailed(f"not valid JSON ({exc})", path=path) from None
         for number, record in enumerate(records, start=1):
-            if not isinstance(record, dict):
-                raise ImportFailed("expected a JSON object", path=path, line=number)
+            check_record(record, path, number)
             yield number, record
     finally:
         if isinstance(source, str) or hasattr(source, "__fspath__"):
