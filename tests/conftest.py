@@ -36,6 +36,15 @@ def pytest_sessionstart(session):
         raise pytest.UsageError(f"The data directory {_data_dir()} is missing (data/ in the repository, or $STEPMARK_DATA)")
 
 
+def database_url():
+    """The URL of the database the tests use (pytest-django's), for a server or worker started as a process."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    auth = f"{db['USER']}:{db['PASSWORD']}" if db.get("PASSWORD") else db["USER"]
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
 @pytest.fixture(scope="session")
 def data_dir():
     """The data the tests read (``labeling.data.data_dir()``: the repository's ``data/``)."""

@@ -20,6 +20,7 @@ from django.test import Client
 
 from bench._server import gunicorn, nginx
 from labeling.access.client_address import TrustedProxies, client_address
+from tests.conftest import database_url
 from tests.factories import PASSWORD, make_user
 
 LOCKED = "Too many failed log-ins"
@@ -142,14 +143,6 @@ def test_a_trusted_proxy_may_be_named_by_host_name():
 
 
 # Real gunicorn (four sync workers), straight and behind the shipped nginx --------------------
-
-
-def database_url():
-    from django.db import connection
-
-    db = connection.settings_dict
-    auth = f"{db['USER']}:{db['PASSWORD']}" if db.get("PASSWORD") else db["USER"]
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 @pytest.fixture(scope="module")
