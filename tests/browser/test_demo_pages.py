@@ -47,7 +47,8 @@ def open_view(browser, size):
 
 
 def log_in(page, live_server, username):
-    """The login form with the demo account's own password; lands on the home page."""
+    """The login form with the demo account's own password (after logging out whoever was in)."""
+    page.context.clear_cookies()
     page.goto(f"{live_server.url}/accounts/login/?next=/")
     page.fill("#id_username", username)
     page.fill("#id_password", ACCOUNTS[username][0])
@@ -61,9 +62,16 @@ def screenshot(page, name):
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
-def fits_the_width(page):
-    """Nothing makes the page itself scroll sideways (wide tables scroll inside their box)."""
-    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+def follow(page, project, link, ready):
+    """From the home page, the project card's ``link``, until ``ready`` is on the page."""
+    page.click(f'[data-project-id="{project.pk}"] a.{link}')
+    page.wait_for_selector(ready)
+
+
+def keep(page, name):
+    """The screenshot, once nothing makes the page scroll sideways (wide tables scroll in their box)."""
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), name
+    screenshot(page, name)
 
 
 def test_each_demo_role_finds_its_first_page_filled(browser, live_server, demo):
@@ -82,34 +90,27 @@ def check_first_pages(view, live_server, math, gsm8k, size):
         waiting = view.locator(f'[data-project-id="{project.pk}"] .waiting')
         assert int(waiting.get_attribute("data-waiting")) > 0, project.name
         assert "waiting for you" in waiting.inner_text()
-    assert fits_the_width(view)
-    screenshot(view, f"demo-ann-home-{size}")
+    keep(view, f"demo-ann-home-{size}")
 
     # lead: the MATH-500 dashboard with agreement, the paused annotator and gold scores.
-    view.context.clear_cookies()
     log_in(view, live_server, "lead")
-    view.click(f'[data-project-id="{math.pk}"] a.dashboard-link')
-    view.wait_for_selector('#dashboard[data-state="ready"]')
+    follow(view, math, "dashboard-link", '#dashboard[data-state="ready"]')
     text = view.locator("#dashboard").inner_text()
     assert "undefined" not in text.lower(), text[:500]
     assert PAUSED[0] in view.locator('[data-testid="paused"]').inner_text()
     assert view.locator('[data-testid="gold-chart"] g.column').count() >= 1
-    assert fits_the_width(view)
-    screenshot(view, f"demo-lead-dashboard-{size}")
+    keep(view, f"demo-lead-dashboard-{size}")
 
     # research: GSM8K's first generation, then MATH-500's trained checkpoint.
-    view.context.clear_cookies()
     log_in(view, live_server, "research")
-    view.click(f'[data-project-id="{gsm8k.pk}"] a.research-link')
-    view.wait_for_selector('#research[data-state="ready"]')
+    follow(view, gsm8k, "research-link", '#research[data-state="ready"]')
     row = view.locator('[data-testid="generation-stats"] tr[data-generation="1"]')
     assert row.locator("td").first.inner_text() == "1"
     assert str(DEMO_GENERATION_SIZE) in row.locator("td").all_inner_texts()
-    assert fits_the_width(view)
-    screenshot(view, f"demo-research-generation-{size}")
+    keep(view, f"demo-research-generation-{size}")
 
-    view.goto(f"{live_server.url}/projects/{math.pk}/research/")
-    view.wait_for_selector('#research[data-state="ready"]')
+    view.goto(f"{live_server.url}/")
+    follow(view, math, "research-link", '#research[data-state="ready"]')
     # The base model's checkpoint and the retrained one, promoted (★) with its held-out figures.
     table = view.locator('[data-testid="checkpoint-table"]')
     assert table.locator("tbody tr").count() == 2
@@ -119,5 +120,4 @@ def check_first_pages(view, live_server, math, gsm8k, size):
     metrics = slice(4, table.locator("th").all_inner_texts().index("started"))
     assert cells[metrics] and all(cell.replace(".", "", 1).isdigit() for cell in cells[metrics]), cells
     assert view.locator('[data-testid="snapshot-list"] a').count() == 1
-    assert fits_the_width(view)
-    screenshot(view, f"demo-research-checkpoint-{size}")
+    keep(view, f"demo-research-checkpoint-{size}")
