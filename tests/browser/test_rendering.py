@@ -86,7 +86,7 @@ def draw(browser):
     def draw(lines):
         current["html"] = harness(lines)
         page.goto(f"{ORIGIN}/")
-        page.wait_for_function("document.querySelectorAll('[data-math]:not([data-math-rendered])').length === 0",
+        page.wait_for_function("() => document.querySelectorAll('[data-math]:not([data-math-rendered])').length === 0",
                                timeout=120000)
         assert not errors, f"JavaScript errors on the harness page: {errors}"
         return page

@@ -70,7 +70,7 @@ def test_phase_one_own_step_is_written_rated_kept_over_a_reload_and_exported(pag
     editor = page.locator(".ws-step.own textarea")
     assert editor.is_visible() and editor.evaluate("el => el === document.activeElement")
     page.keyboard.type(OWN)
-    page.wait_for_function("document.querySelectorAll('.ws-writer-preview .katex').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('.ws-writer-preview .katex').length === 2")
     screenshot(page, "workspace-writing-own-step")
     page.keyboard.press("Control+Enter")
     assert page.locator(".ws-step.own textarea").count() == 0
@@ -217,12 +217,12 @@ def test_a_newcomer_sees_screening_progress_then_that_they_passed(page, live_ser
     for key in "113":
         page.keyboard.press(key)
     page.keyboard.press("Enter")
-    page.wait_for_function("document.querySelector('[data-testid=standing]').textContent.includes('1 of 2')")
+    page.wait_for_function("() => document.querySelector('[data-testid=standing]').textContent.includes('1 of 2')")
     page.wait_for_selector('#workspace[data-state="working"]')
     for key in "113":
         page.keyboard.press(key)
     page.keyboard.press("Enter")
-    page.wait_for_function("document.querySelector('[data-testid=standing]').dataset.standing === 'passed'")
+    page.wait_for_function("() => document.querySelector('[data-testid=standing]').dataset.standing === 'passed'")
     page.wait_for_selector('#workspace[data-state="working"]')
     assert standing(page) == "You passed screening — real work starts now"
     assert "Real work" in page.inner_text(".ws-step-list")
@@ -246,7 +246,7 @@ def test_failing_screening_says_a_lead_will_review_and_offers_no_work(page, live
     open_workspace(page, live_server, screened)
     for done in range(2):  # +1 +1 +1: only 2 of 3 steps agree with gold on each item
         page.wait_for_function(
-            f"document.querySelector('[data-testid=standing]').textContent === 'Screening: {done} of 2 done'"
+            f"() => document.querySelector('[data-testid=standing]').textContent === 'Screening: {done} of 2 done'"
         )
         page.wait_for_selector('#workspace[data-state="working"]')
         for key in "111":

@@ -67,7 +67,7 @@ def test_an_assignment_removed_under_the_page_says_so_and_offers_the_next_task(p
     open_workspace(page, live_server, project)
     mine = Assignment.objects.get(annotator__user__username="ann")
     page.keyboard.press("1")  # one rating saved and acknowledged: the page keeps a record
-    page.wait_for_function(f"localStorage.getItem('stepmark:assignment:{mine.pk}') !== null")
+    page.wait_for_function(f"() => localStorage.getItem('stepmark:assignment:{mine.pk}') !== null")
     mine.delete()  # a lead removed it (or the database lost a fresh hand-out)
 
     page.keyboard.press("1")  # the next save answers 404
