@@ -10,11 +10,12 @@ import time
 from labeling.management.commands.load_demo import GSM8K_PROJECT, MATH_PROJECT
 from labeling.models import Project
 
-# A retrain of a few optimizer steps on the MATH passes (about 75 s on two busy cores, most of
-# it evaluating the held-out problems), and a generation of 100 picked by the project's first
+# A retrain of six small optimizer steps on the MATH passes (about 27 s on two cores, most of it
+# evaluating the new PRM and the champion on the held-out problems; twelve steps of 8 took 44 s),
+# and a generation of 100 picked by the project's first
 # (untrained) champion from the first 400 GSM8K candidates (100 problems, 253 wrong answers):
 # scoring all 5,276 took 267 s on two cores, 400 take about 20 s (docs/performance.md).
-DEMO_TRAIN_SETTINGS = {"max_steps": 12, "max_batch": 8, "epochs": 1, "log_every": 2}
+DEMO_TRAIN_SETTINGS = {"max_steps": 6, "max_batch": 4, "epochs": 1, "log_every": 1}
 DEMO_GENERATION_SIZE = 100
 DEMO_POOL_LIMIT = 400
 
