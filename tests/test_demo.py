@@ -172,7 +172,8 @@ def check_research_jobs(math, gsm8k, monkeypatch):
     assert Solution.objects.filter(project=gsm8k, generation=run.generation).count() == 10
     trained = Checkpoint.objects.get(project=math, parent__isnull=False)
     assert trained.status in (Checkpoint.CHAMPION, Checkpoint.REJECTED), trained.metrics
-    assert trained.metrics["heldout"]["steps"] > 0 and trained.metrics["train"]["steps"] == demo_jobs.DEMO_TRAIN_SETTINGS["max_steps"]
+    assert trained.metrics["heldout"]["steps"] > 0
+    assert trained.metrics["train"]["steps"] == demo_jobs.DEMO_TRAIN_SETTINGS["max_steps"]
     assert len(snapshots.list_snapshots(math, settings.STEPMARK_EXPORT_DIR)) == 1
     # Started again, the demo queues nothing twice.
     assert start_demo_jobs(log=lambda line: None) == []
