@@ -122,7 +122,7 @@ FIRST_STEPS = (
     ("As lead: open the MATH-500 dashboard: agreement (alpha) of bea, cal and dan over five days, "
      "their gold scores, and dan paused with the reason."),
     ("As research: download MATH-500's snapshot, open GSM8K's first generation (ready within a minute) "
-     "and watch MATH-500's retrained checkpoint finish (about two minutes) on their research pages."),
+     "and watch MATH-500's retrained checkpoint finish (within a minute) on their research pages."),
 )
 
 
