@@ -55,6 +55,16 @@ def context(browser):
 
 
 @pytest.fixture
+def axe_context(browser):
+    """Like ``context``, with the page's Content-Security-Policy bypassed so that axe-core
+    (tests/browser/axe.py) can be injected; for accessibility checks only."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, bypass_csp=True)
+    context.set_default_timeout(10000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
 def page(context):
     page = context.new_page()
     errors = []
