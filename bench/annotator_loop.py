@@ -201,7 +201,7 @@ def _prepare(concurrency, fresh=False):
     for i in range(concurrency):
         # No password: nobody logs in, and hashing 32 passwords would dominate the set-up.
         user, _ = User.objects.get_or_create(username=f"loadbench-{i:03d}")
-        annotator = grant_role(user, ANNOTATOR)
+        annotator = grant_role(user, ANNOTATOR, project)
         # A new token each run: only a key's hash is stored, so an old one cannot be read back.
         key, _ = issue(user, "bench.annotator_loop")
         tokens.append((key, annotator.pk))

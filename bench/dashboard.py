@@ -192,7 +192,7 @@ def main(argv=None):
     lead = get_user_model().objects.filter(username="bench-lead").first()
     if lead is None:
         lead = get_user_model().objects.create_user("bench-lead", password=None)
-        grant_role(lead, "lead")
+        grant_role(lead, "lead", project)
     client = Client()
     client.force_login(lead)
     url = f"/api/projects/{project.pk}/dashboard/"

@@ -102,7 +102,7 @@ def _prepare(gold_count, rate, seed):
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
     user, _ = get_user_model().objects.get_or_create(username="goldtell-annotator")
-    grant_role(user, ANNOTATOR)
+    grant_role(user, ANNOTATOR, project)
     key, _ = issue(user, "bench.gold_tell")  # a new one each run: only its hash is stored
     return project.pk, key
 

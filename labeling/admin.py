@@ -3,12 +3,28 @@ from django.contrib import admin
 
 from .models import (
     Adjudication, Annotator, AnnotatorProjectStatus, ApiToken, Assignment, Diagram, DiagramProject, Generation,
-    GoldProposal, GoldRating, GoldScore, Problem, Project, Rating, Solution, Step,
+    GoldProposal, GoldRating, GoldScore, Membership, Problem, Project, Rating, Solution, Step,
 )
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    fk_name = "project"
+    extra = 1
+    raw_id_fields = ["user", "added_by"]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "role", "project", "added_by", "added_at"]
+    list_filter = ["role", "project"]
+    search_fields = ["user__username", "project__name"]
+    raw_id_fields = ["user", "added_by"]
 
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    inlines = [MembershipInline]
     list_display = ["name", "overlap", "quality_control_rate", "stop_at_first_error", "is_active", "created_at"]
     list_filter = ["is_active", "stop_at_first_error", "allow_human_steps", "dollar_math"]
     search_fields = ["name"]

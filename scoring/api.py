@@ -12,7 +12,6 @@ annotator/urls.py (URL names in the ``scoring`` namespace).
 - ``POST /api/projects/{id}/retrain/``: queue ``retrain_if_due`` (``force`` skips the due check)
 """
 from django.db.models import F
-from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -21,6 +20,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling.access.permissions import IsResearcher
+from labeling.access.projects import object_for, project_for
+from labeling.access.roles import RESEARCHER
 from labeling.models import Project
 from scoring import runs
 from scoring.models import Checkpoint, GenerationRun
@@ -78,7 +79,7 @@ class ProjectGenerationsView(APIView):
 
     @extend_schema(operation_id="projects_generations_list", responses=GenerationRunSerializer(many=True))
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, RESEARCHER)
         runs = _runs().filter(project=project).order_by("-pk")[:200]
         return Response(GenerationRunSerializer(runs, many=True).data)
 
@@ -89,7 +90,7 @@ class ProjectGenerationsView(APIView):
     )
     def post(self, request, pk):
         from scoring import tasks
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, RESEARCHER)
         form = StartGenerationSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         try:
@@ -109,7 +110,7 @@ class GenerationRunView(APIView):
 
     @extend_schema(operation_id="generation_runs_retrieve", responses=GenerationRunSerializer)
     def get(self, request, pk):
-        return Response(GenerationRunSerializer(get_object_or_404(_runs(), pk=pk)).data)
+        return Response(GenerationRunSerializer(object_for(request.user, _runs(), pk, RESEARCHER)).data)
 
 
 class GenerationRunCancelView(APIView):
@@ -123,7 +124,7 @@ class GenerationRunCancelView(APIView):
                    409: OpenApiResponse(ConflictSerializer, description="The run is selecting or finished.")},
     )
     def post(self, request, pk):
-        run = get_object_or_404(_runs(), pk=pk)
+        run = object_for(request.user, _runs(), pk, RESEARCHER)
         if not runs.cancel_run(run):
             return Response({"detail": f"Run {run.pk} is {run.state}; it can no longer be cancelled.",
                              "run": GenerationRunSerializer(run).data}, status=status.HTTP_409_CONFLICT)
@@ -137,7 +138,7 @@ class ProjectCheckpointsView(APIView):
 
     @extend_schema(operation_id="projects_checkpoints_list", responses=CheckpointSerializer(many=True))
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, RESEARCHER)
         rows = Checkpoint.objects.filter(project=project).order_by(F("created_at").desc(), "-pk")[:500]
         return Response(CheckpointSerializer(rows, many=True).data)
 
@@ -152,7 +153,7 @@ class ProjectRetrainView(APIView):
                    responses={202: RetrainQueuedSerializer})
     def post(self, request, pk):
         from scoring import tasks
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, RESEARCHER)
         form = RetrainSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         force = form.validated_data["force"]

@@ -51,11 +51,25 @@ def later(seconds):
 # People -----------------------------------------------------------------------------------
 
 
-def make_user(username, *roles, password=PASSWORD, **fields):
-    """A user holding ``roles`` (annotator, lead, researcher); ``fields`` such as ``is_staff``."""
+EVERYWHERE = "every project"
+
+# Users made with roles "everywhere": made members of each project made after them, too.
+_members_everywhere = {}
+
+
+def make_user(username, *roles, projects=EVERYWHERE, password=PASSWORD, **fields):
+    """A user holding ``roles`` (annotator, lead, researcher) in ``projects``; ``fields`` such as ``is_staff``.
+
+    By default the roles hold in every project the test has or makes later (through
+    ``make_project``), as migration 0016 made of the roles of before; the tests of scoping
+    name ``projects`` (a list, possibly empty).
+    """
     user = get_user_model().objects.create_user(username, password=password, **fields)
+    if projects == EVERYWHERE:
+        _members_everywhere[user.pk] = roles
+        projects = Project.objects.all()
     for role in roles:
-        grant_role(user, role)
+        grant_role(user, role, projects)
     return user
 
 
@@ -85,8 +99,13 @@ def token_client(user):
 
 
 def make_project(**fields):
+    """A project; the users made with roles everywhere (``make_user``) become its members."""
     fields.setdefault("name", f"project {uuid.uuid4().hex[:8]}")
-    return Project.objects.create(**fields)
+    project = Project.objects.create(**fields)
+    for user in get_user_model().objects.filter(pk__in=list(_members_everywhere)):
+        for role in _members_everywhere[user.pk]:
+            grant_role(user, role, project)
+    return project
 
 
 def make_solution(project, steps=3, alternatives=None, generation=None, rank=None,

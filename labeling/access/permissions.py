@@ -1,8 +1,11 @@
-"""DRF permission classes, one per role (see labeling/access/roles.py).
+"""DRF permission classes, one per role (see labeling/access/roles.py): the coarse first check.
 
 Every API view names its permission explicitly from this module (or AllowAny / the
 authenticated-only default where the endpoint is meant for everyone, such as the login).
-Staff and superusers pass every check.
+A role class passes a person who holds the role in at least one project (superusers pass
+every check), so an account without it is refused before anything is read; the view then
+names the project and ``labeling.access.projects`` decides there (404 for a non-member, 403
+for a member without the role).
 """
 from rest_framework.permissions import BasePermission
 
@@ -50,3 +53,12 @@ class HasAnyRole(_RolePermission):
 
     roles = roles.ROLES
     message = "Your account has no role yet; ask a lead to grant one."
+
+
+class MayCreateProjects(BasePermission):
+    """The site-wide right ``labeling.add_project`` (or a superuser): whoever creates a project leads it."""
+
+    message = "Creating a project needs the permission to create projects; ask an admin."
+
+    def has_permission(self, request, view):
+        return roles.may_create_projects(request.user)

@@ -1,138 +1,135 @@
-"""Roles: Django groups that carry one permission each.
+"""Roles, held per project: annotator, lead, researcher (``labeling.models.Membership``).
 
-A user may hold several roles. Staff and superusers hold every role: they run the site.
+- ``annotator``: rates steps in the project.
+- ``lead``: the project's quality control, annotators, throughput and members.
+- ``researcher``: the project's imports, exports and model jobs.
 
-- ``annotator`` (``labeling.label``): rates steps.
-- ``lead`` (``labeling.lead``): quality control, annotators, throughput.
-- ``researcher`` (``labeling.research``): imports, exports, model jobs.
-
-Migration 0003 creates the groups, so ``migrate`` alone gives working roles; ``ensure_roles``
-repairs them (for example after someone edited a group in the admin).
+A person may hold several roles in a project and none in another. Superusers act in every
+project without a membership (they run the site); creating a project is the one site-wide
+right besides that, the permission ``labeling.add_project`` (its creator becomes the new
+project's lead and researcher). What a person may see and do in a project is decided in
+``labeling/access/projects.py`` from what this module answers.
 """
-from django.contrib.auth.models import Group, Permission
-from django.contrib.contenttypes.models import ContentType
+from labeling.models import Membership
 
-ANNOTATOR, LEAD, RESEARCHER = "annotator", "lead", "researcher"
-
-# role -> the permission codenames (on labeling.Project) its group holds.
-ROLE_PERMISSIONS = {
-    ANNOTATOR: ["label"],
-    LEAD: ["lead"],
-    RESEARCHER: ["research"],
-}
-
-ROLES = tuple(ROLE_PERMISSIONS)
+ANNOTATOR, LEAD, RESEARCHER = Membership.ANNOTATOR, Membership.LEAD, Membership.RESEARCHER
+ROLES = (ANNOTATOR, LEAD, RESEARCHER)
 
 
-def ensure_roles():
-    """Create the role groups and give each exactly its permissions; return ``{role: group}``."""
-    from labeling.models import Project
-
-    project_type = ContentType.objects.get_for_model(Project)
-    labels = dict(Project._meta.permissions)
-    groups = {}
-    for role, codenames in ROLE_PERMISSIONS.items():
-        group, _ = Group.objects.get_or_create(name=role)
-        permissions = [
-            Permission.objects.get_or_create(
-                content_type=project_type, codename=codename, defaults={"name": labels[codename]}
-            )[0]
-            for codename in codenames
-        ]
-        group.permissions.set(permissions)
-        groups[role] = group
-    return groups
-
-
-def grant_role(user, role):
-    """Add ``user`` to the group of ``role``; an annotator also gets their Annotator row.
-
-    Raises ValueError for an unknown role. Returns the user's Annotator for the annotator
-    role, else None.
-    """
-    if role not in ROLE_PERMISSIONS:
+def _check(role):
+    if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; known: {', '.join(ROLES)}")
-    group = Group.objects.filter(name=role).first() or ensure_roles()[role]
-    user.groups.add(group)
-    _forget_cached_permissions(user)
-    if role == ANNOTATOR:
-        from labeling.models import Annotator
 
-        annotator, _ = Annotator.objects.get_or_create(user=user)
-        return annotator
+
+def grant_role(user, role, projects, by=None):
+    """Make ``user`` a member with ``role`` of each of ``projects`` (a project or several).
+
+    Raises ValueError for an unknown role. An annotator also gets their Annotator row, which
+    the loop needs; returns it for the annotator role, else None.
+    """
+    from labeling.models import Annotator, Project
+
+    _check(role)
+    projects = [projects] if isinstance(projects, Project) else list(projects)
+    Membership.objects.bulk_create(
+        [Membership(user=user, project=project, role=role, added_by=by) for project in projects],
+        ignore_conflicts=True,
+    )
+    forget(user)
+    if role == ANNOTATOR:
+        return Annotator.objects.get_or_create(user=user)[0]
     return None
 
 
-def has_role(user, role):
-    """Whether ``user`` acts in ``role``: by the role's permission, or as staff/superuser.
+def revoke_role(user, role, project):
+    """End ``user``'s ``role`` in ``project``; whether they held it."""
+    _check(role)
+    deleted, _ = Membership.objects.filter(user=user, project=project, role=role).delete()
+    forget(user)
+    return bool(deleted)
 
-    The role permissions are read in one query per user object and kept on it (like
-    ModelBackend's permission cache), so a request checks any number of roles for one query.
+
+def is_admin(user):
+    """A superuser: acts in every project without a membership."""
+    return bool(user is not None and user.is_authenticated and user.is_active and user.is_superuser)
+
+
+def may_create_projects(user):
+    """The site-wide right to create a project (its creator leads and researches it)."""
+    return bool(user is not None and user.is_authenticated and user.is_active and user.has_perm("labeling.add_project"))
+
+
+def roles_in(user, project_id):
+    """The roles ``user`` holds in project ``project_id`` (every role for a superuser), one query per user and project."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return frozenset()
+    if user.is_superuser:
+        return frozenset(ROLES)
+    held = user.__dict__.setdefault(_PER_PROJECT, {})
+    if project_id not in held:
+        held[project_id] = frozenset(
+            Membership.objects.filter(user_id=user.pk, project_id=project_id).values_list("role", flat=True)
+        )
+    return held[project_id]
+
+
+def has_role(user, role, project_id=None):
+    """Whether ``user`` holds ``role`` in project ``project_id``, or in any project when None.
+
+    "In any project" is the coarse check of the API's permission classes (labeling/access/
+    permissions.py); each view then names the project (labeling/access/projects.py). The
+    roles held anywhere are read in one query per user object and kept on it, or come with
+    the token check of the annotator loop (``role_mask_sql``).
     """
+    if project_id is not None:
+        return role in roles_in(user, project_id)
     if user is None or not user.is_authenticated or not user.is_active:
         return False
-    if user.is_staff or user.is_superuser:
+    if user.is_superuser:
         return True
-    held = user.__dict__.get(_CACHE)
+    held = user.__dict__.get(_ANYWHERE)
     if held is None:
-        held = user.__dict__[_CACHE] = _role_codenames(user.pk)
-    return ROLE_PERMISSIONS[role][0] in held
+        held = user.__dict__[_ANYWHERE] = _roles_anywhere(user.pk)
+    return role in held
 
 
 def roles_of(user):
-    """The roles ``user`` holds, in the order of ``ROLES`` (every role for staff)."""
+    """The roles ``user`` holds in some project, in the order of ``ROLES`` (every role for a superuser)."""
     return [role for role in ROLES if has_role(user, role)]
 
 
 def role_mask_sql(user_id_sql):
-    """Select-list SQL: a bit mask of the roles whose permission the user ``user_id_sql`` holds.
+    """Select-list SQL: a bit mask of the roles the user ``user_id_sql`` holds in any project.
 
     Bit ``i`` stands for ``ROLES[i]``. For a statement that reads the user anyway (the
     labelling API's token check): hand the value to ``remember_roles`` and ``has_role`` asks
-    no more. ``user_id_sql`` is a column or a placeholder (then the statement takes the id
-    twice). One subquery over the role permissions, which PostgreSQL runs in about half the
-    time of an EXISTS per role.
+    no more for the coarse check. ``user_id_sql`` is a column or a placeholder.
     """
-    from django.contrib.auth import get_user_model
-
-    User = get_user_model()
-    direct = User.user_permissions.through._meta.db_table
-    member = User.groups.through._meta.db_table
-    granted = Group.permissions.through._meta.db_table
-    bits = " ".join(f"WHEN '{ROLE_PERMISSIONS[role][0]}' THEN {1 << i}" for i, role in enumerate(ROLES))
-    codenames = ", ".join(f"'{ROLE_PERMISSIONS[role][0]}'" for role in ROLES)
+    bits = " ".join(f"WHEN '{role}' THEN {1 << i}" for i, role in enumerate(ROLES))
     return (
-        f"(SELECT COALESCE(SUM(CASE p.codename {bits} END), 0) FROM {Permission._meta.db_table} p"
-        f" JOIN {ContentType._meta.db_table} ct ON ct.id = p.content_type_id"
-        f" WHERE ct.app_label = 'labeling' AND p.codename IN ({codenames})"
-        f" AND (p.id IN (SELECT permission_id FROM {direct} WHERE user_id = {user_id_sql})"
-        f" OR p.id IN (SELECT g.permission_id FROM {granted} g JOIN {member} m ON m.group_id = g.group_id"
-        f" WHERE m.user_id = {user_id_sql})))"
+        f"(SELECT COALESCE(BIT_OR(CASE m.role {bits} END), 0) FROM {Membership._meta.db_table} m"
+        f" WHERE m.user_id = {user_id_sql})"
     )
 
 
 def remember_roles(user, mask):
-    """Keep on ``user`` which roles' permissions it holds (``mask``: the ``role_mask_sql`` value)."""
-    user.__dict__[_CACHE] = _codenames(mask)
+    """Keep on ``user`` which roles it holds in some project (``mask``: the ``role_mask_sql`` value)."""
+    user.__dict__[_ANYWHERE] = _from_mask(mask)
 
 
-def _codenames(mask):
-    return frozenset(ROLE_PERMISSIONS[role][0] for i, role in enumerate(ROLES) if int(mask) >> i & 1)
+def _from_mask(mask):
+    return frozenset(role for i, role in enumerate(ROLES) if int(mask) >> i & 1)
 
 
-_CACHE = "_stepmark_role_codenames"
+_ANYWHERE = "_stepmark_roles_anywhere"
+_PER_PROJECT = "_stepmark_roles_per_project"
 
 
-def _role_codenames(user_id):
-    """The role permission codenames the user holds directly or through a group (one query)."""
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {role_mask_sql('%s')}", [user_id, user_id])
-        return _codenames(cursor.fetchone()[0])
+def _roles_anywhere(user_id):
+    return frozenset(Membership.objects.filter(user_id=user_id).values_list("role", flat=True).distinct())
 
 
-def _forget_cached_permissions(user):
-    # Permissions are cached on the user object (ours and ModelBackend's); a grant must show at once.
-    for attr in ("_perm_cache", "_user_perm_cache", "_group_perm_cache", _CACHE):
+def forget(user):
+    """Drop what is cached on ``user`` (ours and ModelBackend's permissions): a change must show at once."""
+    for attr in ("_perm_cache", "_user_perm_cache", "_group_perm_cache", _ANYWHERE, _PER_PROJECT):
         user.__dict__.pop(attr, None)

@@ -1,10 +1,12 @@
-"""Read-only problems and solutions for leads and researchers (never gold ratings)."""
+"""Read-only problems and solutions for the leads and researchers of their projects (never gold ratings)."""
 from django.db.models import Prefetch
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
 from rest_framework.exceptions import ValidationError
 
 from labeling.access.permissions import LeadOrResearcher
+from labeling.access.projects import projects_of
+from labeling.access.roles import LEAD, RESEARCHER
 from labeling.models import Problem, Solution, Step
 
 
@@ -64,6 +66,7 @@ class ProblemViewSet(viewsets.ReadOnlyModelViewSet):
         problems = Problem.objects.order_by("id")
         if getattr(self, "swagger_fake_view", False):
             return problems
+        problems = problems.filter(project__in=projects_of(self.request.user, LEAD, RESEARCHER))
         project = project_filter(self.request)
         return problems if project is None else problems.filter(project_id=project)
 
@@ -81,6 +84,7 @@ class SolutionViewSet(viewsets.ReadOnlyModelViewSet):
         solutions = Solution.objects.select_related("generation").order_by("id")
         if getattr(self, "swagger_fake_view", False):
             return solutions
+        solutions = solutions.filter(project__in=projects_of(self.request.user, LEAD, RESEARCHER))
         if self.action == "retrieve":
             own = Step.objects.filter(alternative=0).order_by("position")
             return solutions.prefetch_related(Prefetch("steps", queryset=own, to_attr="own_steps"))

@@ -16,6 +16,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
 
+from labeling.access.projects import project_for
+from labeling.access.roles import LEAD
 from labeling.access.permissions import IsLead
 from labeling.models import Annotator, Project
 from labeling.stats import cache as stats_cache
@@ -82,7 +84,7 @@ class DashboardView(APIView):
         "fresh the figures are; `statuses` holds the standing, read live, of each annotator who is not simply active.",
     )
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, LEAD)
         body, meta = cached_dashboard(request, project)
         live = {str(k): v for k, v in dashboard.statuses(project).items()}
         # Splice the live parts in front of the cached object: no decode and re-encode of it.
@@ -119,7 +121,7 @@ class AnnotatorTableView(APIView):
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
     )
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, LEAD)
         wanted = request.query_params.get("format", "json")
         if wanted not in ("json", "csv"):
             raise serializers.ValidationError({"format": ["Use json or csv."]})
@@ -160,7 +162,7 @@ class AnnotatorPassesView(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request, pk, annotator_id):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, LEAD)
         annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
         paging = PagingSerializer(data=request.query_params)
         paging.is_valid(raise_exception=True)

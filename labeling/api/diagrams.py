@@ -9,13 +9,12 @@ changes under it: the browser keeps it.
 import re
 
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.views import APIView
 
 from labeling.access.permissions import HasAnyRole
-from labeling.access.projects import visible_projects
+from labeling.access.projects import project_for
 from labeling.models import Diagram
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
@@ -37,7 +36,7 @@ class DiagramView(APIView):
         },
     )
     def get(self, request, pk, sha256):
-        project = get_object_or_404(visible_projects(request.user), pk=pk)
+        project = project_for(request.user, pk)
         if not _HASH.fullmatch(sha256):
             raise Http404("a diagram is named by the sha256 of its code: 64 lowercase hex digits")
         diagram = Diagram.objects.filter(sha256=sha256, projects=project).only("status", "svg").first()

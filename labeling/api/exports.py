@@ -7,7 +7,6 @@ must be a snapshot file directly inside the project's folder.
 """
 from django.conf import settings
 from django.http import FileResponse, Http404
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from kombu.exceptions import OperationalError
@@ -17,6 +16,8 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from labeling import tasks
+from labeling.access.projects import project_for
+from labeling.access.roles import LEAD, RESEARCHER
 from labeling.access.permissions import IsResearcher, LeadOrResearcher
 from labeling.exports import snapshots
 from labeling.models import Project
@@ -68,7 +69,7 @@ class SnapshotListView(APIView):
 
     @extend_schema(operation_id="projects_snapshots_list", responses={200: SnapshotListSerializer})
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, LEAD, RESEARCHER)
         return Response(snapshot_list(request, project))
 
     @extend_schema(
@@ -77,7 +78,7 @@ class SnapshotListView(APIView):
         responses={202: SnapshotListSerializer, 503: OpenApiTypes.OBJECT},
     )
     def post(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, RESEARCHER)
         # Recorded before queueing: an eager run (or a quick worker) then overwrites it.
         snapshots.record_job(project, snapshots.QUEUED)
         try:
@@ -101,7 +102,7 @@ class SnapshotDownloadView(APIView):
         responses={(200, "application/gzip"): OpenApiTypes.BINARY, (404, "application/json"): OpenApiTypes.OBJECT},
     )
     def get(self, request, pk, name):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, LEAD, RESEARCHER)
         snapshot = snapshots.find_snapshot(project, settings.STEPMARK_EXPORT_DIR, name)
         if snapshot is None:
             raise Http404("No such snapshot.")

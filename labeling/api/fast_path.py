@@ -14,7 +14,9 @@ What it holds:
   in place.
 - ``JSONAnswers`` and ``LOOP_RENDERERS``: the loop answers JSON without parsing ``Accept``.
 - The loop's two riders and what the views take from them: ``own_assignment`` (the caller's
-  assignment with its project, solution and problem, or 404) and ``project_and_annotator``.
+  assignment with its project, solution and problem, or 404) and ``project_and_annotator``;
+  both join the caller's annotator membership of the project (404 without it), the
+  membership rule of labeling/access/projects.py written as SQL for this path.
 
 Nothing here decides a labelling rule; the rules are in labeling/work/.
 """
@@ -31,7 +33,7 @@ from rest_framework.settings import api_settings
 
 from labeling.access import roles, tokens
 from labeling.access.tokens import TokenAuthentication
-from labeling.models import Annotator, Assignment, Problem, Project, Solution
+from labeling.models import Annotator, Assignment, Membership, Problem, Project, Solution
 from labeling.work import rows
 
 
@@ -164,19 +166,32 @@ assert LoopTokenAuthentication in LOOP_AUTHENTICATION, "settings name no labelin
 
 # The loop's riders ------------------------------------------------------------------------
 
-# The project named by the URL, and the caller's Annotator row (its id repeated: NULL without one).
+# The caller's annotator membership of a project (labeling/access/projects.py's rule, as SQL
+# joined on the project alias ``p``): its id, NULL for a non-member.
+_MEMBER = (
+    f"LEFT JOIN {Membership._meta.db_table} m ON m.project_id = p.id AND m.user_id = u.id"
+    f" AND m.role = '{roles.ANNOTATOR}'"
+)
+
+# The project named by the URL, the caller's Annotator row (its id repeated: NULL without
+# one) and their annotator membership of the project.
 PROJECT_AND_ANNOTATOR = Rider(
-    "LEFT JOIN labeling_project p ON p.id = %s LEFT JOIN labeling_annotator a ON a.user_id = u.id",
-    [(Project, "p"), (Annotator, "a")], extra=["a.id"],
+    f"LEFT JOIN labeling_project p ON p.id = %s LEFT JOIN labeling_annotator a ON a.user_id = u.id {_MEMBER}",
+    [(Project, "p"), (Annotator, "a")], extra=["a.id", "m.id"],
 )
 
 
+def _member(request, membership_id):
+    return membership_id is not None or roles.is_admin(request.user)
+
+
 def project_and_annotator(request):
-    """``(project, the caller's Annotator row or None)`` for the URL's ``pk``, or 404."""
+    """``(project, the caller's Annotator row or None)`` for the URL's ``pk``, or 404 (also
+    for a project the caller does not annotate: it does not exist for them)."""
     found = rider_row(request, PROJECT_AND_ANNOTATOR)
-    if found is None or found[0].pk is None:
+    if found is None or found[0].pk is None or not _member(request, found[3]):
         raise Http404("No such project.")
-    project, annotator, has_annotator = found
+    project, annotator, has_annotator, _ = found
     return project, annotator if has_annotator is not None else None
 
 
@@ -185,8 +200,8 @@ OWN_ASSIGNMENT = Rider(
     """LEFT JOIN labeling_annotator n ON n.user_id = u.id
         LEFT JOIN labeling_assignment a ON a.id = %s AND a.annotator_id = n.id
         LEFT JOIN labeling_project p ON p.id = a.project_id LEFT JOIN labeling_solution s ON s.id = a.solution_id
-        LEFT JOIN labeling_problem pr ON pr.id = s.problem_id""",
-    [(Assignment, "a"), (Project, "p"), (Solution, "s"), (Problem, "pr")],
+        LEFT JOIN labeling_problem pr ON pr.id = s.problem_id """ + _MEMBER,
+    [(Assignment, "a"), (Project, "p"), (Solution, "s"), (Problem, "pr")], extra=["m.id"],
 )
 
 
@@ -196,8 +211,8 @@ def own_assignment(request):
         raise Http404("No such assignment.")
     # One statement: the owner is matched through their Annotator row's user.
     found = rider_row(request, OWN_ASSIGNMENT)
-    if found is None or found[0].pk is None:
+    if found is None or found[0].pk is None or not _member(request, found[4]):
         raise Http404("No such assignment.")
-    assignment, project, solution, problem = found
+    assignment, project, solution, problem, _ = found
     solution.problem, assignment.project, assignment.solution = problem, project, solution
     return assignment

@@ -6,7 +6,6 @@ these views only check the request and translate the answer.
 import datetime
 
 from django.http import StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
@@ -17,6 +16,8 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from labeling.access.projects import project_for
+from labeling.access.roles import LEAD, RESEARCHER
 from labeling.access.permissions import IsResearcher, LeadOrResearcher
 from labeling.exports import ExportFilters, get_exporter, stream_export
 from labeling.imports import ImportFailed, get_importer, run_import
@@ -68,7 +69,7 @@ class ImportView(APIView):
         responses={201: ImportResultSerializer, 400: ImportErrorSerializer},
     )
     def post(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, RESEARCHER)
         form = ImportRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         upload = form.validated_data["file"]
@@ -151,7 +152,7 @@ class ExportView(APIView):
         },
     )
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, LEAD, RESEARCHER)
         query = ExportQuerySerializer(data=export_query(request.query_params))
         query.is_valid(raise_exception=True)
         options = query.validated_data

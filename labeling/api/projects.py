@@ -1,4 +1,9 @@
-"""Projects: every role sees them; leads and researchers create, change and count them."""
+"""Projects: members see theirs; their leads and researchers change and count them.
+
+An annotator sees the active projects they annotate (id, name, instructions); a lead or
+researcher of a project sees it whole, with its rules and counts; whoever may create projects
+creates one and becomes its lead and researcher. Members are managed in labeling/api/members.py.
+"""
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from drf_spectacular.utils import (
@@ -8,9 +13,10 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, serializers, viewsets
 
-from labeling.access.permissions import HasAnyRole, LeadOrResearcher
-from labeling.access.projects import visible_projects
-from labeling.access.roles import LEAD, RESEARCHER, has_role
+
+from labeling.access import roles
+from labeling.access.permissions import HasAnyRole, MayCreateProjects
+from labeling.access.projects import authorize, visible_projects
 from labeling.models import Assignment, Problem, Project, Solution
 
 
@@ -60,8 +66,15 @@ def with_counts(projects):
     )
 
 
-def sees_everything(user):
-    return has_role(user, LEAD) or has_role(user, RESEARCHER)
+class ProjectForMember(ProjectSerializer):
+    """The whole project for its leads and researchers, the annotator's fields for the others."""
+
+    def to_representation(self, project):
+        whole = super().to_representation(project)
+        user = self.context["request"].user
+        if roles.roles_in(user, project.pk) & {roles.LEAD, roles.RESEARCHER}:
+            return whole
+        return {name: whole[name] for name in AnnotatorProjectSerializer.Meta.fields}
 
 
 _EITHER = PolymorphicProxySerializer(
@@ -83,29 +96,37 @@ class ProjectViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
     mixins.UpdateModelMixin, viewsets.GenericViewSet,
 ):
-    """Projects. Reading needs any role; creating and changing needs lead or researcher."""
+    """Projects. Reading needs a membership; creating the right to create; changing the project's lead or researcher role."""
 
     queryset = Project.objects.all()
 
     def get_permissions(self):
-        if self.action in ("list", "retrieve"):
-            return [HasAnyRole()]
-        return [LeadOrResearcher()]
+        # Any role somewhere first (an account without one is refused before a lookup); the
+        # project's own rule is checked on the object (``get_object``).
+        return [MayCreateProjects()] if self.action == "create" else [HasAnyRole()]
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Project.objects.order_by("name")
         # Annotators see active projects only; a paused project vanishes from their list.
-        projects = visible_projects(self.request.user).order_by("name")
-        return with_counts(projects) if sees_everything(self.request.user) else projects
+        return with_counts(visible_projects(self.request.user).order_by("name"))
+
+    def get_object(self):
+        project = super().get_object()
+        if self.action not in ("list", "retrieve"):
+            authorize(self.request.user, project, roles.LEAD, roles.RESEARCHER)
+        return project
 
     def get_serializer_class(self):
         if getattr(self, "swagger_fake_view", False) or self.action not in ("list", "retrieve"):
             return ProjectSerializer
-        return ProjectSerializer if sees_everything(self.request.user) else AnnotatorProjectSerializer
+        return ProjectForMember
 
     def perform_create(self, serializer):
-        serializer.instance = with_counts(Project.objects).get(pk=serializer.save().pk)
+        project = serializer.save()
+        for role in (roles.LEAD, roles.RESEARCHER):
+            roles.grant_role(self.request.user, role, project, by=self.request.user)
+        serializer.instance = with_counts(Project.objects).get(pk=project.pk)
 
     def perform_update(self, serializer):
         serializer.instance = with_counts(Project.objects).get(pk=serializer.save().pk)

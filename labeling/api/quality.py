@@ -14,6 +14,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling.access.permissions import IsAnnotator, IsLead
+from labeling.access.projects import object_for, project_for
+from labeling.access.roles import ANNOTATOR, LEAD
 from labeling.errors import DomainError
 from labeling.models import (
     Annotator,
@@ -27,6 +29,11 @@ from labeling.models import (
 from labeling.quality import consensus, gold, proposals, screening
 
 from .work import annotator_of
+
+
+def lead_solution(request, pk):
+    """The solution ``pk`` of a project the caller leads (404/403 otherwise: labeling/access/projects.py)."""
+    return object_for(request.user, Solution.objects.select_related("project"), pk, LEAD)
 
 # Serializers ----------------------------------------------------------------------------
 
@@ -154,12 +161,12 @@ class SolutionGoldView(APIView):
 
     @extend_schema(operation_id="solutions_gold_retrieve", responses=GoldSerializer)
     def get(self, request, pk):
-        return Response(gold_body(get_object_or_404(Solution, pk=pk)))
+        return Response(gold_body(lead_solution(request, pk)))
 
     @extend_schema(operation_id="solutions_gold_update", request=GoldRequestSerializer,
                    responses={200: GoldSerializer, 400: OpenApiResponse(description="{detail, field}")})
     def put(self, request, pk):
-        solution = get_object_or_404(Solution, pk=pk)
+        solution = lead_solution(request, pk)
         form = GoldRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         gold.set_gold(solution, slots(form.validated_data["ratings"]), request.user,
@@ -169,7 +176,7 @@ class SolutionGoldView(APIView):
 
     @extend_schema(operation_id="solutions_gold_destroy", responses={204: None})
     def delete(self, request, pk):
-        gold.unset_gold(get_object_or_404(Solution, pk=pk))
+        gold.unset_gold(lead_solution(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -181,7 +188,7 @@ class GoldFromAssignmentView(APIView):
     @extend_schema(operation_id="solutions_gold_from_assignment_create", request=FromAssignmentSerializer,
                    responses={200: GoldSerializer, 400: OpenApiResponse(description="{detail, field}")})
     def post(self, request, pk):
-        solution = get_object_or_404(Solution, pk=pk)
+        solution = lead_solution(request, pk)
         form = FromAssignmentSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         assignment = Assignment.objects.filter(pk=form.validated_data["assignment"], solution=solution).first()
@@ -200,7 +207,7 @@ class GoldProposeView(APIView):
     @extend_schema(operation_id="solutions_gold_propose_create", request=None,
                    responses={201: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
     def post(self, request, pk):
-        solution = get_object_or_404(Solution.objects.select_related("project"), pk=pk)
+        solution = lead_solution(request, pk)
         proposal = proposals.propose_gold_from_consensus(solution)
         return Response(ProposalSerializer(proposal).data, status=status.HTTP_201_CREATED)
 
@@ -217,7 +224,7 @@ class ProposalListView(APIView):
         responses=ProposalSerializer(many=True),
     )
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, LEAD)
         rows = GoldProposal.objects.filter(solution__project=project).select_related("decided_by")
         state = request.query_params.get("state")
         if state:
@@ -236,7 +243,9 @@ class ProposalDecisionView(APIView):
     @extend_schema(request=None,
                    responses={200: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
     def post(self, request, pk):
-        proposal = self.decide(get_object_or_404(GoldProposal, pk=pk), request.user)
+        proposal = object_for(request.user, GoldProposal.objects.select_related("solution__project"), pk, LEAD,
+                              project_of=lambda found: found.solution.project)
+        proposal = self.decide(proposal, request.user)
         return Response(ProposalSerializer(proposal).data)
 
 
@@ -271,13 +280,13 @@ class ConsensusView(APIView):
 
     @extend_schema(operation_id="solutions_consensus_retrieve", responses=ConsensusItemSerializer(many=True))
     def get(self, request, pk):
-        return Response(consensus_body(get_object_or_404(Solution, pk=pk)))
+        return Response(consensus_body(lead_solution(request, pk)))
 
     @extend_schema(operation_id="solutions_consensus_update", request=AdjudicationRequestSerializer,
                    responses={200: ConsensusItemSerializer(many=True),
                               400: OpenApiResponse(description="{detail, field}")})
     def put(self, request, pk):
-        solution = get_object_or_404(Solution, pk=pk)
+        solution = lead_solution(request, pk)
         form = AdjudicationRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         consensus.adjudicate(solution, slots(form.validated_data["ratings"]), request.user, form.validated_data["note"])
@@ -313,7 +322,7 @@ class StandingChangeView(APIView):
 
     @extend_schema(request=StandingRequestSerializer, responses=StandingSerializer)
     def post(self, request, pk, annotator_id):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, LEAD)
         annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
         form = StandingRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
@@ -340,12 +349,12 @@ class QualitySettingsView(APIView):
 
     @extend_schema(operation_id="projects_quality_settings_retrieve", responses=QualitySettingsSerializer)
     def get(self, request, pk):
-        return Response(QualitySettingsSerializer(get_object_or_404(Project, pk=pk)).data)
+        return Response(QualitySettingsSerializer(project_for(request.user, pk, LEAD)).data)
 
     @extend_schema(operation_id="projects_quality_settings_partial_update", request=QualitySettingsSerializer,
                    responses=QualitySettingsSerializer)
     def patch(self, request, pk):
-        form = QualitySettingsSerializer(get_object_or_404(Project, pk=pk), data=request.data, partial=True)
+        form = QualitySettingsSerializer(project_for(request.user, pk, LEAD), data=request.data, partial=True)
         form.is_valid(raise_exception=True)
         form.save()
         return Response(form.data)
@@ -358,5 +367,5 @@ class MyStatusView(APIView):
 
     @extend_schema(operation_id="projects_my_status_retrieve", responses=MyStatusSerializer)
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk, is_active=True)
+        project = project_for(request.user, pk, ANNOTATOR)
         return Response(MyStatusSerializer(screening.my_status(annotator_of(request.user), project)).data)

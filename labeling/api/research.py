@@ -2,12 +2,13 @@
 
 The model side (checkpoints, generation runs, retraining) has its own API in ``scoring/api.py``.
 """
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from labeling.access.projects import project_for
+from labeling.access.roles import RESEARCHER
 from labeling.access.permissions import IsResearcher
 from labeling.models import Project
 from labeling.stats.generations import generation_stats
@@ -52,5 +53,5 @@ class GenerationStatsView(APIView):
 
     @extend_schema(operation_id="projects_generation_stats_retrieve", responses={200: GenerationStatsSerializer})
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, RESEARCHER)
         return Response(GenerationStatsSerializer({"generations": generation_stats(project)}).data)

@@ -6,7 +6,9 @@ walks these routes and checks that anonymous and role-less users are refused.
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import auth, content, dashboard, diagrams, exports, import_export, projects, quality, research, tokens, work
+from . import (
+    auth, content, dashboard, diagrams, exports, import_export, members, projects, quality, research, tokens, work,
+)
 
 app_name = "api"
 
@@ -23,6 +25,9 @@ urlpatterns: list = [
     path("me/tokens/", tokens.MyTokensView.as_view(), name="me-tokens"),
     path("me/tokens/<int:token_id>/", tokens.MyTokenView.as_view(), name="me-token"),
     path("me/logout-everywhere/", tokens.LogoutEverywhereView.as_view(), name="me-logout-everywhere"),
+    # A project's members and their roles (labeling/api/members.py): its leads manage them.
+    path("projects/<int:pk>/members/", members.MembersView.as_view(), name="project-members"),
+    path("projects/<int:pk>/members/<int:membership_id>/", members.MemberView.as_view(), name="project-member"),
     path("projects/<int:pk>/imports/", import_export.ImportView.as_view(), name="project-import"),
     path("projects/<int:pk>/export/", import_export.ExportView.as_view(), name="project-export"),
     path("projects/<int:pk>/next/", work.NextView.as_view(), name="project-next"),

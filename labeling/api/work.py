@@ -22,6 +22,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling.access.permissions import IsAnnotator
+from labeling.access.projects import projects_of
+from labeling.access.roles import ANNOTATOR
 from labeling.errors import DomainError
 from labeling.models import Annotator, Assignment, Rating
 from labeling.work import queue
@@ -207,7 +209,7 @@ class HistoryView(LoopView, generics.ListAPIView):
         annotator = annotator_of(self.request.user)
         if annotator is None:
             return rows.none()
-        rows = rows.filter(annotator=annotator)
+        rows = rows.filter(annotator=annotator, project__in=projects_of(self.request.user, ANNOTATOR))
         project = project_filter(self.request)
         if project is not None:
             rows = rows.filter(project_id=project)
@@ -226,7 +228,7 @@ class CountsView(LoopView):
         midnight = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
         submitted = Q(state=Assignment.SUBMITTED)
         rows = (
-            Assignment.objects.filter(annotator=annotator)
+            Assignment.objects.filter(annotator=annotator, project__in=projects_of(request.user, ANNOTATOR))
             .values("project", "project__name")
             .annotate(
                 submitted_today=Count("pk", filter=submitted & Q(submitted_at__gte=midnight)),
@@ -238,7 +240,7 @@ class CountsView(LoopView):
         # Counted apart: joining ratings above would multiply the assignment counts.
         rated = dict(
             Rating.objects.filter(assignment__annotator=annotator, assignment__state=Assignment.SUBMITTED,
-                                  value__isnull=False)
+                                  assignment__project__in=projects_of(request.user, ANNOTATOR), value__isnull=False)
             .order_by()
             .values("assignment__project")
             .annotate(n=Count("pk"))

@@ -1,6 +1,7 @@
 """Stepmark's data model, one module per domain.
 
-- ``projects``: Project, the unit of work with its labelling rules.
+- ``projects``: Project, the unit of work with its labelling rules, and Membership (who holds
+  which role in it).
 - ``content``: Problem, Generation, Solution and Step (the text people rate).
 - ``work``: Annotator, Assignment and Rating (what people did).
 - ``diagrams``: Diagram (an [asy] diagram of the text and its drawing).
@@ -10,7 +11,7 @@
 """
 from .content import Generation, Problem, Solution, Step
 from .diagrams import Diagram, DiagramProject
-from .projects import Project
+from .projects import Membership, Project
 from .quality import Adjudication, AnnotatorProjectStatus, GoldProposal, GoldRating, GoldScore
 from .tokens import ApiToken
 from .work import Annotator, Assignment, FinishReason, Rating
@@ -28,6 +29,7 @@ __all__ = [
     "GoldProposal",
     "GoldRating",
     "GoldScore",
+    "Membership",
     "Problem",
     "Project",
     "Rating",

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -88,12 +89,6 @@ class Project(models.Model):
 
     class Meta:
         ordering = ["name"]
-        # Role permissions (see labeling/access/roles.py): the groups hold these, views check them.
-        permissions = [
-            ("label", "Can rate steps"),
-            ("lead", "Can manage quality control and annotators"),
-            ("research", "Can import, export and run model jobs"),
-        ]
         constraints = [
             models.CheckConstraint(condition=Q(overlap__gte=1), name="project_overlap_positive"),
             models.CheckConstraint(
@@ -116,3 +111,36 @@ class Project(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class Membership(models.Model):
+    """A person's role in one project (labeling/access/roles.py says what each role may do).
+
+    A person may hold several roles in a project, one row each. Only superusers act in every
+    project without a membership; creating projects is the site-wide permission
+    ``labeling.add_project``.
+    """
+
+    ANNOTATOR, LEAD, RESEARCHER = "annotator", "lead", "researcher"
+    ROLE_CHOICES = [(ANNOTATOR, "annotator"), (LEAD, "lead"), (RESEARCHER, "researcher")]
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    # No index of its own: the unique (user, project, role) leads with it.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships", db_index=False
+    )
+    role = models.CharField(max_length=16, choices=ROLE_CHOICES)
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "user", "role"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "project", "role"], name="membership_unique_role"),
+            models.CheckConstraint(condition=Q(role__in=["annotator", "lead", "researcher"]), name="membership_role_known"),
+        ]
+
+    def __str__(self):
+        return f"{self.user_id} {self.role} in {self.project_id}"

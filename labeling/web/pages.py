@@ -1,19 +1,18 @@
 """Server-rendered pages: the home page with the user's projects and their tools.
 
 The pages are thin: they read the ORM, and the browser code in frontend/ does the rest
-(math rendering, the annotator workspace in frontend/src/workspace/). Which projects a person sees follows
-their roles (labeling/access/roles.py): leads and researchers see every project, annotators the
-active ones, an account without a role none.
+(math rendering, the annotator workspace in frontend/src/workspace/). Which projects a person sees and
+which tools each offers follow their roles in that project (labeling/access/projects.py): 404 for
+a project they are no member of, 403 for a page their roles there do not open.
 """
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Exists, F, OuterRef, Q
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from labeling.access import roles
-from labeling.access.projects import visible_projects
-from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Problem, Project, Solution
+from labeling.access.projects import project_for, visible_projects
+from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Problem, Solution
 from labeling.quality.screening import BLOCKED
 
 
@@ -31,6 +30,7 @@ def project_summaries(user, projects):
     return [
         {
             "project": p,
+            "roles": roles.roles_in(user, p.pk),
             "problems": problems.get(p.pk, 0),
             "solutions": solutions.get(p.pk, 0),
             "rated_passes": rated.get(p.pk, 0),
@@ -87,16 +87,12 @@ def home(request):
 @ensure_csrf_cookie  # the workspace's API writes send the cookie's token back
 def workspace(request, pk):
     """The annotator workspace for one project; the page's script does the work over the API."""
-    if not roles.has_role(request.user, roles.ANNOTATOR):
-        raise PermissionDenied("The workspace needs the annotator role.")
-    project = get_object_or_404(visible_projects(request.user), pk=pk)
+    project = project_for(request.user, pk, roles.ANNOTATOR)
     return render(request, "labeling/workspace.html", {"project": project})
 
 
 def _lead_project(request, pk):
-    if not roles.has_role(request.user, roles.LEAD):
-        raise PermissionDenied("The dashboard needs the lead role.")
-    return get_object_or_404(Project, pk=pk)
+    return project_for(request.user, pk, roles.LEAD)
 
 
 @login_required
@@ -119,6 +115,4 @@ def dashboard_annotator(request, pk, annotator_id):
 @ensure_csrf_cookie  # the job buttons post to the API
 def research(request, pk):
     """The researcher page of one project: generations, checkpoints, snapshots and their jobs."""
-    if not roles.has_role(request.user, roles.RESEARCHER):
-        raise PermissionDenied("The research page needs the researcher role.")
-    return render(request, "labeling/research.html", {"project": get_object_or_404(Project, pk=pk)})
+    return render(request, "labeling/research.html", {"project": project_for(request.user, pk, roles.RESEARCHER)})

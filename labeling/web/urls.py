@@ -1,7 +1,7 @@
 """Page URLs (HTML for people); the REST API lives under /api/ (labeling/api/urls.py)."""
 from django.urls import path
 
-from labeling.web import account, pages
+from labeling.web import account, members, pages
 
 urlpatterns = [
     path("", pages.home, name="home"),
@@ -10,5 +10,6 @@ urlpatterns = [
     path("projects/<int:pk>/dashboard/annotators/<int:annotator_id>/", pages.dashboard_annotator,
          name="dashboard-annotator"),
     path("projects/<int:pk>/research/", pages.research, name="research"),
+    path("projects/<int:pk>/members/", members.members_page, name="members"),
     path("account/tokens/", account.tokens_page, name="account-tokens"),
 ]

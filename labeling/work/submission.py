@@ -155,7 +155,15 @@ def total_time(assignment, client_elapsed_ms, now):
     return min(max(int(client_elapsed_ms), 0), wall)
 
 
+PROJECT_CLOSED = (
+    "This project has been deactivated: its work can no longer be saved or submitted. "
+    "What you saved before is kept; ask the project's lead."
+)
+
+
 def _require_open(assignment, solution, now):
+    if not assignment.project.is_active:
+        raise LabellingError(PROJECT_CLOSED, status=409)
     if assignment.state == Assignment.SUBMITTED:
         raise LabellingError("This assignment is already submitted and can no longer change.")
     if not queue.ensure_active(assignment, solution, now):

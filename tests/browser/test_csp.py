@@ -13,7 +13,7 @@ from django.conf import settings
 from annotator.headers import policy
 from labeling.diagrams.blocks import diagram_hash
 from labeling.models import Diagram, DiagramProject
-from tests.factories import make_annotator, make_solution, make_user, rated_pass
+from tests.factories import make_annotator, make_solution, make_user, rated_pass, make_project
 
 from .conftest import log_in, screenshot
 
@@ -33,7 +33,7 @@ def site(settings):
     """A project with math and a drawn diagram, a rated pass, and one person of each kind."""
     from labeling.models import Project
 
-    project = Project.objects.create(name="Geometry", overlap=2)
+    project = make_project(name="Geometry", overlap=2)
     solution = make_solution(project, ["Let $x^2 + y^2 = r^2$.", "So $$\\frac{a}{b} = \\sqrt{2}$$."],
                              problem=f"Find $x$ in the figure.\n[asy]{CODE}[/asy]", generation=0, rank=1)
     diagram = Diagram.objects.create(sha256=diagram_hash(CODE), code=CODE, status=Diagram.DRAWN, svg=SVG)

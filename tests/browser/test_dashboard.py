@@ -8,7 +8,7 @@ from django.utils import timezone
 from labeling.models import Assignment
 from labeling.quality import gold, gold_passes, screening
 from labeling.work import queue, submission
-from tests.factories import make_solution, make_user
+from tests.factories import make_solution, make_user, make_project
 
 from .conftest import log_in, screenshot
 
@@ -34,7 +34,7 @@ def submit(solution, annotator, values):
 def paused_by_gold():
     from labeling.models import Project
 
-    project = Project.objects.create(name="Phase 2 <b>quality</b>", overlap=2, gold_threshold=0.7,
+    project = make_project(name="Phase 2 <b>quality</b>", overlap=2, gold_threshold=0.7,
                                      gold_min_passes=1)
     make_user("lead", "lead")
     ann = make_user("ann", "annotator").annotator

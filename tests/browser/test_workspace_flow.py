@@ -11,7 +11,7 @@ import pytest
 from labeling.exports import ExportFilters, get_exporter
 from labeling.imports import run_import
 from labeling.models import Annotator, Assignment, Project, Solution, Step
-from tests.factories import make_user
+from tests.factories import make_user, make_project
 
 from .conftest import log_in, screenshot
 
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def imported(example, tmp_path):
     """A phase-2 project holding the example record; overlap 2 leaves a slot for a new annotator."""
-    project = Project.objects.create(
+    project = make_project(
         name="PRM800K phase 2", overlap=2, stop_at_first_error=True, allow_alternatives=True,
         instructions="Rate **every** step: +1 good, 0 neutral, -1 wrong.",
     )

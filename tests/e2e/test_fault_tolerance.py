@@ -16,13 +16,14 @@ from labeling.models import Generation, Project, Rating, Solution
 from scoring import runs, tasks
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from tests.e2e.conftest import gsm8k_slice, wait_for
+from tests.factories import make_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def test_killed_while_scoring_the_redelivered_run_completes_without_duplicates(worker_factory, tiny_base,
                                                                                data_dir, tmp_path):
-    project = Project.objects.create(name="fault scoring", generation_size=20, base_model_path=str(tiny_base))
+    project = make_project(name="fault scoring", generation_size=20, base_model_path=str(tiny_base))
     run_import("gsm8k-examples", gsm8k_slice(data_dir, tmp_path / "pool.jsonl", 250), project)
     pool = runs.candidate_pool(project).count()
     first = worker_factory(STEPMARK_SCORING_BATCH=4).start()
@@ -70,7 +71,7 @@ def _queued():
 
 def test_killed_while_training_the_redelivered_retrain_completes_atomically(worker_factory, tiny_base,
                                                                            data_dir, tmp_path):
-    project = Project.objects.create(name="fault training", base_model_path=str(tiny_base), retrain_metric="log_loss",
+    project = make_project(name="fault training", base_model_path=str(tiny_base), retrain_metric="log_loss",
                                      train_settings={"epochs": 4, "max_batch": 4, "log_every": 1})
     records = tmp_path / "prm800k.jsonl"
     with open_text(data_dir / "prm800k" / "phase1_train.reconstructed.jsonl.gz") as source:

@@ -16,7 +16,7 @@ from labeling.imports import run_import
 from labeling.models import Assignment, Project, Solution
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from tests.e2e.conftest import gsm8k_slice, wait_for
-from tests.factories import client_for, make_user
+from tests.factories import client_for, make_user, make_project
 
 pytestmark = pytest.mark.e2e
 
@@ -50,7 +50,7 @@ def rate_through_the_api(annotator, project, passes):
 
 
 def test_the_loop_closes(worker, tiny_base, data_dir, tmp_path):
-    project = Project.objects.create(
+    project = make_project(
         name="e2e loop", overlap=2, generation_size=SIZE, selection_wrong_share=0.8, base_model_path=str(tiny_base),
         retrain_threshold=2 * SIZE, retrain_metric="log_loss", train_settings={"epochs": 3, "max_batch": 8},
     )

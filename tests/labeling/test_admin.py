@@ -9,6 +9,7 @@ from django.utils import timezone
 from labeling.models import (
     Annotator, ApiToken, Assignment, Generation, GoldRating, Problem, Project, Rating, Solution, Step,
 )
+from tests.factories import make_project
 
 MODELS = list(apps.get_app_config("labeling").get_models())
 MADE_ELSEWHERE = {ApiToken}
@@ -23,7 +24,7 @@ def test_every_labeling_model_is_registered():
 def rows(db):
     """A few rows of every model, linked as real data is (a gold solution, a submitted pass)."""
     user = get_user_model().objects.create_user("ann")
-    project = Project.objects.create(name="Admin project")
+    project = make_project(name="Admin project")
     problem = Problem.objects.create(project=project, problem="What is $1+1$?", ground_truth_answer="2",
                                      content_hash="p")
     generation = Generation.objects.create(project=project, number=0)

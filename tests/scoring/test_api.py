@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from labeling.models import Project
 from scoring.models import Checkpoint, GenerationRun
-from tests.factories import client_for, make_user
+from tests.factories import client_for, make_user, make_project
 
 
 @pytest.fixture(autouse=True)
@@ -49,14 +49,14 @@ def queued(broker, queue="gpu"):
 
 
 @pytest.fixture
-def people(db):
+def people(db, project):
     return {"researcher": client_for(make_user("res", "researcher")), "lead": client_for(make_user("lead", "lead")),
             "annotator": client_for(make_user("ann", "annotator"))}
 
 
 @pytest.fixture
 def project(db):
-    return Project.objects.create(name="api loop", generation_size=5)
+    return make_project(name="api loop", generation_size=5)
 
 
 def test_start_lists_and_reads_a_run(people, project, broker):

@@ -17,7 +17,7 @@ from scoring import jobs, runs, worker
 from scoring.champions import champion, ensure_champion
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from scoring.retrain import retrain_if_due
-from tests.factories import analyze_counts
+from tests.factories import analyze_counts, make_project
 
 PROBLEMS = 12  # x 4 model solutions each
 
@@ -38,7 +38,7 @@ def gsm8k_slice(tmp_path, data_dir):
 
 @pytest.fixture
 def project(db, tiny_bases, gsm8k_slice, checkpoint_dir):
-    project = Project.objects.create(
+    project = make_project(
         name="loop", overlap=2, generation_size=8, selection_wrong_share=0.75, base_model_path=str(tiny_bases["bert"]),
         retrain_threshold=6, retrain_metric="log_loss", train_settings={"epochs": 2, "max_batch": 8, "val_fraction": 0.2},
     )

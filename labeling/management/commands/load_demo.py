@@ -96,8 +96,10 @@ ACCOUNTS = {
 }
 
 
-def ensure_accounts(*, published=True):
-    """Create the demo accounts and their roles; return ``{username: password it was given now}``.
+def ensure_accounts(projects, *, published=True):
+    """Create the demo accounts and their roles in ``projects``; return ``{username: password it was given now}``.
+
+    Leads and researchers may also create projects (``labeling.add_project``).
 
     ``published`` (a debug process: the demo) gives every account the password printed in the
     README and ``make demo``, repairing one that differs, and makes ``admin`` a superuser.
@@ -105,9 +107,12 @@ def ensure_accounts(*, published=True):
     shown once; an existing account keeps its own; and no superuser is made: a published or
     demo-made admin on a real server is a way in for anyone who has read the README.
     """
-    from labeling.access.roles import grant_role
+    from django.contrib.auth.models import Permission
+
+    from labeling.access.roles import LEAD, RESEARCHER, grant_role
 
     User = get_user_model()
+    add_project = Permission.objects.get(content_type__app_label="labeling", codename="add_project")
     given = {}
     for username, (password, roles, superuser) in ACCOUNTS.items():
         if superuser and not published:
@@ -126,7 +131,9 @@ def ensure_accounts(*, published=True):
         if changed:
             user.save()
         for role in roles:
-            grant_role(user, role)
+            grant_role(user, role, projects)
+        if {LEAD, RESEARCHER} & set(roles):
+            user.user_permissions.add(add_project)
     return given
 
 
@@ -143,19 +150,20 @@ def load_demo(data_dir=None, *, show_progress=True, log=print, published_passwor
         raise CommandError(
             "Demo data not found: " + ", ".join(missing) + " (set STEPMARK_DATA to a directory laid out as data/)"
         )
-    results = {}
+    results, projects = {}, []
     for name, (options, files) in PROJECTS.items():
         with transaction.atomic():
             project, created = Project.objects.get_or_create(name=name, defaults=options)
             if not created:  # a demo database from before keeps up with the demo's settings
                 Project.objects.filter(pk=project.pk).update(**options)
         log(f"{'Created' if created else 'Found'} project {name!r}")
+        projects.append(project)
         results[name] = []
         for format_name, rel in files:
             result = run_import(format_name, data_dir / rel, project, show_progress=show_progress)
             log(f"  {format_name} {rel}: {result.records} records, {result.created} added, {result.skipped} already there")
             results[name].append((format_name, result))
-    given = ensure_accounts(published=published_passwords)
+    given = ensure_accounts(projects, published=published_passwords)
     if not published_passwords:
         log("Accounts (username/password, shown only now): "
             + (", ".join(f"{u}/{p}" for u, p in given.items()) or "none new; existing accounts kept their passwords"))

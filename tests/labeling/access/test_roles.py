@@ -1,18 +1,20 @@
-"""Roles as groups: what migrate creates, granting, and who holds which role."""
+"""Roles held per project: granting, revoking, who holds which role where, the right to create projects."""
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import AnonymousUser, Permission
 from django.core.management import CommandError, call_command
 
 from labeling.access.roles import (
-    ROLE_PERMISSIONS,
     ROLES,
-    ensure_roles,
     grant_role,
     has_role,
+    may_create_projects,
+    revoke_role,
+    roles_in,
     roles_of,
 )
-from labeling.models import Annotator
+from labeling.models import Annotator, Membership
+from tests.factories import make_project
 
 pytestmark = pytest.mark.django_db
 
@@ -22,106 +24,108 @@ def user(name, **extra):
 
 
 def fresh(u):
-    # A new object: permission caches on the old one must not hide a bug.
+    # A new object: the role caches on the old one must not hide a bug.
     return get_user_model().objects.get(pk=u.pk)
 
 
-def test_migrate_alone_creates_the_groups_with_their_permissions():
-    for role, codenames in ROLE_PERMISSIONS.items():
-        group = Group.objects.get(name=role)
-        held = {(p.content_type.app_label, p.codename) for p in group.permissions.all()}
-        assert held == {("labeling", c) for c in codenames}
-
-
-def test_each_role_grants_exactly_its_own_permission():
-    for role in ROLES:
-        u = user(f"u-{role}")
-        grant_role(u, role)
-        assert roles_of(fresh(u)) == [role]
-        assert fresh(u).has_perm(f"labeling.{ROLE_PERMISSIONS[role][0]}")
+def test_a_role_holds_in_its_project_only():
+    one, two = make_project(), make_project()
+    u = user("u")
+    grant_role(u, "lead", one)
+    assert roles_in(fresh(u), one.pk) == {"lead"}
+    assert roles_in(fresh(u), two.pk) == set()
+    assert has_role(fresh(u), "lead") and not has_role(fresh(u), "lead", two.pk)
+    assert roles_of(fresh(u)) == ["lead"]
 
 
 def test_a_user_may_hold_several_roles_and_lose_one():
+    p = make_project()
     u = user("both")
-    grant_role(u, "lead")
-    grant_role(u, "researcher")
-    assert roles_of(fresh(u)) == ["lead", "researcher"]
-    u.groups.remove(Group.objects.get(name="lead"))  # what the admin's user form does
-    assert roles_of(fresh(u)) == ["researcher"]
+    grant_role(u, "lead", p)
+    grant_role(u, "researcher", p)
+    assert roles_in(fresh(u), p.pk) == {"lead", "researcher"}
+    assert revoke_role(u, "lead", p)
+    assert roles_in(fresh(u), p.pk) == {"researcher"}
+    assert not revoke_role(u, "lead", p)
 
 
-def test_grant_shows_at_once_on_the_same_user_object():
+def test_grant_and_revoke_show_at_once_on_the_same_user_object():
+    p = make_project()
     u = user("cached")
-    assert roles_of(u) == []  # fills ModelBackend's permission cache
-    grant_role(u, "lead")
-    assert roles_of(u) == ["lead"]
+    assert roles_of(u) == [] and roles_in(u, p.pk) == set()  # fills the caches
+    grant_role(u, "lead", p)
+    assert roles_of(u) == ["lead"] and roles_in(u, p.pk) == {"lead"}
+    revoke_role(u, "lead", p)
+    assert roles_of(u) == [] and roles_in(u, p.pk) == set()
 
 
 def test_granting_annotator_creates_one_annotator_row_and_is_idempotent():
+    p, q = make_project(), make_project()
     u = user("ann")
-    first = grant_role(u, "annotator")
-    second = grant_role(u, "annotator")
+    first = grant_role(u, "annotator", p)
+    second = grant_role(u, "annotator", [p, q])
     assert first.pk == second.pk
     assert Annotator.objects.filter(user=u).count() == 1
-    assert grant_role(u, "lead") is None
-    assert Annotator.objects.count() == 1
+    assert Membership.objects.filter(user=u).count() == 2
+    assert grant_role(u, "lead", p) is None
 
 
-def test_staff_and_superusers_hold_every_role_without_groups():
-    assert roles_of(user("staff", is_staff=True)) == list(ROLES)
-    assert roles_of(get_user_model().objects.create_superuser("root", password=None)) == list(ROLES)
+def test_superusers_hold_every_role_everywhere_staff_alone_none():
+    p = make_project()
+    assert roles_in(user("staff", is_staff=True), p.pk) == set()
+    root = get_user_model().objects.create_superuser("root", password=None)
+    assert roles_in(root, p.pk) == set(ROLES)
+    assert roles_of(root) == list(ROLES)
 
 
 def test_inactive_users_and_anonymous_hold_no_role():
-    from django.contrib.auth.models import AnonymousUser
-
+    p = make_project()
     u = user("gone")
-    grant_role(u, "researcher")
+    grant_role(u, "researcher", p)
     u.is_active = False
     u.save()
-    assert roles_of(fresh(u)) == []
+    assert roles_of(fresh(u)) == [] and roles_in(fresh(u), p.pk) == set()
     assert not has_role(AnonymousUser(), "annotator")
 
 
 def test_unknown_role_is_refused():
     with pytest.raises(ValueError, match="unknown role 'admin'"):
-        grant_role(user("x"), "admin")
+        grant_role(user("x"), "admin", make_project())
 
 
-def test_ensure_roles_repairs_a_group_edited_by_hand():
-    Group.objects.get(name="lead").permissions.clear()
-    Group.objects.get(name="researcher").delete()
-    ensure_roles()
-    u = user("repaired")
-    grant_role(u, "lead")
-    grant_role(u, "researcher")
-    assert roles_of(fresh(u)) == ["lead", "researcher"]
+def test_creating_projects_is_its_own_site_wide_right():
+    u = user("maker")
+    grant_role(u, "lead", make_project())
+    assert not may_create_projects(fresh(u))
+    u.user_permissions.add(Permission.objects.get(content_type__app_label="labeling", codename="add_project"))
+    assert may_create_projects(fresh(u))
 
 
-def test_create_roles_command_grants_and_reports_bad_input(capsys):
+def test_create_roles_command_grants_and_reports_bad_input():
+    p = make_project(name="Algebra")
     u = user("cli")
-    call_command("create_roles", "--grant", "cli", "researcher", "--grant", "cli", "annotator")
-    assert roles_of(fresh(u)) == ["annotator", "researcher"]
+    call_command("create_roles", "--grant", "cli", "researcher", "Algebra", "--grant", "cli", "annotator", str(p.pk))
+    assert roles_in(fresh(u), p.pk) == {"annotator", "researcher"}
     with pytest.raises(CommandError, match="no user named 'ghost'"):
-        call_command("create_roles", "--grant", "ghost", "lead")
+        call_command("create_roles", "--grant", "ghost", "lead", "Algebra")
     with pytest.raises(CommandError, match="unknown role"):
-        call_command("create_roles", "--grant", "cli", "boss")
+        call_command("create_roles", "--grant", "cli", "boss", "Algebra")
+    with pytest.raises(CommandError, match="no project 'Geometry'"):
+        call_command("create_roles", "--grant", "cli", "lead", "Geometry")
 
 
 @pytest.mark.parametrize("held", [(), ("annotator",), ("lead", "researcher"), ("annotator", "lead", "researcher")])
 def test_the_token_checks_role_mask_names_exactly_the_roles_held(held):
-    """The one-statement token check reads roles as a bit mask: every combination comes back whole."""
+    """The one-statement token check reads the roles held anywhere as a bit mask: every combination comes back whole."""
     from django.db import connection
 
-    from labeling.access.roles import _role_codenames, role_mask_sql
+    from labeling.access.roles import role_mask_sql
 
+    p, q = make_project(), make_project()
     u = user("masked")
     for role in held:
-        grant_role(u, role)
-    if "lead" in held:  # a permission held directly as well as through the group counts once
-        u.user_permissions.add(Group.objects.get(name="lead").permissions.get())
+        grant_role(u, role, [p, q])  # a role held in two projects counts once
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {role_mask_sql('%s')}", [u.pk, u.pk])
+        cursor.execute(f"SELECT {role_mask_sql('%s')}", [u.pk])
         mask = cursor.fetchone()[0]
     assert mask == sum(1 << ROLES.index(role) for role in held)
-    assert _role_codenames(u.pk) == {ROLE_PERMISSIONS[role][0] for role in held}

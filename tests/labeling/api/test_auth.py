@@ -2,10 +2,11 @@
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from tests.factories import make_user
+from tests.factories import make_project, make_user
 
 
 def test_token_for_username_and_password_then_token_auth(db):
+    make_project()
     make_user("carol", "researcher", "annotator")
     client = APIClient()
     answer = client.post(reverse("api:auth-token"), {"username": "carol", "password": "a-long-test-password"})
@@ -34,6 +35,7 @@ def test_a_bad_token_is_refused(db):
 
 
 def test_session_login_works_as_the_browser_does(db):
+    make_project()
     make_user("dan", "lead")
     client = APIClient(enforce_csrf_checks=True)
     assert client.login(username="dan", password="a-long-test-password")

@@ -3,11 +3,12 @@ import pytest
 from django.urls import reverse
 
 from labeling.models import Generation, Problem, Project, Solution, Step
+from tests.factories import make_project
 
 
 @pytest.fixture
 def two_projects(project):
-    other = Project.objects.create(name="Other")
+    other = make_project(name="Other")
     mine = [Problem.objects.create(project=project, problem=f"What is {i}+{i}?", content_hash=f"h{i}")
             for i in range(3)]
     Problem.objects.create(project=other, problem="elsewhere", content_hash="x")

@@ -4,6 +4,7 @@ from django.test import Client
 
 from labeling.diagrams.blocks import diagram_hash
 from labeling.models import Diagram, Project
+from tests.factories import make_project
 
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10pt" height="10pt"><path d="M0 0L1 1"></path></svg>'
 
@@ -59,7 +60,7 @@ def test_an_annotator_gets_nothing_of_a_paused_project(clients, project):
 
 
 def test_a_diagram_of_another_project_is_not_found_through_this_one(clients, project):
-    other = Project.objects.create(name="other")
+    other = make_project(name="other")
     diagram("dot((0,0));", other)
     assert clients["annotator"].get(url(project, "dot((0,0));")).status_code == 404
     assert clients["annotator"].get(url(other, "dot((0,0));")).status_code == 200

@@ -15,7 +15,7 @@ from labeling.imports import ImportFailed
 from labeling.quality.consensus import ConsensusError
 from labeling.quality.gold import GoldError
 from labeling.work.submission import LabellingError
-from tests.factories import make_user, token_client
+from tests.factories import make_project, make_user, token_client
 
 
 def answer_to(error):
@@ -78,6 +78,7 @@ def test_the_annotator_table_names_a_bad_format(clients, project):
     ("api:me-counts", []),
 ])
 def test_the_loops_lists_answer_json_to_a_token_whatever_accept_asks(name, empty):
+    make_project()
     client = token_client(make_user("alice", "annotator"))
     answer = client.get(reverse(name), HTTP_ACCEPT="text/html")
     assert answer.status_code == 200 and answer["Content-Type"] == "application/json"

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from labeling.exports import ExportFilters, get_exporter, snapshots
 from labeling.models import Project
-from tests.factories import make_annotator, make_solution, rated_pass
+from tests.factories import make_annotator, make_solution, rated_pass, make_project
 
 
 pytestmark = pytest.mark.usefixtures("export_dir")
@@ -74,7 +74,7 @@ def snapshots_dir():
 
 
 def test_a_download_cannot_leave_the_projects_folder(clients, rated, export_dir):
-    other = Project.objects.create(name="Other")
+    other = make_project(name="Other")
     rated_pass(make_solution(other), make_annotator("bob"), [1])
     theirs = snapshots.export_project_snapshot(other, export_dir).name
     secret = export_dir / "secret-20250101T000000Z.jsonl.gz"

@@ -3,6 +3,7 @@ import pytest
 from django.urls import reverse
 
 from labeling.models import Assignment, Problem, Project, Solution
+from tests.factories import make_project
 
 LIST = reverse("api:project-list")
 
@@ -25,19 +26,19 @@ def filled(project):
 
 
 def test_annotators_see_active_projects_by_name_and_instructions_only(clients, project):
-    Project.objects.create(name="Archived", is_active=False)
+    make_project(name="Archived", is_active=False)
     rows = clients["annotator"].get(LIST).json()["results"]
     assert rows == [{"id": project.pk, "name": "MATH phase 2", "instructions": "Rate every step."}]
 
 
 def test_annotators_cannot_open_an_inactive_project(clients):
-    archived = Project.objects.create(name="Archived", is_active=False)
+    archived = make_project(name="Archived", is_active=False)
     assert clients["annotator"].get(detail(archived)).status_code == 404
 
 
 @pytest.mark.parametrize("role", ["lead", "researcher"])
 def test_leads_and_researchers_see_every_project_with_counts(clients, filled, role):
-    Project.objects.create(name="Archived", is_active=False)
+    make_project(name="Archived", is_active=False)
     rows = {row["name"]: row for row in clients[role].get(LIST).json()["results"]}
     assert set(rows) == {"MATH phase 2", "Archived"}
     counts = {k: rows["MATH phase 2"][k] for k in ("problems", "solutions", "submitted_assignments")}
@@ -46,7 +47,7 @@ def test_leads_and_researchers_see_every_project_with_counts(clients, filled, ro
     assert rows["MATH phase 2"]["overlap"] == 1
 
 
-def test_researcher_creates_and_lead_updates_a_project(clients):
+def test_the_creator_of_a_project_leads_it_and_other_leads_do_not_see_it(clients):
     created = clients["researcher"].post(LIST, {"name": "Phase 1", "overlap": 3, "allow_human_steps": True},
                                          format="json")
     assert created.status_code == 201, created.content
@@ -54,8 +55,10 @@ def test_researcher_creates_and_lead_updates_a_project(clients):
     project = Project.objects.get(name="Phase 1")
     assert (project.overlap, project.allow_human_steps) == (3, True)
 
-    changed = clients["lead"].patch(detail(project), {"quality_control_rate": 0.1, "is_active": False},
-                                    format="json")
+    assert set(project.memberships.values_list("user__username", "role")) == {("res", "lead"), ("res", "researcher")}
+    assert clients["lead"].patch(detail(project), {"is_active": False}, format="json").status_code == 404
+    changed = clients["researcher"].patch(detail(project), {"quality_control_rate": 0.1, "is_active": False},
+                                          format="json")
     assert changed.status_code == 200, changed.content
     project.refresh_from_db()
     assert (project.quality_control_rate, project.is_active) == (0.1, False)

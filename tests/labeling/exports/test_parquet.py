@@ -13,14 +13,14 @@ from labeling.exports import ExportFilters, get_exporter, stream_export, write_e
 from labeling.exports import parquet as parquet_export
 from labeling.imports import run_import
 from labeling.models import Project
-from tests.factories import client_for, make_user, write_jsonl
+from tests.factories import client_for, make_user, write_jsonl, make_project
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def project(tmp_path, native, example):
-    project = Project.objects.create(name="parquet")
+    project = make_project(name="parquet")
     run_import("prm800k", write_jsonl(tmp_path / "in.jsonl", [*native, example]), project)
     return project
 

@@ -8,6 +8,7 @@ import pytest
 from labeling.exports import ExportFilters, get_exporter, stream_export, write_export
 from labeling.imports import run_import
 from labeling.models import Annotator, Assignment, Generation, Problem, Project, Rating, Solution, Step
+from tests.factories import make_project
 
 pytestmark = pytest.mark.django_db
 UTC = datetime.timezone.utc
@@ -15,7 +16,7 @@ UTC = datetime.timezone.utc
 
 @pytest.fixture
 def project(tmp_path, native):
-    project = Project.objects.create(name="export")
+    project = make_project(name="export")
     path = tmp_path / "native.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in native))
     run_import("prm800k", path, project)
@@ -61,7 +62,7 @@ def test_quality_control_and_annotator_filters(project, native):
 def test_only_submitted_assignments_of_the_project(project, native):
     Assignment.objects.filter(project=project, generation=6).update(state=Assignment.ACTIVE)
     assert exported(project) == [r for r in native if r["generation"] != 6]
-    other = Project.objects.create(name="empty")
+    other = make_project(name="empty")
     assert exported(other) == []
 
 
@@ -85,7 +86,7 @@ def test_small_batches_page_through_everything(project, native, monkeypatch):
 
 
 def make_live_pass(*, pre_generated, ground_truth_solution):
-    project = Project.objects.create(name=f"live {pre_generated}")
+    project = make_project(name=f"live {pre_generated}")
     problem = Problem.objects.create(
         project=project, problem="1+1?", ground_truth_solution=ground_truth_solution, ground_truth_answer="2",
         content_hash=f"p{pre_generated}",

@@ -7,6 +7,7 @@ from labeling.data import open_text
 from labeling.exports import ExportFilters, get_exporter
 from labeling.imports import run_import
 from labeling.models import Assignment, Problem, Project, Rating, Solution, Step
+from tests.factories import make_project
 
 FILES = [
     "readme_example_record.json",
@@ -30,7 +31,7 @@ def counts():
 
 @pytest.fixture
 def imported(db, data_dir):
-    project = Project.objects.create(name="prm800k")
+    project = make_project(name="prm800k")
     results = [run_import("prm800k", data_dir / "prm800k" / name, project) for name in FILES]
     return project, results
 

@@ -8,12 +8,13 @@ from django.core.management import call_command
 from labeling.exports import ExportFilters, get_exporter
 from labeling.imports import run_import
 from labeling.models import Project
+from tests.factories import make_project
 
 pytestmark = pytest.mark.django_db
 
 
 def trl_lines(tmp_path, records, fmt="trl"):
-    project = Project.objects.create(name=f"trl {len(list(tmp_path.iterdir()))}")
+    project = make_project(name=f"trl {len(list(tmp_path.iterdir()))}")
     path = tmp_path / f"in{project.pk}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     run_import("prm800k", path, project)
@@ -69,7 +70,7 @@ def test_stops_before_an_unrated_chosen_step_and_skips_empty_passes(tmp_path, na
 
 
 def test_export_trl_command(tmp_path, example, native):
-    project = Project.objects.create(name="trl command")
+    project = make_project(name="trl command")
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in [example] + native))
     run_import("prm800k", source, project)

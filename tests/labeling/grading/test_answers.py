@@ -19,6 +19,7 @@ from labeling.grading.answers import (
 )
 from labeling.imports import run_import
 from labeling.models import Problem, Project, Solution
+from tests.factories import make_project
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +197,7 @@ def test_a_worker_killed_from_outside_is_replaced():
 
 @pytest.mark.django_db
 def test_grade_solutions_stores_grades_in_bulk(math500):
-    project = Project.objects.create(name="grading")
+    project = make_project(name="grading")
     record = math500["test/precalculus/807.json"]
     problem = Problem.objects.create(
         project=project, problem=record["problem"], ground_truth_solution=record["solution"],
@@ -221,7 +222,7 @@ def test_grade_solutions_command(tmp_path, data_dir):
     path = tmp_path / "ex.jsonl"
     with open_text(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz") as f:
         path.write_text("".join(f.readline() for _ in range(3)), encoding="utf-8")
-    project = Project.objects.create(name="grade")
+    project = make_project(name="grade")
     run_import("gsm8k-examples", path, project)
     from_file = dict(Solution.objects.values_list("id", "is_correct"))
     Solution.objects.filter(pk__in=list(from_file)[:5]).update(is_correct=None)

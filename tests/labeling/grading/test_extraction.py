@@ -18,6 +18,7 @@ from labeling.grading.answers import grade
 from labeling.grading.extraction import TAIL_CHARS, extract_answer, find_answer
 from labeling.imports import run_import
 from labeling.models import Project, Solution
+from tests.factories import make_project
 
 # (ProcessBench GSM8K id, the record's last step, the answer found, the form that found it)
 PROCESSBENCH = [
@@ -263,7 +264,7 @@ def test_import_stores_the_answer_and_grades_it(tmp_path, processbench, gsm8k_tr
         "id": r["id"], "problem": r["problem"], "ground_truth_answer": gsm8k_truth(r), "steps": r["steps"],
         "generator": r["generator"],
     }) + "\n" for r in chosen), encoding="utf-8")
-    project = Project.objects.create(name="styles")
+    project = make_project(name="styles")
     run_import("candidates", path, project)
     solutions = Solution.objects.filter(project=project)
     assert solutions.count() == len(chosen)

@@ -12,7 +12,7 @@ from labeling.imports import ImportFailed, run_import
 from labeling.imports import candidates as candidates_format
 from labeling.imports.hashing import problem_hash
 from labeling.models import Problem, Project, Solution, Step
-from tests.factories import first_lines, write_jsonl
+from tests.factories import first_lines, write_jsonl, make_project
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +23,7 @@ def counts():
 
 @pytest.fixture
 def project():
-    return Project.objects.create(name="candidates")
+    return make_project(name="candidates")
 
 
 @pytest.fixture(scope="module")
@@ -192,13 +192,13 @@ def test_gsm8k_examples(project, tmp_path, data_dir):
 def test_gsm8k_examples_into_a_new_project_read_dollars_as_text(tmp_path, data_dir, processbench_candidates):
     source = data_dir / "gsm8k" / "example_model_solutions.jsonl.gz"
     examples = write_jsonl(tmp_path / "examples.jsonl", first_lines(source, 5))
-    fresh = Project.objects.create(name="fresh")
+    fresh = make_project(name="fresh")
     run_import("gsm8k-examples", examples, fresh)
     assert Project.objects.get(pk=fresh.pk).dollar_math is False
 
     # ``candidates`` keeps "$" math: ProcessBench's models write "$\boxed{18}$".
     candidates, _ = processbench_candidates
-    pool = Project.objects.create(name="pool")
+    pool = make_project(name="pool")
     run_import("candidates", write_jsonl(tmp_path / "c.jsonl", candidates[:5]), pool)
     run_import("gsm8k-examples", examples, pool)  # no longer a new project: the setting stays
     assert Project.objects.get(pk=pool.pk).dollar_math is True

@@ -7,14 +7,14 @@ import pytest
 from labeling.exports import ExportFilters, get_exporter
 from labeling.imports import ImportFailed, prm800k, prm800k_bulk, run_import
 from labeling.models import Annotator, Assignment, Generation, Problem, Project, Rating, Solution, Step
-from tests.factories import write_jsonl
+from tests.factories import write_jsonl, make_project
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def project():
-    return Project.objects.create(name="import")
+    return make_project(name="import")
 
 
 def export_objects(project):
@@ -97,7 +97,7 @@ def test_chunk_boundaries_do_not_change_the_data(tmp_path, project, native, exam
     monkeypatch.setattr(prm800k, "CHUNK", 2)
     small = run_import("prm800k", path, project)
     assert (small.created, small.skipped) == (9, 3)
-    other = Project.objects.create(name="one chunk")
+    other = make_project(name="one chunk")
     monkeypatch.setattr(prm800k, "CHUNK", 2000)
     run_import("prm800k", path, other)
     assert table_counts(project) == table_counts(other)
@@ -223,7 +223,7 @@ def test_import_command_fails_with_the_location(tmp_path, native):
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
-    Project.objects.create(name="cmd")
+    make_project(name="cmd")
     bad = copy.deepcopy(native)
     bad[4]["label"]["steps"][7]["completions"][1]["rating"] = "x"
     path = write_jsonl(tmp_path / "bad.jsonl", bad)
@@ -257,7 +257,7 @@ def test_committed_import_has_no_dangling_references(tmp_path, native, example, 
 
     monkeypatch.setattr(prm800k_bulk, "SKIP_ROW_TRIGGERS", row_triggers != "on")
     monkeypatch.setattr(prm800k, "CHUNK", 3)
-    project = Project.objects.create(name="committed")
+    project = make_project(name="committed")
     second = copy.deepcopy(example)
     second["labeler"] = "00000000-0000-4000-8000-000000000002"
     run_import("prm800k", write_jsonl(tmp_path / "a.jsonl", native + [example, second]), project)
@@ -272,7 +272,7 @@ def test_committed_import_has_no_dangling_references(tmp_path, native, example, 
 
 @pytest.mark.django_db(transaction=True)
 def test_committed_failure_leaves_nothing(tmp_path, native):
-    project = Project.objects.create(name="committed failure")
+    project = make_project(name="committed failure")
     bad = copy.deepcopy(native)
     bad[6]["label"]["steps"][2]["completions"][0]["rating"] = 2
     with pytest.raises(ImportFailed) as info:

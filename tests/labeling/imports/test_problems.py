@@ -6,14 +6,14 @@ from django.core.management import CommandError, call_command
 
 from labeling.imports import ImportFailed, problems, run_import
 from labeling.models import Problem, Project, Solution
-from tests.factories import first_lines, write_jsonl
+from tests.factories import first_lines, write_jsonl, make_project
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def project():
-    return Project.objects.create(name="problems")
+    return make_project(name="problems")
 
 
 @pytest.fixture(scope="module")
@@ -129,18 +129,18 @@ def test_command(tmp_path, data_dir, gsm50):
 
 
 def test_a_gsm8k_file_into_a_new_project_reads_dollars_as_text(math50, gsm50, tmp_path):
-    gsm8k = Project.objects.create(name="gsm8k")
+    gsm8k = make_project(name="gsm8k")
     run_import("problems", write_jsonl(tmp_path / "gsm.jsonl", gsm50), gsm8k)
     assert Project.objects.get(pk=gsm8k.pk).dollar_math is False
 
     # MATH needs "$" math; a mixed file keeps it too (the Pandoc rule keeps most prices text).
     for name, records in [("math", math50), ("mixed", math50[:5] + gsm50[:5])]:
-        project = Project.objects.create(name=name)
+        project = make_project(name=name)
         run_import("problems", write_jsonl(tmp_path / f"{name}.jsonl", records), project)
         assert Project.objects.get(pk=project.pk).dollar_math is True, name
 
     # A project that already holds problems keeps the setting its lead chose.
-    chosen = Project.objects.create(name="chosen")
+    chosen = make_project(name="chosen")
     run_import("problems", write_jsonl(tmp_path / "first.jsonl", math50[:1]), chosen)
     run_import("problems", write_jsonl(tmp_path / "gsm.jsonl", gsm50), chosen)
     assert Project.objects.get(pk=chosen.pk).dollar_math is True

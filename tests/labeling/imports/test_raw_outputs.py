@@ -9,7 +9,7 @@ from labeling.imports import ImportFailed, run_import
 from labeling.imports.raw_outputs import preview
 from labeling.imports.splitting import splitter
 from labeling.models import Problem, Project, Solution
-from tests.factories import write_jsonl
+from tests.factories import write_jsonl, make_project
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +20,7 @@ WRONG = "We multiply.\n\n$2 \\cdot 3 = 6$, so the answer is $\\boxed{6}$."
 
 @pytest.fixture
 def project(tmp_path):
-    project = Project.objects.create(name="raw outputs")
+    project = make_project(name="raw outputs")
     # The problem as a MATH-style import left it: the outputs below give no ground truth.
     problems = write_jsonl(tmp_path / "problems.jsonl", [{"problem": PROBLEM, "solution": "$\\boxed{5}$", "answer": "5"}])
     run_import("problems", problems, project)

@@ -12,7 +12,7 @@ from labeling.exports import ExportFilters, get_exporter, write_export
 from labeling.imports import run_import
 from labeling.models import Annotator, Assignment, Project, Solution, Step
 from labeling.quality import consensus
-from tests.factories import make_annotator, make_solution, rated_pass
+from tests.factories import make_annotator, make_solution, rated_pass, make_project
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +45,7 @@ def add_pass(solution, values, *, alternatives=None, submitted_at=LATER):
 def example(data_dir, tmp_path):
     """The README record imported (labeler L), plus B: [0, 1, -1] and C: [1, 1, 1, 1]."""
     record = json.loads((data_dir / "prm800k" / "readme_example_record.json").read_text())
-    project = Project.objects.create(name="consensus")
+    project = make_project(name="consensus")
     source = tmp_path / "example.jsonl"
     source.write_text(json.dumps(record) + "\n")
     run_import("prm800k", source, project)
@@ -121,7 +121,7 @@ def test_the_export_filters_choose_the_voting_passes(example):
 def test_the_consensus_export_round_trips_through_the_prm800k_importer(example, tmp_path):
     path = tmp_path / "consensus.jsonl"
     assert write_export("prm800k-consensus", ExportFilters(project_id=example["project"].pk), path) == 1
-    fresh = Project.objects.create(name="consensus copy")
+    fresh = make_project(name="consensus copy")
     run_import("prm800k", path, fresh)
     assert Annotator.objects.get(assignments__project=fresh).uuid.hex.endswith("c0de")
     back = list(get_exporter("prm800k")(ExportFilters(project_id=fresh.pk)))

@@ -10,6 +10,7 @@ from labeling.imports import run_import
 from labeling.models import Annotator, Assignment, Project, Rating, Solution
 from labeling.stats import agreement, dashboard
 from labeling.stats.agreement_data import submitted_ratings
+from tests.factories import make_project
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +53,7 @@ def rows(project, **filters):
 @pytest.fixture
 def world(example_path, tmp_path):
     """The README example imported, rated again by others; a second project alongside."""
-    project = Project.objects.create(name="agree")
+    project = make_project(name="agree")
     record, solution = import_example(example_path, tmp_path, project)
     labeler = Annotator.objects.get(uuid=record["labeler"])
     b = add_pass(solution, [0, 1, -1], extra={(2, 1): 1})  # a rating of alternative 1: not loaded
@@ -60,7 +61,7 @@ def world(example_path, tmp_path):
                  submitted_at=datetime(2023, 3, 1, tzinfo=timezone.utc))
     drafting = add_pass(solution, [-1, -1], state=Assignment.ACTIVE)  # not submitted
     lapsed = add_pass(solution, [1], state=Assignment.EXPIRED)
-    other = Project.objects.create(name="other")
+    other = make_project(name="other")
     _, other_solution = import_example(example_path, tmp_path, other)
     add_pass(other_solution, [1, 1, 1])
     return dict(project=project, record=record, solution=solution, labeler=labeler, b=b, c=c,
@@ -116,6 +117,6 @@ def test_the_dashboards_table_gives_the_reference_alpha(world):
 
 
 def test_no_ratings_give_empty_columns(world):
-    empty = Project.objects.create(name="empty")
+    empty = make_project(name="empty")
     assert rows(empty) == []
     assert [len(c) for c in dashboard.load_columns(empty).values()] == [0] * len(dashboard.COLUMNS)

@@ -277,12 +277,12 @@ def test_the_lead_pages_need_the_lead_role(client, rated):
     for url in pages:
         assert client.get(url).status_code == 302  # to the login page
     worker = get_user_model().objects.create_user("worker")
-    grant_role(worker, "annotator")
+    grant_role(worker, "annotator", project)
     client.force_login(worker)
     assert [client.get(url).status_code for url in pages] == [403, 403]
     assert b"dashboard-link" not in client.get("/").content
     lead = get_user_model().objects.create_user("boss")
-    grant_role(lead, "lead")
+    grant_role(lead, "lead", project)
     client.force_login(lead)
     answers = [client.get(url) for url in pages]
     assert [a.status_code for a in answers] == [200, 200]

@@ -4,15 +4,15 @@ import re
 import pytest
 
 from labeling.models import Project
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, make_project
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def projects():
-    active = Project.objects.create(name="Active <b>project</b>", instructions="Rate $x^2$ <script>alert(1)</script>")
-    inactive = Project.objects.create(name="Old project", is_active=False)
+    active = make_project(name="Active <b>project</b>", instructions="Rate $x^2$ <script>alert(1)</script>")
+    inactive = make_project(name="Old project", is_active=False)
     return active, inactive
 
 
@@ -69,11 +69,11 @@ def test_account_without_a_role_sees_no_project(client, projects):
     assert "/api/docs/" not in html
 
 
-def test_staff_get_the_admin_link(client, projects):
-    client.force_login(make_user("boss", is_staff=True))
+def test_superusers_get_the_admin_link(client, projects):
+    client.force_login(make_user("boss", is_staff=True, is_superuser=True))
     html = client.get("/").content.decode()
     assert 'href="/admin/"' in html
-    assert all(f'data-project-id="{p.pk}"' in html for p in projects)  # staff hold every role
+    assert all(f'data-project-id="{p.pk}"' in html for p in projects)  # superusers act in every project
 
 
 def test_imported_text_is_escaped_and_left_to_render_math(client, projects):

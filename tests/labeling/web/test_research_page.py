@@ -3,14 +3,14 @@ import pytest
 from django.urls import reverse
 
 from labeling.models import Project
-from tests.factories import make_user
+from tests.factories import make_user, make_project
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def project():
-    return Project.objects.create(name="Phase 2 <b>bold</b>")
+    return make_project(name="Phase 2 <b>bold</b>")
 
 
 def test_researchers_get_the_page_with_its_api_urls(client, project):
@@ -24,10 +24,10 @@ def test_researchers_get_the_page_with_its_api_urls(client, project):
     assert "csrftoken" in client.cookies  # the job buttons post with it
 
 
-@pytest.mark.parametrize("roles", [("annotator",), ("lead",), ()])
-def test_others_are_refused(client, project, roles):
+@pytest.mark.parametrize("roles, status", [(("annotator",), 403), (("lead",), 403), ((), 404)])
+def test_others_are_refused(client, project, roles, status):
     client.force_login(make_user("someone", *roles))
-    assert client.get(f"/projects/{project.pk}/research/").status_code == 403
+    assert client.get(f"/projects/{project.pk}/research/").status_code == status
 
 
 def test_home_links_researchers_only(client, project):

@@ -189,26 +189,27 @@ def test_reads_joined_onto_the_token_check_answer_as_the_views_own_reads(loop_pr
 
 
 def test_a_revoked_role_applies_at_the_next_request(loop_project):
-    from django.contrib.auth.models import Group
+    from labeling.access.roles import ANNOTATOR, grant_role, revoke_role
 
-    from labeling.access.roles import ANNOTATOR
-
-    user = make_user("revoked", "annotator")
+    user = make_user("revoked", "annotator", projects=[loop_project])
     client = token_client(user)
     url = reverse("api:project-next", args=[loop_project.pk])
-    assert client.post(url).status_code == 201
-    user.groups.remove(Group.objects.get(name=ANNOTATOR))  # what the admin's user form does
-    assert client.post(url).status_code == 403
+    taken = client.post(url)
+    assert taken.status_code == 201
+    elsewhere = make_project()
+    grant_role(user, ANNOTATOR, elsewhere)
+    revoke_role(user, ANNOTATOR, loop_project)  # what a lead's "remove" does
+    assert client.post(url).status_code == 404  # no member: the project does not exist for them
+    assert client.get(reverse("api:assignment-detail", args=[taken.json()["id"]])).status_code == 404
+    revoke_role(user, ANNOTATOR, elsewhere)
+    assert client.post(url).status_code == 403  # no annotator role anywhere: refused before any lookup
 
 
 def test_a_role_granted_without_an_annotator_row_gets_one_at_the_first_task(loop_project):
-    from django.contrib.auth.models import Group
+    from labeling.models import Membership
 
-    from labeling.access.roles import ensure_roles
-
-    ensure_roles()
     user = make_user("by-hand")
-    user.groups.add(Group.objects.get(name="annotator"))  # as the admin would, without grant_role
+    Membership.objects.create(user=user, project=loop_project, role="annotator")  # as the admin would, without grant_role
     assert not Annotator.objects.filter(user=user).exists()
     answer = token_client(user).post(reverse("api:project-next", args=[loop_project.pk]))
     assert answer.status_code == 201
