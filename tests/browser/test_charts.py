@@ -12,6 +12,7 @@ import datetime
 
 import pytest
 
+from labeling.models import Annotator
 from labeling.quality import screening
 from tests.factories import T0, make_gold, make_project, make_solution, make_user, rated_pass, score_gold
 
@@ -168,6 +169,10 @@ def test_dashboard_and_research_fit_a_phone_and_200_percent_zoom(browser, live_s
 
     Checkpoint.objects.create(project=quality, status=Checkpoint.CHAMPION, is_champion=True, passes=2,
                               metrics={"heldout": {"step_auroc": 0.8, "step_f1": 0.5}})
+    # Generation 0's pick is rated (a hit rate), generation 1's not yet (no data, not 0%).
+    found = make_solution(quality, generation=0, is_correct=False, verifier_score=0.9, rank=1)
+    rated_pass(found, Annotator.objects.get(user__username="dee"), [1, -1], at=T0 + 3 * DAY)
+    make_solution(quality, generation=1, is_correct=False, verifier_score=0.8, rank=1)
     make_user("res", "researcher")
     context = browser.new_context(viewport=viewport, device_scale_factor=scale)
     page = context.new_page()
@@ -181,8 +186,13 @@ def test_dashboard_and_research_fit_a_phone_and_200_percent_zoom(browser, live_s
     page.goto(f"{live_server.url}/projects/{quality.pk}/research/")
     page.wait_for_selector('#research[data-state="ready"]')
     drawn(page)
+    hits = page.locator('[data-testid="hit-rate-chart"] g.column')
+    assert hits.count() == 2
+    assert hits.nth(0).locator("rect.accent").count() == 1 and hits.nth(1).locator("rect.no-data").count() == 1
     assert fits(page)
     assert small_targets(page, "#research") == []
+    if viewport is PHONE:
+        shot(page, "research-phone")
     assert min(v[0] for v in tick_sizes(page).values()) >= 12
     context.close()
 

@@ -101,8 +101,12 @@ function charts(data, threshold) {
       label: a.label, text: fmt(a.gold_score), title: `${fmt(a.gold_score)} over ${a.gold_passes} gold passes`,
       parts: [{ value: a.gold_score, kind: a.gold_score < threshold ? "below" : "accent" }],
     })), {
-    testid: "gold-chart", label: "Gold score per annotator", threshold, yTitle: "annotator", xTitle: "rolling gold score",
-    legend: [["accent", "gold score: share of gold steps rated alike"], ["below", "below the pause threshold"], ["threshold", `pause threshold (${fmt(threshold)})`]],
+    // A threshold of 0 pauses nobody (labeling/models/projects.py): no line then.
+    testid: "gold-chart", label: "Gold score per annotator", threshold: threshold > 0 ? threshold : null,
+    yTitle: "annotator", xTitle: "rolling gold score",
+    legend: [["accent", "gold score: share of gold steps rated alike"], ...(threshold > 0
+      ? [["below", "below the pause threshold"], ["threshold", `pause threshold (${fmt(threshold)})`]]
+      : [["", "no automatic pause (threshold 0)"]])],
   }));
 
   const daily = section("Throughput per day (passes)", "chart-throughput");

@@ -2,7 +2,7 @@
 // hit rate people found (labeling/stats/generations.py) and how long rating took.
 import { call } from "../dashboard/api.js";
 import { columnChart } from "../dashboard/charts.js";
-import { fmt, pct, scroller } from "../dashboard/dom.js";
+import { duration, fmt, pct, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { optionsFromData, renderMath } from "../math.js";
 import { button, poll, rows, seconds, when } from "./util.js";
@@ -145,13 +145,13 @@ function figures(generations, options) {
     legend: [["accent", "share of rated picks people found wrong"], ["no-data", "not rated yet"]],
   }));
   box.append(scroller(table(
-    ["generation", "selected", "wrong answer", "rated", "found wrong", "hit rate", "median per pass", "person-hours",
+    ["generation", "selected", "wrong answer", "rated", "found wrong", "hit rate", "median per pass", "people's time",
       "rated from", "to"],
     generations,
     (g, tr) => {
       tr.dataset.generation = g.generation;
       return [String(g.generation), String(g.selected), String(g.wrong_answer), String(g.rated), String(g.found_wrong),
-        pct(g.hit_rate), seconds(g.median_seconds), fmt(g.person_hours, 2), when(g.first_submitted_at),
+        pct(g.hit_rate), seconds(g.median_seconds), duration(g.person_hours == null ? null : g.person_hours * 3600), when(g.first_submitted_at),
         when(g.last_submitted_at)];
     },
     "generation-stats",
