@@ -179,8 +179,6 @@ def test_dashboard_and_research_fit_a_phone_and_200_percent_zoom(browser, live_s
     open_dashboard(page, live_server, quality)
     assert fits(page)
     assert small_targets(page, "#dashboard") == []
-    if viewport is PHONE:
-        shot(page, "dashboard-phone")
     page.context.clear_cookies()
     log_in(page, live_server, "res")
     page.goto(f"{live_server.url}/projects/{quality.pk}/research/")
@@ -197,9 +195,11 @@ def test_dashboard_and_research_fit_a_phone_and_200_percent_zoom(browser, live_s
     context.close()
 
 
-def test_axe_finds_nothing_serious(axe_context, live_server, quality):
+@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 720}, PHONE], ids=["desktop", "phone"])
+def test_axe_finds_nothing_serious(browser, live_server, quality, viewport):
     make_user("res", "researcher")
-    page = axe_context.new_page()
+    context = browser.new_context(viewport=viewport, bypass_csp=True)  # as the axe_context fixture, at this size
+    page = context.new_page()
     open_dashboard(page, live_server, quality)
     assert axe_violations(page) == []
     page.context.clear_cookies()
@@ -207,6 +207,7 @@ def test_axe_finds_nothing_serious(axe_context, live_server, quality):
     page.goto(f"{live_server.url}/projects/{quality.pk}/research/")
     page.wait_for_selector('#research[data-state="ready"]')
     assert axe_violations(page) == []
+    context.close()
 
 
 def test_dashboard_says_when_the_server_has_no_figures_yet(page, live_server, quality, settings, monkeypatch):
