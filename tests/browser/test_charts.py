@@ -2,7 +2,8 @@
 width: axis titles and legends, ticks of at least 12 CSS px, a zero drawn apart from "no data",
 the pause threshold as a line, one colour per meaning, axes that hold the data, the kappa
 matrix as a table; the pages without sideways scrolling at 390 px and at 200% zoom, touch
-targets of 44 px on a phone, no serious axe-core violations; the dashboard's 429 and 503.
+targets of 44 px on a phone, no serious axe-core violations; the dashboard's 429 and 503; the
+home page's counts with a thousands separator.
 
 200% zoom is a 640x360 CSS-pixel viewport: what a 1280x720 window shows at 200% browser zoom
 (zoom divides the CSS viewport; ``device_scale_factor`` only sharpens the pixels, so it is 2 here
@@ -113,7 +114,10 @@ def test_every_chart_has_titles_a_legend_and_readable_ticks(browser, live_server
 def test_zero_no_data_threshold_and_colours_mean_one_thing(page, live_server, quality):
     open_dashboard(page, live_server, quality)
     gold = page.locator('[data-testid="gold-chart"]')
-    bar = lambda name: gold.locator(f'g.bar[data-label="{name}"]')  # noqa: E731
+
+    def bar(name):
+        return gold.locator(f'g.bar[data-label="{name}"]')
+
     # cy's 0.00 is a solid stub with its value; dee's missing score is words, no bar.
     zero = bar("cy").locator("rect").bounding_box()
     assert zero["width"] >= 3 and zero["height"] > 10
@@ -228,3 +232,13 @@ def test_dashboard_says_when_the_server_has_no_figures_yet(page, live_server, qu
     note = page.locator('[data-testid="dashboard-wait"][data-status="503"]')
     note.wait_for()
     assert "being computed for the first time" in note.inner_text()
+
+
+def test_home_page_groups_thousands(page, live_server):
+    from labeling.models import Problem
+
+    project = make_project(name="Big")
+    Problem.objects.bulk_create([Problem(project=project, problem="p", content_hash=f"h{i}") for i in range(5276)])
+    make_user("lead", "lead")
+    log_in(page, live_server, "lead")
+    assert "5,276 problems" in page.locator(f'[data-project-id="{project.pk}"] .counts').first.inner_text()
