@@ -66,7 +66,7 @@ def test_lead_sees_a_paused_annotator_and_resumes_them(page, live_server, paused
     assert row.get_attribute("class") == "blocked" and row.get_attribute("data-status") == "paused"
     for chart in ("agreement-over-time", "gold-chart", "throughput-chart", "distribution-chart"):
         assert page.locator(f'[data-testid="{chart}"]').count() == 1
-    assert page.locator('[data-testid="gold-chart"] g.column').count() == 2
+    assert page.locator('[data-testid="gold-chart"] g.bar').count() == 2
 
     # Sorting by gold score puts the failing annotator first, then last.
     header = page.locator('[data-testid="annotator-table"] th[data-key="gold_score"]')

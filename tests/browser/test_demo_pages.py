@@ -98,7 +98,7 @@ def check_first_pages(view, live_server, math, gsm8k, size):
     text = view.locator("#dashboard").inner_text()
     assert "undefined" not in text.lower(), text[:500]
     assert PAUSED[0] in view.locator('[data-testid="paused"]').inner_text()
-    assert view.locator('[data-testid="gold-chart"] g.column').count() >= 1
+    assert view.locator('[data-testid="gold-chart"] g.bar').count() >= 1
     keep(view, f"demo-lead-dashboard-{size}")
 
     # research: GSM8K's first generation, then MATH-500's trained checkpoint.

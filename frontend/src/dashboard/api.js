@@ -5,7 +5,7 @@ function csrfToken() {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
-/** GET or POST ``url``; resolves to the parsed body, throws an Error with the server's detail. */
+/** GET or POST ``url``; resolves to the parsed body, throws an Error with the server's detail (and ``status``). */
 export async function call(url, { method = "GET", body } = {}) {
   const headers = { Accept: "application/json" };
   if (method !== "GET") {
@@ -27,7 +27,10 @@ export async function call(url, { method = "GET", body } = {}) {
   }
   if (!response.ok) {
     const detail = data && (data.detail || JSON.stringify(data));
-    throw new Error(`${response.status}: ${detail || response.statusText}`);
+    const error = new Error(`${response.status}: ${detail || response.statusText}`);
+    // A 429 or 503 says when to ask again (labeling/stats/cache.py); the page tells the person.
+    Object.assign(error, { status: response.status, detail, retryAfter: Number(response.headers.get("Retry-After")) || null });
+    throw error;
   }
   return data;
 }

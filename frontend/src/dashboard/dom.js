@@ -17,6 +17,20 @@ export function fmt(value, digits = 2) {
   return Number(value).toFixed(digits);
 }
 
+/** A count for people: thousands grouped ("5,276"), "—" for missing. */
+export function count(value) {
+  return value === null || value === undefined ? "—" : Number(value).toLocaleString("en-US");
+}
+
+/** A length of time in the unit people read it in: "40 s", "25 min", "3.5 h", "2.1 days". */
+export function duration(seconds) {
+  if (seconds === null || seconds === undefined) return "—";
+  if (seconds < 90) return `${Math.round(seconds)} s`;
+  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 48 * 3600) return `${(seconds / 3600).toFixed(1)} h`;
+  return `${(seconds / 86400).toFixed(1)} days`;
+}
+
 export function pct(value) {
   return value === null || value === undefined ? "—" : `${Math.round(value * 100)}%`;
 }
@@ -32,4 +46,14 @@ export function section(title, testid) {
 export function statusTag(status) {
   const tag = el("span", `tag status-${status || "active"}`, (status || "active").replace("_", " "));
   return tag;
+}
+
+/** ``node`` (a wide table) in a box that scrolls sideways on its own, reachable by keyboard. */
+export function scroller(node, label) {
+  const box = el("div", "table-scroll");
+  box.tabIndex = 0;
+  box.setAttribute("role", "region");
+  box.setAttribute("aria-label", label);
+  box.append(node);
+  return box;
 }

@@ -1,18 +1,24 @@
 // The dashboard page: headline figures, charts, the kappa matrix and the annotator table.
 import { call } from "./api.js";
-import { columnChart, lineChart } from "./charts.js";
+import { barChart, columnChart, lineChart } from "./charts.js";
 import { el, table } from "../dom.js";
-import { fmt, pct, section } from "./dom.js";
+import { count, duration, fmt, pct, scroller, section } from "./dom.js";
 import { annotatorTable } from "./table.js";
 
 export async function showOverview(root) {
-  const data = await call(root.dataset.apiUrl);
+  let data;
+  try {
+    data = await call(root.dataset.apiUrl);
+  } catch (error) {
+    if (error.status !== 429 && error.status !== 503) throw error;
+    return later(root, error);
+  }
   for (const row of data.annotators) Object.assign(row, data.statuses[row.id] || { status: "active", status_reason: "" });
   const linkOf = (row) => root.dataset.annotatorUrl.replace(/\/0\/$/, `/${row.id}/`);
   root.querySelector(".dash-loading")?.remove();
   root.append(
     headline(data, root),
-    charts(data),
+    charts(data, Number(root.dataset.goldThreshold)),
     paused(data.annotators, linkOf),
     annotators(data, root, linkOf),
     perGeneration(data),
@@ -20,6 +26,24 @@ export async function showOverview(root) {
     kappa(data),
   );
   root.dataset.state = "ready";
+}
+
+// No figures yet (labeling/stats/cache.py): the first compute still runs (503) or the person's
+// compute budget is spent (429). Say so, then ask again when the server's Retry-After says.
+async function later(root, error) {
+  const seconds = Math.min(120, error.retryAfter || 10);
+  const note = el("p", "notice", error.status === 503
+    ? `The figures are being computed for the first time; a large project takes a while. This page asks again in ${seconds} s.`
+    : `No figures for you right now: ${error.detail} This page asks again in ${seconds} s.`);
+  note.dataset.testid = "dashboard-wait";
+  note.dataset.status = error.status;
+  note.setAttribute("role", "status");
+  root.querySelector(".dash-loading")?.remove();
+  root.append(note);
+  root.dataset.state = "waiting";
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  note.remove();
+  return showOverview(root);
 }
 
 function figure(label, value, testid) {
@@ -37,54 +61,92 @@ function headline(data, root) {
   const row = el("div", "figures");
   row.append(
     figure("Krippendorff's α (ordinal)", alpha.estimate === null ? "—" : `${fmt(alpha.estimate)} [${fmt(alpha.low)}, ${fmt(alpha.high)}]`, "alpha"),
-    figure("same first error", fe.share === null ? "—" : `${pct(fe.share)} of ${fe.pairs} pairs`),
-    figure("step ratings", data.ratings.toLocaleString()),
-    figure("passes today", data.throughput.done_today.passes.toLocaleString()),
-    figure(left(eta), eta.seconds === null ? `${eta.remaining_slots} slots` :
-      `${eta.remaining_slots} slots ≈ ${fmt(eta.seconds / 3600, 1)} h`),
+    figure("same first error", fe.share === null ? "—" : `${pct(fe.share)} of ${count(fe.pairs)} pairs`),
+    figure("step ratings", count(data.ratings), "ratings"),
+    figure("passes today", count(data.throughput.done_today.passes)),
+    figure(left(eta), `${count(eta.remaining_slots)} slot${eta.remaining_slots === 1 ? "" : "s"}` +
+      (eta.seconds === null ? "" : ` ≈ ${duration(eta.seconds)}`), "eta"),
   );
   box.append(row);
   if (alpha.reason) box.append(el("p", "muted", alpha.reason));
   const cache = data.cache;
   const note = el("p", "muted small", `Computed ${new Date(data.computed_at).toLocaleString()} in ${fmt(cache.computed_seconds, 1)} s` +
-    (cache.stale ? `; ${cache.behind} pass(es) submitted since, refreshing shortly.` : "; up to date."));
-  const csv = el("a", null, "Download the annotator table (CSV)");
+    (cache.stale ? `; ${count(cache.behind)} pass(es) submitted since, refreshing shortly.` : "; up to date."));
+  const csv = el("a", "action-link", "Download the annotator table (CSV)");
   csv.href = root.dataset.csvUrl;
   box.append(note, csv);
   return box;
 }
 
-function charts(data) {
+// Colours mean one thing each: blue a figure, orange below the pause threshold, green / grey /
+// red the ratings +1 / 0 / −1 (as in the drill-down), hollow dashed "no data".
+function charts(data, threshold) {
   const box = el("div", "dash-grid");
   const time = section(`Agreement over time (α per ${data.agreement.bucket})`, "chart-agreement");
-  time.append(lineChart(data.agreement.over_time.map((p) => ({
+  const points = data.agreement.over_time.map((p) => ({
     label: p.period.slice(5), value: p.alpha.estimate, low: p.alpha.low, high: p.alpha.high,
-  })), { testid: "agreement-over-time", label: "Agreement over time", range: [-0.2, 1] }));
+  }));
+  time.append(lineChart(points, {
+    testid: "agreement-over-time", label: "Agreement over time", range: [0, 1],
+    xTitle: data.agreement.bucket === "week" ? "week starting (month-day)" : "day (month-day)", yTitle: "α",
+    legend: [["line", "Krippendorff's α"], ["band", "95% interval"],
+      ...(points.some((p) => p.value === null) ? [["no-data", "too few ratings for α"]] : [])],
+  }));
 
-  const byGold = [...data.annotators].filter((a) => a.gold_score !== null).sort((a, b) => a.gold_score - b.gold_score);
   const gold = section("Gold score per annotator", "chart-gold");
-  gold.append(columnChart(byGold.map((a) => ({
-    label: a.label, title: `${fmt(a.gold_score)} over ${a.gold_passes} gold passes`,
-    parts: [{ value: a.gold_score, kind: a.status === "active" ? "good" : "bad" }],
-  })), { testid: "gold-chart", label: "Gold score per annotator", max: 1, format: (v) => v.toFixed(1), labels: byGold.length <= 12 }));
+  const byGold = [...data.annotators].sort((a, b) => (a.gold_score ?? 2) - (b.gold_score ?? 2) || a.label.localeCompare(b.label));
+  gold.append(barChart(byGold.map((a) => (a.gold_score === null
+    ? { label: a.label, text: "no gold passes yet" }
+    : {
+      label: a.label, text: fmt(a.gold_score), title: `${fmt(a.gold_score)} over ${a.gold_passes} gold passes`,
+      parts: [{ value: a.gold_score, kind: a.gold_score < threshold ? "below" : "accent" }],
+    })), {
+    // A threshold of 0 pauses nobody (labeling/models/projects.py): no line then.
+    testid: "gold-chart", label: "Gold score per annotator", threshold: threshold > 0 ? threshold : null,
+    yTitle: "annotator", xTitle: "rolling gold score",
+    legend: [["accent", "gold score: share of gold steps rated alike"], ...(threshold > 0
+      ? [["below", "below the pause threshold"], ["threshold", `pause threshold (${fmt(threshold)})`]]
+      : [["", "no automatic pause (threshold 0)"]])],
+  }));
 
   const daily = section("Throughput per day (passes)", "chart-throughput");
-  daily.append(columnChart(data.throughput.daily.map((d) => ({
-    label: d.day.slice(5), title: `${d.passes} passes, ${d.steps} steps, ${d.annotators} annotators`,
-    parts: [{ value: d.passes, kind: "accent" }],
-  })), { testid: "throughput-chart", label: "Passes per day" }));
+  daily.append(columnChart(everyDay(data.throughput.daily).map((d) => ({
+    label: d.day.slice(5), value: d.passes, kind: "accent",
+    title: `${count(d.passes)} passes, ${count(d.steps)} steps, ${d.annotators} annotators`,
+  })), {
+    testid: "throughput-chart", label: "Passes per day", xTitle: "day (month-day)", yTitle: "passes",
+    format: (v) => count(v), legend: [["accent", "passes submitted that day"]],
+  }));
 
-  const rated = data.annotators.filter((a) => a.distribution.ratings > 0)
-    .sort((a, b) => a.distribution["1"] - b.distribution["1"]);
   const dist = section("Rating distribution per annotator (−1 / 0 / +1)", "chart-distribution");
-  dist.append(columnChart(rated.map((a) => ({
-    label: a.label,
-    title: `+1 ${pct(a.distribution["1"])}, 0 ${pct(a.distribution["0"])}, −1 ${pct(a.distribution["-1"])} of ${a.distribution.ratings}`,
-    parts: [{ value: a.distribution["-1"], kind: "bad" }, { value: a.distribution["0"], kind: "neutral" },
-      { value: a.distribution["1"], kind: "good" }],
-  })), { testid: "distribution-chart", label: "Rating distribution", max: 1, format: (v) => v.toFixed(1), labels: rated.length <= 12 }));
+  const byPlus = [...data.annotators].sort((a, b) => (a.distribution["1"] ?? 2) - (b.distribution["1"] ?? 2));
+  dist.append(barChart(byPlus.map((a) => (!a.distribution.ratings
+    ? { label: a.label, text: "no ratings" }
+    : {
+      label: a.label, text: count(a.distribution.ratings),
+      title: `+1 ${pct(a.distribution["1"])}, 0 ${pct(a.distribution["0"])}, −1 ${pct(a.distribution["-1"])} of ${count(a.distribution.ratings)} ratings`,
+      parts: [{ value: a.distribution["-1"], kind: "bad" }, { value: a.distribution["0"], kind: "neutral" },
+        { value: a.distribution["1"], kind: "good" }],
+    })), {
+    testid: "distribution-chart", label: "Rating distribution", format: (v) => pct(v), yTitle: "annotator",
+    xTitle: "share of their ratings",
+    legend: [["bad", "−1"], ["neutral", "0"], ["good", "+1"], ["", "number at the end: ratings"]],
+  }));
   box.append(time, gold, daily, dist);
   return box;
+}
+
+/** The days from the first to the last with work; a day nobody submitted on is a 0, not a gap. */
+function everyDay(days) {
+  if (!days.length) return [];
+  const byDay = new Map(days.map((d) => [d.day, d]));
+  const out = [];
+  const last = Date.parse(days[days.length - 1].day);
+  for (let t = Date.parse(days[0].day); t <= last && out.length < 400; t += 86400000) {
+    const day = new Date(t).toISOString().slice(0, 10);
+    out.push(byDay.get(day) || { day, passes: 0, steps: 0, annotators: 0 });
+  }
+  return out;
 }
 
 function paused(annotators, linkOf) {
@@ -113,7 +175,7 @@ function perGeneration(data) {
   const box = section("Agreement per generation", "per-generation");
   const t = table(["Generation", "α", "95% interval", "Ratings"], data.agreement.by_generation, (g) => [
     g.generation ?? "none", fmt(g.alpha.estimate), g.alpha.low === null ? "—" : `${fmt(g.alpha.low)} to ${fmt(g.alpha.high)}`,
-    String(g.ratings),
+    count(g.ratings),
   ]);
   t.classList.add("compact");
   box.append(t);
@@ -123,13 +185,13 @@ function perGeneration(data) {
 function queue(data) {
   const box = section("Queue", "queue");
   const t = table(["Generation", "Solutions", "Open", "Slots left"], data.throughput.queue_depth, (g) => [
-    g.generation ?? "none", String(g.solutions), String(g.open), String(g.remaining_slots),
+    g.generation ?? "none", count(g.solutions), count(g.open), count(g.remaining_slots),
   ]);
   t.classList.add("compact");
   const eta = data.throughput.eta;
   box.append(t, el("p", "muted small", eta.seconds === null ? "No estimate: nobody submitted in the last 24 hours." :
-    `At the median ${fmt(eta.median_pass_seconds, 0)} s per pass with ${eta.active_annotators} active annotators: ` +
-    `about ${fmt(eta.seconds / 3600, 1)} hours of work ${left(eta)}.`));
+    `At the median ${duration(eta.median_pass_seconds)} per pass with ${eta.active_annotators} active annotators: ` +
+    `about ${duration(eta.seconds)} of work ${left(eta)}.`));
   return box;
 }
 
@@ -138,34 +200,52 @@ function left(eta) {
   return eta.generation == null ? "left to rate" : `left in generation ${eta.generation}`;
 }
 
+/**
+ * The kappa matrix as a table: annotators' names as row and column headers, each pair's κ as
+ * text with a colour behind it (blue: agreement beyond chance, darker the more; purple: worse
+ * than chance). It scrolls inside its own focusable region, so a keyboard can reach all of it.
+ */
 function kappa(data) {
   const box = section("Cohen's κ between annotators", "kappa-matrix");
   const matrix = data.kappa_matrix;
   const labels = new Map(data.annotators.map((a) => [a.id, a.label]));
-  const n = matrix.annotators.length;
-  if (!n) {
+  const names = matrix.annotators.map((id) => labels.get(id) ?? String(id));
+  if (!names.length) {
     box.append(el("p", "muted", "No overlapping ratings yet."));
     return box;
   }
-  const cell = Math.max(2, Math.min(14, Math.floor(560 / n)));
-  const canvas = el("canvas", "heatmap");
-  canvas.width = canvas.height = cell * n;
-  const ctx = canvas.getContext("2d");
-  matrix.kappa.forEach((row, i) => row.forEach((k, j) => {
-    // Blue for agreement, red for worse than chance, grey where nothing is shared.
-    ctx.fillStyle = k === null ? "#eceef2" : k >= 0 ? `rgba(36,86,199,${0.1 + 0.9 * k})` : `rgba(190,40,40,${Math.min(1, -k)})`;
-    ctx.fillRect(j * cell, i * cell, cell, cell);
-  }));
-  const readout = el("p", "muted small", "Point at a cell to read it.");
-  canvas.addEventListener("mousemove", (event) => {
-    const box = canvas.getBoundingClientRect();
-    const j = Math.floor(((event.clientX - box.left) / box.width) * n);
-    const i = Math.floor(((event.clientY - box.top) / box.height) * n);
-    if (i < 0 || j < 0 || i >= n || j >= n) return;
-    const a = labels.get(matrix.annotators[i]);
-    const b = labels.get(matrix.annotators[j]);
-    readout.textContent = `${a} × ${b}: κ ${fmt(matrix.kappa[i][j])} on ${matrix.shared[i][j]} shared steps`;
+  const t = el("table", "kappa-table");
+  t.dataset.testid = "kappa-table";
+  t.createCaption().append(el("span", "sr-only", "κ of each pair of annotators"));
+  box.append(el("p", "muted small", "Each pair's κ on the steps both rated (— : none shared). " +
+    "Blue: agreement beyond chance, darker the more; purple: worse than chance."));
+  const head = t.createTHead().insertRow();
+  head.append(el("td"));
+  for (const name of names) head.append(Object.assign(el("th", null, name), { scope: "col" }));
+  const body = t.createTBody();
+  matrix.kappa.forEach((row, i) => {
+    const tr = body.insertRow();
+    tr.append(Object.assign(el("th", null, names[i]), { scope: "row" }));
+    row.forEach((k, j) => {
+      const td = tr.insertCell();
+      const shared = matrix.shared[i][j];
+      td.textContent = k === null ? "—" : fmt(k);
+      td.title = i === j ? names[i] : `${names[i]} × ${names[j]}: ${k === null ? "nothing shared" : `κ ${fmt(k)}`} on ${count(shared)} shared steps`;
+      if (k !== null) {
+        td.append(el("span", "sr-only", ` on ${count(shared)} shared steps`));
+        td.style.background = shade(k);
+        if (Math.abs(k) >= 0.7) td.classList.add("dark");
+      }
+    });
   });
-  box.append(canvas, readout);
+  box.append(scroller(t, "Cohen's κ between annotators"));
   return box;
+}
+
+// Light shades under dark text up to |κ| 0.7, deep ones under white text from there: the text
+// keeps a contrast of at least 4.5:1 either way.
+function shade(k) {
+  const s = Math.min(1, Math.abs(k));
+  if (s >= 0.7) return k >= 0 ? `rgba(26, 63, 148, ${0.75 + 0.8 * (s - 0.7)})` : `rgba(100, 30, 125, ${0.75 + 0.8 * (s - 0.7)})`;
+  return k >= 0 ? `rgba(36, 86, 199, ${0.08 + 0.6 * s})` : `rgba(128, 40, 160, ${0.15 + 0.55 * s})`;
 }

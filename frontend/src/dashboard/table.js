@@ -1,7 +1,7 @@
 // The annotator table: one row per annotator, sorted by a click on any column's header
 // (again: the other way). Paused and failed annotators are highlighted with the reason.
 import { el } from "../dom.js";
-import { fmt, pct, statusTag } from "./dom.js";
+import { count, duration, fmt, pct, scroller, statusTag } from "./dom.js";
 
 const BLOCKED = new Set(["paused", "failed_screening"]);
 
@@ -15,11 +15,11 @@ export const COLUMNS = [
   ["plus", "+1", (r) => r.distribution["1"], (r) => pct(r.distribution["1"])],
   ["zero", "0", (r) => r.distribution["0"], (r) => pct(r.distribution["0"])],
   ["minus", "−1", (r) => r.distribution["-1"], (r) => pct(r.distribution["-1"])],
-  ["passes", "Passes", (r) => r.passes, (r) => r.passes ?? 0],
-  ["steps", "Steps", (r) => r.steps, (r) => r.steps ?? 0],
+  ["passes", "Passes", (r) => r.passes, (r) => count(r.passes ?? 0)],
+  ["steps", "Steps", (r) => r.steps, (r) => count(r.steps ?? 0)],
   ["median_step_seconds", "s / step", (r) => r.median_step_seconds, (r) => fmt(r.median_step_seconds, 1)],
-  ["median_pass_seconds", "s / pass", (r) => r.median_pass_seconds, (r) => fmt(r.median_pass_seconds, 0)],
-  ["active_hours", "Active h", (r) => r.active_hours, (r) => fmt(r.active_hours, 1)],
+  ["median_pass_seconds", "Time / pass", (r) => r.median_pass_seconds, (r) => duration(r.median_pass_seconds)],
+  ["active_hours", "Active time", (r) => r.active_hours, (r) => duration(r.active_hours == null ? null : r.active_hours * 3600)],
 ];
 
 function compare(a, b) {
@@ -64,7 +64,7 @@ export function annotatorTable(box, rows, linkOf) {
   table.append(el("thead"), body);
   table.tHead.append(head);
   draw();
-  box.append(table);
+  box.append(scroller(table, "Annotators"));
   return table;
 }
 

@@ -2,7 +2,7 @@
 // and why a retrain failed or was not promoted.
 import { call } from "../dashboard/api.js";
 import { lineChart } from "../dashboard/charts.js";
-import { fmt } from "../dashboard/dom.js";
+import { fmt, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { button, poll, rows, when } from "./util.js";
 
@@ -57,12 +57,14 @@ async function render(body, urls) {
     const holder = el("div");
     holder.append(el("h3", null, `${label} on the held-out problems`), lineChart(
       oldestFirst.map((c) => ({ label: `#${c.id}`, value: heldout(c)?.[key] ?? null })),
-      { testid: `checkpoint-chart-${key}`, label: `${label} per checkpoint` },
+      { testid: `checkpoint-chart-${key}`, label: `${label} per checkpoint`, xTitle: "checkpoint, oldest first", yTitle: label,
+        legend: [["line", `${label} on the held-out problems`],
+          ...(oldestFirst.some((c) => heldout(c)?.[key] == null) ? [["no-data", "no figure (failed or training)"]] : [])] },
     ));
     charts.append(holder);
   }
   body.append(charts);
-  body.append(table(["checkpoint", "status", "generation", "passes", ...metrics.map(([, l]) => l), "started", "finished", "why"],
+  body.append(scroller(table(["checkpoint", "status", "generation", "passes", ...metrics.map(([, l]) => l), "started", "finished", "why"],
     checkpoints, (c, tr) => {
       tr.dataset.checkpoint = c.id;
       tr.dataset.status = c.status;
@@ -73,7 +75,7 @@ async function render(body, urls) {
       const status = c.status === "champion" && !c.is_champion ? "former champion" : c.status;
       return [`#${c.id}${c.is_champion ? " ★" : ""}`, status, c.generation ?? "—", String(c.passes ?? "—"),
         ...metrics.map(([key]) => fmt(heldout(c)?.[key], 3)), when(c.created_at), when(c.finished_at), why];
-    }, "checkpoint-table"));
+    }, "checkpoint-table"), "Checkpoints"));
   if (checkpoints.some((c) => c.status === "training")) {
     poll(body, async () => {
       const fresh = rows(await call(urls.checkpointsUrl));

@@ -1,6 +1,7 @@
 // Exports: the scheduled snapshots (download, "Snapshot now" with the job's state) and the
 // on-demand export of the whole project in each format.
 import { call } from "../dashboard/api.js";
+import { scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { bytes, button, poll, when } from "./util.js";
 
@@ -61,13 +62,13 @@ function snapshotTable(data) {
     none.dataset.testid = "snapshot-list";
     return none;
   }
-  return table(["snapshot", "written", "size"], data.snapshots, (s, tr) => {
+  return scroller(table(["snapshot", "written", "size"], data.snapshots, (s, tr) => {
     tr.dataset.name = s.name;
     const link = el("a", null, s.name);
     link.href = s.url;
     link.setAttribute("download", s.name);
     return [link, when(s.created), bytes(s.size)];
-  }, "snapshot-list");
+  }, "snapshot-list"), "Snapshots");
 }
 
 function retention(data) {

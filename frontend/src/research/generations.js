@@ -2,7 +2,7 @@
 // hit rate people found (labeling/stats/generations.py) and how long rating took.
 import { call } from "../dashboard/api.js";
 import { columnChart } from "../dashboard/charts.js";
-import { fmt, pct } from "../dashboard/dom.js";
+import { duration, fmt, pct, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { optionsFromData, renderMath } from "../math.js";
 import { button, poll, rows, seconds, when } from "./util.js";
@@ -46,7 +46,7 @@ async function render(body, urls) {
   if (runs instanceof Error) {
     body.append(el("p", "section-error", `Generation runs are unavailable: ${runs.message}`));
   } else {
-    body.append(runTable(runs, urls, body));
+    body.append(scroller(runTable(runs, urls, body), "Generation runs"));
   }
   body.append(figures(stats.generations, optionsFromData(urls)));
 }
@@ -137,21 +137,25 @@ function figures(generations, options) {
     box.append(el("p", "muted", "Nobody has rated a pick yet: the hit rate (the share of rated picks people " +
       "found wrong) appears per generation once they do."));
   } else box.append(columnChart(generations.map((g) => ({
-    label: `g${g.generation}`, parts: [{ value: g.hit_rate ?? 0, kind: "bad" }],
+    label: `g${g.generation}`, value: g.hit_rate, kind: "accent",
     title: g.hit_rate === null ? "not rated yet" : `${pct(g.hit_rate)} of ${g.rated} rated found wrong`,
-  })), { testid: "hit-rate-chart", label: "Hit rate per generation", max: 1, format: (v) => pct(v) }));
-  box.append(table(
-    ["generation", "selected", "wrong answer", "rated", "found wrong", "hit rate", "median per pass", "person-hours",
+  })), {
+    testid: "hit-rate-chart", label: "Hit rate per generation", max: 1, format: (v) => pct(v),
+    xTitle: "generation", yTitle: "hit rate",
+    legend: [["accent", "share of rated picks people found wrong"], ["no-data", "not rated yet"]],
+  }));
+  box.append(scroller(table(
+    ["generation", "selected", "wrong answer", "rated", "found wrong", "hit rate", "median per pass", "people's time",
       "rated from", "to"],
     generations,
     (g, tr) => {
       tr.dataset.generation = g.generation;
       return [String(g.generation), String(g.selected), String(g.wrong_answer), String(g.rated), String(g.found_wrong),
-        pct(g.hit_rate), seconds(g.median_seconds), fmt(g.person_hours, 2), when(g.first_submitted_at),
+        pct(g.hit_rate), seconds(g.median_seconds), duration(g.person_hours == null ? null : g.person_hours * 3600), when(g.first_submitted_at),
         when(g.last_submitted_at)];
     },
     "generation-stats",
-  ));
+  ), "What people found in each generation"));
   for (const g of generations.filter((x) => x.picks.length)) {
     box.append(el("h4", null, `Generation ${g.generation}: first picks`), picks(g.picks, options));
   }
