@@ -174,16 +174,21 @@ class MyStatusSerializer(serializers.Serializer):
 
 
 class QualitySettingsSerializer(serializers.ModelSerializer):
+    screening_items = serializers.SerializerMethodField(help_text="Screening items with gold ratings (read only).")
+
     class Meta:
         model = Project
         fields = ["quality_control_rate", "requires_screening", "screening_size", "screening_threshold",
-                  "gold_threshold", "gold_window", "gold_min_passes"]
+                  "gold_threshold", "gold_window", "gold_min_passes", "screening_items"]
         extra_kwargs = {
             "quality_control_rate": {"min_value": 0, "max_value": 1},
             "screening_threshold": {"min_value": 0, "max_value": 1},
             "gold_threshold": {"min_value": 0, "max_value": 1},
             "gold_window": {"min_value": 1},
         }
+
+    def get_screening_items(self, project) -> int:
+        return screening.screening_items(project).count()  # at most screening_size of them
 
 
 def slots(items):

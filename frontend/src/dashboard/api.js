@@ -5,7 +5,8 @@ function csrfToken() {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
-/** GET or POST ``url``; resolves to the parsed body, throws an Error with the server's detail. */
+/** GET or POST ``url``; resolves to the parsed body, throws an Error with the server's detail
+ * (and ``status``, ``data``: the parsed body of the refusal). */
 export async function call(url, { method = "GET", body } = {}) {
   const headers = { Accept: "application/json" };
   if (method !== "GET") {
@@ -27,7 +28,11 @@ export async function call(url, { method = "GET", body } = {}) {
   }
   if (!response.ok) {
     const detail = data && (data.detail || JSON.stringify(data));
-    throw new Error(`${response.status}: ${detail || response.statusText}`);
+    const error = new Error(`${response.status}: ${detail || response.statusText}`);
+    // The body too, so that a form can put each field's message beside the field.
+    error.status = response.status;
+    error.data = data;
+    throw error;
   }
   return data;
 }
