@@ -176,7 +176,7 @@ def test_a_lead_changes_the_quality_settings_and_a_bad_value_names_its_field(pag
     project.refresh_from_db()
     assert (project.gold_threshold, project.quality_control_rate, project.gold_window, project.requires_screening,
             project.screening_threshold) == (0.7, 0.1, 5, True, 0.9)
-    screenshot(page, "quality-page")
+    screenshot(page, "quality-settings-saved")
 
 
 def test_annotators_reach_neither_the_quality_page_nor_its_link(page, live_server, lead_project):
@@ -235,3 +235,24 @@ def test_an_annotator_sees_where_a_gold_item_differed_only_after_submit_and_scor
         "−1", "+1"]
     screenshot(page, "gold-results-annotator")
     assert Annotator.objects.count() == 1
+
+
+def test_the_quality_pages_have_no_serious_accessibility_violations(axe_context, live_server, lead_project):
+    from .axe import axe_violations
+
+    project = lead_project
+    split = make_solution(project, STEPS, **PROBLEM)
+    ann = make_annotator("ann")
+    for person, values in ((ann, [1, -1]), (make_annotator("bob"), [1, -1]), (make_annotator("cal"), [1, 1, 1, 1])):
+        rated_pass(split, person, values)
+    proposals.propose_gold_from_consensus(split)
+    page = axe_context.new_page()
+    log_in(page, live_server, "lead")
+    quality_page(page, live_server, project)
+    assert axe_violations(page) == []
+    page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/annotators/{ann.pk}/")
+    page.wait_for_selector('#dashboard[data-state="ready"]')
+    page.click('[data-testid="make-gold"]')
+    page.click('[data-testid="edit-gold"]')
+    page.wait_for_selector(".gold-editor select")
+    assert axe_violations(page) == []
