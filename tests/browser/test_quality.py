@@ -74,6 +74,14 @@ def test_a_lead_makes_gold_from_a_pass_and_edits_it_on_the_drill_down(page, live
     assert solution.is_gold and solution.is_screening
     assert page.locator(f'article.pass[data-pass="{mine.pk}"] tr.off-gold').count() == 1  # their +1 at step 3
 
+    remove = page.locator(f'article.pass[data-pass="{mine.pk}"] [data-testid="remove-gold"]')
+    remove.click()  # asks to be sure first
+    assert remove.inner_text() == "Click again to remove the gold" and gold.gold_ratings(solution)
+    remove.click()
+    page.wait_for_selector(f'article.pass[data-pass="{mine.pk}"] [data-testid="make-gold"]')
+    solution.refresh_from_db()
+    assert not solution.is_gold and gold.gold_ratings(solution) == {}
+
 
 def test_a_lead_approves_a_gold_proposal_from_its_evidence(page, live_server, lead_project):
     project = lead_project

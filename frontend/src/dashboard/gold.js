@@ -46,10 +46,17 @@ export function goldActions(pass, urls, changed, options = {}) {
         changed(solution, body);
       });
     }));
-    bar.append(button("Remove gold", "remove-gold", async () => {
+    // Two clicks: removing deletes the gold ratings, and a misclick should not.
+    const remove = button("Remove gold", "remove-gold", async () => {
+      if (remove.dataset.armed !== "1") {
+        remove.dataset.armed = "1";
+        remove.textContent = "Click again to remove the gold";
+        return;
+      }
       await call(forSolution(urls.gold, solution), { method: "DELETE" });
       changed(solution, { is_gold: false, is_screening: false, ratings: [] });
-    }));
+    });
+    bar.append(remove);
   } else {
     bar.append(button("Make gold from this pass", "make-gold", async () => {
       const body = await call(forSolution(urls.fromPass, solution), { method: "POST", body: { assignment: pass.id } });
