@@ -1,9 +1,10 @@
 """Quality control over the API: gold items, proposals, consensus, annotators' standing.
 
-Thin views over ``labeling.quality.gold``, ``labeling.quality.screening`` and ``labeling.quality.consensus``. Every
-endpoint but ``my-status`` is for leads (``IsLead``; staff pass too); ``my-status`` tells an
-annotator their own standing and never carries a score, a threshold, a reason or a gold
-value. The leads' table of annotators with their standing and gold score is the
+Thin views over ``labeling.quality.gold``, ``labeling.quality.screening``, ``labeling.quality.consensus``
+(with the adjudication queue) and ``labeling.quality.feedback``. Every endpoint but ``my-status``
+and ``my-missed`` is for leads (``IsLead``; staff pass too); ``my-status`` tells an annotator
+their own standing and never carries a score, a threshold, a reason or a gold value;
+``my-missed`` shows gold values only of their own passes that were submitted, scored and missed. The leads' table of annotators with their standing and gold score is the
 dashboard's (labeling/api/dashboard.py). A rule's refusal (``GoldError``, ``ConsensusError``) is
 raised, and answered by ``labeling.api.errors``.
 """
