@@ -19,6 +19,7 @@ export default defineConfig({
       input: {
         main: "src/main.js", workspace: "src/workspace.js", dashboard: "src/dashboard.js",
         research: "src/research.js",
+        quality: "src/quality.js", mymissed: "src/mymissed.js",
       },
     },
   },

@@ -1,9 +1,10 @@
 """Quality control over the API: gold items, proposals, consensus, annotators' standing.
 
-Thin views over ``labeling.quality.gold``, ``labeling.quality.screening`` and ``labeling.quality.consensus``. Every
-endpoint but ``my-status`` is for leads (``IsLead``; staff pass too); ``my-status`` tells an
-annotator their own standing and never carries a score, a threshold, a reason or a gold
-value. The leads' table of annotators with their standing and gold score is the
+Thin views over ``labeling.quality.gold``, ``labeling.quality.screening``, ``labeling.quality.consensus``
+(with the adjudication queue) and ``labeling.quality.feedback``. Every endpoint but ``my-status``
+and ``my-missed`` is for leads (``IsLead``; staff pass too); ``my-status`` tells an annotator
+their own standing and never carries a score, a threshold, a reason or a gold value;
+``my-missed`` shows gold values only of their own passes that were submitted, scored and missed. The leads' table of annotators with their standing and gold score is the
 dashboard's (labeling/api/dashboard.py). A rule's refusal (``GoldError``, ``ConsensusError``) is
 raised, and answered by ``labeling.api.errors``.
 """
@@ -26,8 +27,9 @@ from labeling.models import (
     Project,
     Solution,
 )
-from labeling.quality import consensus, gold, proposals, screening
+from labeling.quality import consensus, feedback, gold, proposals, screening
 
+from .paging import MAX_NUMBER, whole_number
 from .work import annotator_of
 
 
@@ -79,6 +81,68 @@ class ProposalSerializer(serializers.ModelSerializer):
         return [{"position": p, "alternative": a, "value": v} for p, a, v in proposal.ratings]
 
 
+class EvidenceStepSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    alternative = serializers.IntegerField()
+    text = serializers.CharField()
+    value = serializers.IntegerField(help_text="The proposed gold value.")
+    votes = serializers.DictField(child=serializers.IntegerField(),
+                                  help_text="{value: trusted passes that gave it}, counted now")
+
+
+class ProposalWithEvidenceSerializer(ProposalSerializer):
+    # A plain string: a second enum of these choices collides with MyStatus's in the schema's names.
+    state = serializers.CharField(help_text="pending, approved or rejected")
+    problem = serializers.CharField()
+    steps = EvidenceStepSerializer(many=True, help_text="Each proposed value beside the votes it rests on.")
+
+    class Meta(ProposalSerializer.Meta):
+        fields = [*ProposalSerializer.Meta.fields, "problem", "steps"]
+
+
+class DisagreementStepSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    alternative = serializers.IntegerField()
+    text = serializers.CharField()
+    votes = serializers.DictField(child=serializers.IntegerField(), help_text="{value: passes that gave it}")
+    value = serializers.IntegerField(help_text="The consensus: the ruling, else the majority (ties to the lower).")
+    ruling = serializers.IntegerField(allow_null=True, help_text="A lead's ruling, or null.")
+    note = serializers.CharField(allow_blank=True, help_text="The ruling's note.")
+    disagree = serializers.BooleanField(help_text="The passes gave this step two values or more.")
+
+
+class DisagreementSerializer(serializers.Serializer):
+    solution = serializers.IntegerField()
+    problem = serializers.CharField()
+    passes = serializers.IntegerField(help_text="Submitted passes that vote on it.")
+    steps = DisagreementStepSerializer(many=True)
+
+
+class DisagreementPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = DisagreementSerializer(many=True)
+
+
+class MissedStepSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    alternative = serializers.IntegerField()
+    text = serializers.CharField()
+    yours = serializers.IntegerField(help_text="Your rating.")
+    expected = serializers.IntegerField(help_text="The reference rating a lead approved.")
+
+
+class MissedPassSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField()
+    problem = serializers.CharField()
+    submitted_at = serializers.DateTimeField()
+    rated_none = serializers.BooleanField(help_text="You rated none of the steps it was checked on.")
+    steps = MissedStepSerializer(many=True, help_text="The steps you rated otherwise than the reference.")
+
+
+class MissedPassListSerializer(serializers.Serializer):
+    results = MissedPassSerializer(many=True)
+
+
 class ConsensusItemSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     alternative = serializers.IntegerField()
@@ -118,16 +182,21 @@ class MyStatusSerializer(serializers.Serializer):
 
 
 class QualitySettingsSerializer(serializers.ModelSerializer):
+    screening_items = serializers.SerializerMethodField(help_text="Screening items with gold ratings (read only).")
+
     class Meta:
         model = Project
         fields = ["quality_control_rate", "requires_screening", "screening_size", "screening_threshold",
-                  "gold_threshold", "gold_window", "gold_min_passes"]
+                  "gold_threshold", "gold_window", "gold_min_passes", "screening_items"]
         extra_kwargs = {
             "quality_control_rate": {"min_value": 0, "max_value": 1},
             "screening_threshold": {"min_value": 0, "max_value": 1},
             "gold_threshold": {"min_value": 0, "max_value": 1},
             "gold_window": {"min_value": 1},
         }
+
+    def get_screening_items(self, project) -> int:
+        return screening.screening_items(project).count()  # at most screening_size of them
 
 
 def slots(items):
@@ -221,7 +290,7 @@ class ProposalListView(APIView):
         operation_id="projects_gold_proposals_list",
         parameters=[OpenApiParameter("state", str, enum=["pending", "approved", "rejected"],
                                      description="Only proposals in this state.")],
-        responses=ProposalSerializer(many=True),
+        responses=ProposalWithEvidenceSerializer(many=True),
     )
     def get(self, request, pk):
         project = project_for(request.user, pk, LEAD)
@@ -231,7 +300,11 @@ class ProposalListView(APIView):
             if state not in dict(GoldProposal.STATE_CHOICES):
                 raise DomainError("state must be pending, approved or rejected.", field="state")
             rows = rows.filter(state=state)
-        return Response(ProposalSerializer(rows.order_by("-created_at", "-pk"), many=True).data)
+        rows = list(rows.select_related("solution__problem", "solution__project").order_by("-created_at", "-pk"))
+        found = proposals.evidence(rows)
+        for row in rows:
+            row.problem, row.steps = found[row.pk]["problem"], found[row.pk]["steps"]
+        return Response(ProposalWithEvidenceSerializer(rows, many=True).data)
 
 
 class ProposalDecisionView(APIView):
@@ -291,6 +364,33 @@ class ConsensusView(APIView):
         form.is_valid(raise_exception=True)
         consensus.adjudicate(solution, slots(form.validated_data["ratings"]), request.user, form.validated_data["note"])
         return Response(consensus_body(solution))
+
+
+class DisagreementListView(APIView):
+    """The adjudication queue: the project's solutions whose overlapping passes disagree on a step."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(
+        operation_id="projects_disagreements_list",
+        parameters=[
+            # No enum here: drf-spectacular would name it like the proposals' state enum.
+            OpenApiParameter("state", str, default="open",
+                             description="`open`: a disagreeing step has no ruling yet; `all`: ruled ones too."),
+            OpenApiParameter("limit", int, default=20), OpenApiParameter("offset", int, default=0),
+        ],
+        responses={200: DisagreementPageSerializer, 400: OpenApiResponse(description="{detail, field}")},
+    )
+    def get(self, request, pk):
+        project = get_object_or_404(Project, pk=pk)
+        state = request.query_params.get("state", "open")
+        if state not in ("open", "all"):
+            raise DomainError("state must be open or all.", field="state")
+        limit = whole_number(request.query_params, "limit", default=20, low=1, high=200)
+        offset = whole_number(request.query_params, "offset", default=0, low=0, high=MAX_NUMBER)
+        ids = consensus.disagreeing_solution_ids(project.pk, open_only=state == "open")
+        page = consensus.disagreements(ids[offset:offset + limit])
+        return Response(DisagreementPageSerializer({"count": len(ids), "results": page}).data)
 
 
 # Annotators' standing -------------------------------------------------------------------
@@ -369,3 +469,19 @@ class MyStatusView(APIView):
     def get(self, request, pk):
         project = project_for(request.user, pk, ANNOTATOR)
         return Response(MyStatusSerializer(screening.my_status(annotator_of(request.user), project)).data)
+
+
+class MyMissedPassesView(APIView):
+    """The caller's submitted checked passes that missed the gold: the steps rated otherwise, and the gold's value.
+
+    Only submitted and scored passes appear (gold passes are scored by a job within a minute
+    of the submit); an ordinary pass or one in progress never does.
+    """
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(operation_id="projects_my_missed_list", responses=MissedPassListSerializer)
+    def get(self, request, pk):
+        project = get_object_or_404(Project, pk=pk, is_active=True)
+        found = feedback.missed_passes(annotator_of(request.user), project)
+        return Response(MissedPassListSerializer({"results": found}).data)

@@ -52,6 +52,8 @@ urlpatterns: list = [
     path("projects/<int:pk>/annotators/<int:annotator_id>/resume/", quality.ResumeView.as_view(),
          name="project-annotator-resume"),
     path("projects/<int:pk>/my-status/", quality.MyStatusView.as_view(), name="project-my-status"),
+    path("projects/<int:pk>/my-missed/", quality.MyMissedPassesView.as_view(), name="project-my-missed"),
+    path("projects/<int:pk>/disagreements/", quality.DisagreementListView.as_view(), name="project-disagreements"),
     path("projects/<int:pk>/dashboard/", dashboard.DashboardView.as_view(), name="project-dashboard"),
     path("projects/<int:pk>/annotators/", dashboard.AnnotatorTableView.as_view(), name="project-annotators"),
     path("projects/<int:pk>/annotators/<int:annotator_id>/passes/", dashboard.AnnotatorPassesView.as_view(),

@@ -12,16 +12,20 @@ The rule, per ``(solution, position, alternative)``:
   conservative reading (a step someone found wrong, with as many saying otherwise, is not
   trusted as correct), and it makes the rule independent of vote order.
 
-A solution is *overlapping* when at least two submitted passes vote on it.
+A solution is *overlapping* when at least two submitted passes vote on it. Its passes
+*disagree* on a step that got two or more different values (``disagree``); the leads'
+adjudication queue (``disagreements``) lists the project's solutions with such a step, gold
+items apart (their gold decides, and a lead edits that instead).
 """
 import uuid
 from collections import Counter, defaultdict
 from typing import NamedTuple
 
 from django.db import transaction
+from django.db.models import Count
 
 from labeling.errors import DomainError
-from labeling.models import Adjudication, Assignment, Rating, Step
+from labeling.models import Adjudication, Assignment, Rating, Solution, Step
 
 # The ``labeler`` of consensus records in exports: fixed, so that every export and re-import
 # names "the consensus" the same way.
@@ -138,3 +142,67 @@ def adjudicate(solution, rulings, by=None, note=""):
             unique_fields=["step"],
             update_fields=["value", "note", "decided_by", "decided_at"],
         )
+
+
+# The adjudication queue ------------------------------------------------------------------
+
+
+def disagree(slot_votes):
+    """Whether the votes on one step (``{value: count}`` or a list of values) hold two values or more."""
+    return len(set(slot_votes)) > 1
+
+
+def disagreeing_solution_ids(project_id, *, open_only=True):
+    """Ids of the project's solutions, gold items apart, whose voting passes disagree on a step; sorted.
+
+    The database counts the distinct values of each step's votes (``disagree``'s rule in SQL).
+    ``open_only`` keeps solutions with a disagreeing step that has no ruling yet.
+    """
+    split = (
+        Rating.objects.filter(assignment__in=voting_passes(project_id=project_id).values("pk"),
+                              value__isnull=False, step__author__isnull=True)
+        .order_by().values("step_id").annotate(n=Count("value", distinct=True)).filter(n__gt=1)
+        .values("step_id")
+    )
+    steps = Step.objects.filter(pk__in=split, solution__is_gold=False)
+    if open_only:
+        steps = steps.filter(adjudication__isnull=True)
+    return sorted(set(steps.values_list("solution_id", flat=True)))
+
+
+def disagreements(solution_ids):
+    """Each solution's votes, consensus and rulings per model step, for a lead to rule on.
+
+    ``[{"solution", "problem", "passes", "steps": [{"position", "alternative", "text", "votes"
+    ({value: count}), "value" (the consensus), "ruling" (a lead's value or None), "note",
+    "disagree"}]}]`` in the order of ``solution_ids``.
+    """
+    ids = list(solution_ids)
+    passes = voting_passes(ids)
+    table = votes(ids, passes=passes)
+    rulings = Adjudication.objects.filter(step__solution_id__in=ids).values_list(
+        "step__solution_id", "step__position", "step__alternative", "value", "note")
+    ruled = {(s, p, a): (v, n) for s, p, a, v, n in rulings}
+    counts = dict(passes.order_by().values("solution_id").annotate(n=Count("pk")).values_list("solution_id", "n"))
+    texts = {
+        (s, p, a): t for s, p, a, t in Step.objects.filter(solution_id__in=ids, author__isnull=True)
+        .values_list("solution_id", "position", "alternative", "text")
+    }
+    problems = dict(Solution.objects.filter(pk__in=ids).values_list("pk", "problem__problem"))
+    answer = []
+    for solution_id in ids:
+        slot_votes = table.get(solution_id, {})
+        result = resolve(slot_votes, {k[1:]: v for k, (v, _) in ruled.items() if k[0] == solution_id})
+        steps = [
+            {
+                "position": p, "alternative": a, "text": texts.get((solution_id, p, a), ""),
+                "votes": {str(v): n for v, n in sorted(c.votes.items())}, "value": c.value,
+                "ruling": ruled.get((solution_id, p, a), (None, ""))[0],
+                "note": ruled.get((solution_id, p, a), (None, ""))[1],
+                "disagree": disagree(c.votes),
+            }
+            for (p, a), c in result.items()
+        ]
+        answer.append({"solution": solution_id, "problem": problems.get(solution_id, ""),
+                       "passes": counts.get(solution_id, 0), "steps": steps})
+    return answer

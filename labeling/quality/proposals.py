@@ -5,10 +5,12 @@ project (labeling/quality/consensus.py, standing from labeling/quality/screening
 approving makes the proposal's ratings the solution's gold (``gold.set_gold``). It lives
 apart from gold.py because it needs the standing, and the standing needs gold's scoring.
 """
+from collections import Counter
+
 from django.db import transaction
 from django.utils import timezone
 
-from labeling.models import GoldProposal
+from labeling.models import GoldProposal, Step
 from labeling.quality import consensus, gold, screening
 
 
@@ -57,3 +59,34 @@ def _decide(proposal, state, by):
         proposal.state, proposal.decided_by, proposal.decided_at = state, by, timezone.now()
         proposal.save(update_fields=["state", "decided_by", "decided_at"])
     return proposal
+
+
+def evidence(proposals):
+    """``{proposal id: {"problem", "steps": [{"position", "alternative", "text", "value", "votes"}]}}``.
+
+    The votes of the trusted annotators' passes now (as ``propose_gold_from_consensus`` counts
+    them), beside each proposed value: what a lead weighs before approving.
+    """
+    proposals = list(proposals)
+    answer = {}
+    by_project = {}
+    for proposal in proposals:
+        by_project.setdefault(proposal.solution.project, []).append(proposal)
+    for project, group in by_project.items():
+        ids = [p.solution_id for p in group]
+        table = consensus.votes(ids, exclude_annotator_ids=screening.untrusted_annotator_ids(project))
+        texts = {
+            (s, p, a): t for s, p, a, t in Step.objects.filter(solution_id__in=ids, author__isnull=True)
+            .values_list("solution_id", "position", "alternative", "text")
+        }
+        for proposal in group:
+            slot_votes = table.get(proposal.solution_id, {})
+            answer[proposal.pk] = {
+                "problem": proposal.solution.problem.problem,
+                "steps": [
+                    {"position": p, "alternative": a, "value": v, "text": texts.get((proposal.solution_id, p, a), ""),
+                     "votes": {str(x): n for x, n in sorted(Counter(slot_votes.get((p, a), ())).items())}}
+                    for p, a, v in proposal.ratings
+                ],
+            }
+    return answer

@@ -29,6 +29,7 @@ from labeling.models import (
     AnnotatorProjectStatus,
     Assignment,
     GoldRating,
+    GoldScore,
     Project,
     Rating,
 )
@@ -349,7 +350,9 @@ def annotator_passes(project, annotator, *, limit=20, offset=0):
     """One annotator's submitted passes, newest first, each step's rating beside the others'.
 
     Returns ``{"count", "passes": [{"id", "solution", "problem", "submitted_at", "finish_reason",
-    "finish_note", "total_time", "generation", "is_quality_control", "steps": [{"position",
+    "finish_note", "total_time", "generation", "is_quality_control", "solution_is_gold",
+    "solution_is_screening" (the solution now), "gold_exact_share" (the pass's gold score, or
+    None), "flagged_steps" (how many steps it flagged unsure), "steps": [{"position",
     "alternative", "text", "source", "value", "flagged", "gold" (the gold rating or None),
     "others": [{"annotator", "label", "value"}]}]}]}``. For leads only: it shows gold.
     """
@@ -372,6 +375,7 @@ def annotator_passes(project, annotator, *, limit=20, offset=0):
         others.setdefault(step_id, []).append((other, value))
     labels = {a.pk: str(a) for a in Annotator.objects.filter(
         pk__in={o for pairs in others.values() for o, _ in pairs}).select_related("user")}
+    shares = dict(GoldScore.objects.filter(assignment__in=page).values_list("assignment_id", "exact_share"))
     return {
         "count": count,
         "passes": [
@@ -385,6 +389,10 @@ def annotator_passes(project, annotator, *, limit=20, offset=0):
                 "total_time": a.total_time,
                 "generation": a.generation,
                 "is_quality_control": a.is_quality_control or a.solution.is_gold,
+                "solution_is_gold": a.solution.is_gold,
+                "solution_is_screening": a.solution.is_screening,
+                "gold_exact_share": shares.get(a.pk),
+                "flagged_steps": sum(bool(r.flagged) for r in by_pass.get(a.pk, [])),
                 "steps": [
                     {
                         "position": r.step.position, "alternative": r.step.alternative, "text": r.step.text,

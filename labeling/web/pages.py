@@ -112,6 +112,22 @@ def dashboard_annotator(request, pk, annotator_id):
 
 
 @login_required
+@ensure_csrf_cookie  # the forms post to the API
+def quality(request, pk):
+    """The lead's quality work: settings, gold proposals, disagreements to rule on."""
+    return render(request, "labeling/quality.html", {"project": _lead_project(request, pk)})
+
+
+@login_required
+def my_missed(request, pk):
+    """An annotator's submitted checked passes that missed the gold, with the steps rated otherwise."""
+    if not roles.has_role(request.user, roles.ANNOTATOR):
+        raise PermissionDenied("This page needs the annotator role.")
+    project = get_object_or_404(visible_projects(request.user), pk=pk)
+    return render(request, "labeling/my_missed.html", {"project": project})
+
+
+@login_required
 @ensure_csrf_cookie  # the job buttons post to the API
 def research(request, pk):
     """The researcher page of one project: generations, checkpoints, snapshots and their jobs."""

@@ -9,6 +9,8 @@ urlpatterns = [
     path("projects/<int:pk>/dashboard/", pages.dashboard, name="dashboard"),
     path("projects/<int:pk>/dashboard/annotators/<int:annotator_id>/", pages.dashboard_annotator,
          name="dashboard-annotator"),
+    path("projects/<int:pk>/quality/", pages.quality, name="quality"),
+    path("projects/<int:pk>/checks/", pages.my_missed, name="my-missed"),
     path("projects/<int:pk>/research/", pages.research, name="research"),
     path("projects/<int:pk>/members/", members.members_page, name="members"),
     path("account/tokens/", account.tokens_page, name="account-tokens"),

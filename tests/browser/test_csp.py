@@ -90,6 +90,7 @@ def test_the_annotators_pages_draw_math_fonts_and_diagrams_under_the_policy(watc
     assert "KaTeX_Main" in loaded and "KaTeX_Math" in loaded
     assert watched.violations() == []
     screenshot(watched, "csp-workspace")
+    assert visit(watched, f"{live_server.url}/projects/{project.pk}/checks/", '#my-missed[data-state="ready"]') == []
 
 
 def test_the_lead_and_research_pages_work_under_the_policy(watched, live_server, site):
@@ -101,6 +102,7 @@ def test_the_lead_and_research_pages_work_under_the_policy(watched, live_server,
     assert visit(watched, f"{base}/dashboard/annotators/{bob.pk}/", '#dashboard[data-state="ready"]') == []
     assert visit(watched, f"{base}/research/", '#research[data-state="ready"]') == []
     assert watched.locator('[data-testid="generation-stats"] tr[data-generation="0"]').count() == 1
+    assert visit(watched, f"{base}/quality/", '#quality[data-state="ready"]') == []
 
 
 def test_the_account_pages_work_under_the_policy(watched, live_server, site):

@@ -5,7 +5,8 @@ function csrfToken() {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
-/** GET or POST ``url``; resolves to the parsed body, throws an Error with the server's detail (and ``status``). */
+/** GET or POST ``url``; resolves to the parsed body, throws an Error with the server's detail
+ * (and ``status``, ``data``: the parsed body of the refusal). */
 export async function call(url, { method = "GET", body } = {}) {
   const headers = { Accept: "application/json" };
   if (method !== "GET") {
@@ -29,7 +30,8 @@ export async function call(url, { method = "GET", body } = {}) {
     const detail = data && (data.detail || JSON.stringify(data));
     const error = new Error(`${response.status}: ${detail || response.statusText}`);
     // A 429 or 503 says when to ask again (labeling/stats/cache.py); the page tells the person.
-    Object.assign(error, { status: response.status, detail, retryAfter: Number(response.headers.get("Retry-After")) || null });
+    // The body too, so that a form can put each field's message beside the field.
+    Object.assign(error, { status: response.status, detail, data, retryAfter: Number(response.headers.get("Retry-After")) || null });
     throw error;
   }
   return data;

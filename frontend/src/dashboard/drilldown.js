@@ -1,12 +1,14 @@
 // One annotator's page: their figures, their standing with Pause / Resume, and their passes
-// with each step's rating beside the gold rating and the other annotators' ratings.
+// with each step's rating (and "unsure" flag) beside the gold rating and the other annotators'
+// ratings, the pass's note, and the gold actions (./gold.js) on each pass.
 import { optionsFromData, renderMath } from "../math.js";
 import { call } from "./api.js";
 import { el } from "../dom.js";
 import { fmt, pct, section, statusTag } from "./dom.js";
+import { goldActions } from "./gold.js";
+import { rating } from "./ratings.js";
+import "./quality.css";
 
-const LABEL = { 1: "+1", 0: "0", "-1": "−1" };
-const KIND = { 1: "good", 0: "neutral", "-1": "bad" };
 const PAGE = 20;
 
 export async function showAnnotator(root) {
@@ -22,12 +24,33 @@ export async function showAnnotator(root) {
   passes.append(list, more);
 
   const options = optionsFromData(root.dataset); // the project's rendering settings
+  const data = root.dataset;
+  const shown = new Map(); // card -> its pass, to draw again when the solution's gold changes
+  const draw = (pass) => {
+    const card = passCard(pass, options, goldActions(pass, urls, changed, options));
+    shown.set(card, pass);
+    return card;
+  };
+  // Gold is the solution's: every card of that solution shows the change.
+  const changed = (solution, gold) => {
+    const values = new Map(gold.ratings.map((r) => [`${r.position}.${r.alternative}`, r.value]));
+    for (const [card, pass] of [...shown]) {
+      if (pass.solution !== solution) continue;
+      pass.solution_is_gold = gold.is_gold;
+      for (const step of pass.steps) step.gold = values.get(`${step.position}.${step.alternative}`) ?? null;
+      shown.delete(card);
+      card.replaceWith(draw(pass));
+    }
+  };
+  const urls = {
+    gold: data.goldUrl, fromPass: data.fromPassUrl, propose: data.proposeUrl, quality: data.qualityUrl,
+  };
   let offset = 0;
   const load = async () => {
     const page = await call(`${root.dataset.passesUrl}?limit=${PAGE}&offset=${offset}`);
     if (offset === 0) showStanding(standing, root, page.annotator);
     offset += page.passes.length;
-    list.append(...page.passes.map((pass) => passCard(pass, options)));
+    list.append(...page.passes.map(draw));
     if (!page.count) list.append(el("p", "muted", "No submitted passes yet."));
     more.hidden = offset >= page.count;
     passes.querySelector("h2").textContent = `Passes, newest first (${offset} of ${page.count})`;
@@ -98,21 +121,26 @@ function showFigures(box, row) {
   box.append(list);
 }
 
-function rating(value) {
-  if (value === null || value === undefined) return el("span", "rating none", "—");
-  return el("span", `rating ${KIND[value]}`, LABEL[value]);
-}
-
-function passCard(pass, options) {
+function passCard(pass, options, actions) {
   const card = el("article", "pass");
   card.dataset.pass = pass.id;
+  card.dataset.solution = pass.solution;
   const head = el("div", "pass-head muted small");
+  const served = pass.solution_is_gold ? " · gold item" : (pass.is_quality_control ? " · served as gold" : "");
+  const score = pass.gold_exact_share === null || pass.gold_exact_share === undefined ? ""
+    : ` (${pct(pass.gold_exact_share)} agreement with the gold)`;
+  const flags = pass.flagged_steps ? ` · ${pass.flagged_steps} flagged unsure` : "";
   head.textContent = `Solution ${pass.solution} · ${new Date(pass.submitted_at).toLocaleString()} · ` +
-    `${pass.finish_reason}${pass.is_quality_control ? " · gold item" : ""} · ${fmt((pass.total_time || 0) / 1000, 0)} s` +
+    `${pass.finish_reason}${served}${score}${flags} · ${fmt((pass.total_time || 0) / 1000, 0)} s` +
     (pass.generation !== null ? ` · generation ${pass.generation}` : "");
   const problem = renderMath(el("div", "pass-problem"), pass.problem, options);
   card.append(head, problem);
-  if (pass.finish_note) card.append(el("p", "muted small", `Note: ${pass.finish_note}`));
+  if (pass.finish_note) {
+    const note = el("p", "pass-note small");
+    note.dataset.testid = "pass-note";
+    note.append(el("b", null, "Their note: "), pass.finish_note);
+    card.append(note);
+  }
   const table = el("table", "dash-table steps");
   const header = el("tr");
   header.append(el("th", null, "#"), el("th", null, "Step"), el("th", null, "Theirs"), el("th", null, "Gold"),
@@ -129,6 +157,12 @@ function passCard(pass, options) {
     }
     const theirs = el("td", "theirs");
     theirs.append(rating(step.value));
+    if (step.flagged) {
+      const flag = el("span", "tag unsure", "unsure");
+      flag.dataset.testid = "unsure";
+      flag.title = "They flagged this step unsure";
+      theirs.append(" ", flag);
+    }
     const gold = el("td", "gold");
     gold.append(step.gold === null ? el("span", "muted", "—") : rating(step.gold));
     row.append(
@@ -140,6 +174,6 @@ function passCard(pass, options) {
     );
     table.append(row);
   }
-  card.append(table);
+  card.append(table, actions);
   return card;
 }

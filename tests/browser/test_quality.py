@@ -1,0 +1,266 @@
+"""The lead's quality work and an annotator's gold results, in real Chromium against the live server.
+
+A lead makes gold from a pass and edits it on the drill-down (which shows the pass's "unsure"
+flags and note), approves a gold proposal, rules on a disagreement (and the consensus export
+carries the ruling), and changes the quality settings (a bad value gets its field's message).
+An annotator sees nothing of a gold item before submitting it, nor after until it is scored,
+and then which step differed and the gold's rating.
+"""
+import json
+
+import pytest
+
+from labeling.models import Annotator, Assignment, GoldProposal, Project, Rating
+from labeling.quality import gold, proposals
+from tests.factories import make_annotator, make_solution, make_user, rated_pass, score_gold
+
+from .conftest import log_in, screenshot, wait_saved
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+STEPS = ["We have $2x + 3 = 7$.", "So $2x = 4$.", "Hence $x = 2$.", "# Answer\n\n2"]
+PROBLEM = dict(problem="Find $x$ if $2x + 3 = 7$.", answer="2")
+
+
+@pytest.fixture
+def lead_project():
+    make_user("lead", "lead")
+    return Project.objects.create(name="Phase 2 quality", overlap=3)
+
+
+def quality_page(page, live_server, project):
+    page.goto(f"{live_server.url}/projects/{project.pk}/quality/")
+    page.wait_for_selector('#quality[data-state="ready"]')
+
+
+def test_a_lead_makes_gold_from_a_pass_and_edits_it_on_the_drill_down(page, live_server, lead_project):
+    project = lead_project
+    ann = make_user("ann", "annotator").annotator
+    bob = make_annotator("bob")
+    solution = make_solution(project, STEPS, **PROBLEM)
+    mine = rated_pass(solution, ann, [1, 1, 1, 1])
+    rated_pass(solution, bob, [1, 1, -1])
+    Rating.objects.filter(assignment=mine, step__position=1).update(flagged=True)
+    Assignment.objects.filter(pk=mine.pk).update(finish_note="Step 2 divides both sides; fine?")
+
+    log_in(page, live_server, "lead")
+    page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/annotators/{ann.pk}/")
+    page.wait_for_selector('#dashboard[data-state="ready"]')
+    card = page.locator(f'article.pass[data-pass="{mine.pk}"]')
+    assert card.locator('[data-testid="unsure"]').count() == 1
+    assert card.locator("tr").nth(2).locator('[data-testid="unsure"]').count() == 1  # on step 2
+    assert "1 flagged unsure" in card.locator(".pass-head").inner_text()
+    assert card.locator('[data-testid="pass-note"]').inner_text() == "Their note: Step 2 divides both sides; fine?"
+    assert card.locator("td.gold .rating").count() == 0  # no gold yet
+
+    card.locator('[data-testid="make-gold"]').click()
+    page.wait_for_selector(f'article.pass[data-pass="{mine.pk}"] [data-testid="edit-gold"]')
+    card = page.locator(f'article.pass[data-pass="{mine.pk}"]')
+    assert card.locator("td.gold").all_inner_texts() == ["+1", "+1", "+1", "+1"]
+    assert gold.gold_ratings(solution) == {(0, 0): 1, (1, 0): 1, (2, 0): 1, (3, 0): 1}
+
+    card.locator('[data-testid="edit-gold"]').click()
+    editor = card.locator(".gold-editor")
+    editor.locator('select[data-position="2"]').select_option("-1")
+    editor.locator('select[data-position="3"]').select_option("")  # no gold on the answer step
+    editor.locator('input[type="checkbox"]').check()
+    screenshot(page, "quality-drilldown-gold-editor")
+    editor.locator('[data-testid="save-gold"]').click()
+    page.wait_for_function(
+        f"() => [...document.querySelectorAll('article.pass[data-pass=\"{mine.pk}\"] td.gold')]"
+        ".map((td) => td.textContent).join(' ') === '+1 +1 −1 —'")
+    assert gold.gold_ratings(solution) == {(0, 0): 1, (1, 0): 1, (2, 0): -1}
+    solution.refresh_from_db()
+    assert solution.is_gold and solution.is_screening
+    assert page.locator(f'article.pass[data-pass="{mine.pk}"] tr.off-gold').count() == 1  # their +1 at step 3
+
+    remove = page.locator(f'article.pass[data-pass="{mine.pk}"] [data-testid="remove-gold"]')
+    remove.click()  # asks to be sure first
+    assert remove.inner_text() == "Click again to remove the gold" and gold.gold_ratings(solution)
+    remove.click()
+    page.wait_for_selector(f'article.pass[data-pass="{mine.pk}"] [data-testid="make-gold"]')
+    solution.refresh_from_db()
+    assert not solution.is_gold and gold.gold_ratings(solution) == {}
+
+
+def test_a_lead_approves_a_gold_proposal_from_its_evidence(page, live_server, lead_project):
+    project = lead_project
+    solution = make_solution(project, STEPS, **PROBLEM)
+    for name, values in (("ann", [1, 1, -1]), ("bob", [1, 1, -1]), ("cal", [1, 0, -1])):
+        rated_pass(solution, make_annotator(name), values)
+    proposal = proposals.propose_gold_from_consensus(solution)
+
+    log_in(page, live_server, "lead")
+    page.click(f'[data-project-id="{project.pk}"] a.quality-link')
+    page.wait_for_selector('#quality[data-state="ready"]')
+    item = page.locator(f'[data-testid="proposals"] [data-proposal="{proposal.pk}"]')
+    assert "consensus of 3 passes" in item.locator("h3").inner_text()
+    rows = item.locator("tr")
+    assert rows.nth(2).locator("td").nth(2).inner_text() == "+1"  # proposed for step 2 ...
+    assert rows.nth(2).locator("td").nth(3).inner_text().split() == ["+1", "×2", "0", "×1"]  # ... on these votes
+    assert rows.nth(2).get_attribute("class") == "split"
+    assert item.locator(".katex").count() > 0
+    screenshot(page, "quality-proposals")
+
+    item.locator('[data-testid="approve"]').click()
+    page.wait_for_selector(f'[data-proposal="{proposal.pk}"]', state="detached")
+    assert "is a gold item now" in page.locator('[data-testid="proposals-message"]').inner_text()
+    assert GoldProposal.objects.get().state == "approved"
+    assert gold.gold_ratings(solution) == {(0, 0): 1, (1, 0): 1, (2, 0): -1}
+
+
+def test_a_lead_rules_on_a_disagreement_and_the_consensus_export_carries_it(page, live_server, lead_project):
+    project = lead_project
+    split = make_solution(project, STEPS, **PROBLEM)
+    agreed = make_solution(project, STEPS, **PROBLEM)
+    for name, values in (("ann", [1, -1]), ("bob", [1, -1]), ("cal", [1, 1, 1, 1])):
+        person = make_annotator(name)
+        rated_pass(split, person, values)
+        rated_pass(agreed, person, [1, 1, -1])
+
+    log_in(page, live_server, "lead")
+    quality_page(page, live_server, project)
+    box = page.locator('[data-testid="disagreements"]')
+    assert box.locator('[data-testid="disagreement-count"]').inner_text().startswith("1 solution where")
+    item = box.locator(f'[data-solution="{split.pk}"]')
+    assert box.locator(f'[data-solution="{agreed.pk}"]').count() == 0
+    step = item.locator('tr[data-position="1"]')
+    assert "split" in step.get_attribute("class")
+    assert step.locator("td.consensus").inner_text() == "−1"  # the majority
+    step.locator("select").select_option("1")
+    item.locator(".q-note").fill("dividing by 2 is right")
+    screenshot(page, "quality-disagreements")
+    item.locator('[data-testid="save-rulings"]').click()
+    page.wait_for_function(
+        f"() => document.querySelector('[data-solution=\"{split.pk}\"] tr[data-position=\"1\"] td.consensus')"
+        ".textContent === '+1'")
+    assert "ruled" in step.get_attribute("class")
+
+    export = box.locator("a", has_text="consensus export").get_attribute("href")
+    answer = page.request.get(f"{live_server.url}{export}")
+    assert answer.status == 200
+    records = [json.loads(line) for line in answer.text().splitlines()]
+    # One record per overlapping solution, in id order: the ruled step 2 is +1 (the majority said -1),
+    # and the pass goes on to the end; the unanimous one ends at its -1.
+    assert [[s["completions"][0]["rating"] for s in r["label"]["steps"]] for r in records] == [
+        [1, 1, 1, 1], [1, 1, -1]]
+    assert records[0]["label"]["finish_reason"] == "solution"
+
+    page.reload()
+    page.wait_for_selector('#quality[data-state="ready"]')
+    assert page.locator('[data-testid="disagreement-count"]').inner_text() == "Nothing awaits a ruling."
+    page.check("#disagreements-all")
+    page.wait_for_selector(f'[data-testid="disagreements"] [data-solution="{split.pk}"] tr.ruled')
+
+
+def test_a_lead_changes_the_quality_settings_and_a_bad_value_names_its_field(page, live_server, lead_project):
+    project = lead_project
+    item = make_solution(project, STEPS, **PROBLEM)
+    gold.set_gold(item, {(0, 0): 1}, screening=True)
+    log_in(page, live_server, "lead")
+    quality_page(page, live_server, project)
+    form = page.locator('[data-testid="settings-form"]')
+    assert page.locator('[data-testid="screening-items"]').inner_text().startswith(
+        "The screening set: 1 screening item in this project")
+    page.fill("#setting-gold_threshold", "1.5")
+    page.fill("#setting-quality_control_rate", "0.1")
+    form.locator('button[type="submit"]').click()
+    error = page.locator('[data-testid="error-gold_threshold"]')
+    error.wait_for(state="visible")
+    assert "less than or equal to 1" in error.inner_text()
+    assert page.get_attribute("#setting-gold_threshold", "aria-invalid") == "true"
+    assert page.locator('[data-testid="settings-message"]').inner_text() == "Not saved: fix the marked fields."
+    screenshot(page, "quality-settings-error")
+    project.refresh_from_db()
+    assert (project.gold_threshold, project.quality_control_rate) == (0.0, 0.0)  # nothing saved
+
+    page.fill("#setting-gold_threshold", "0.7")
+    page.fill("#setting-gold_window", "5")
+    page.check("#setting-requires_screening")
+    page.fill("#setting-screening_threshold", "0.9")
+    form.locator('button[type="submit"]').click()
+    page.wait_for_function("() => document.querySelector('[data-testid=settings-message]').textContent === 'Saved.'")
+    assert page.locator('[data-testid="error-gold_threshold"]').inner_text() == ""
+    project.refresh_from_db()
+    assert (project.gold_threshold, project.quality_control_rate, project.gold_window, project.requires_screening,
+            project.screening_threshold) == (0.7, 0.1, 5, True, 0.9)
+    screenshot(page, "quality-settings-saved")
+
+
+def test_annotators_reach_neither_the_quality_page_nor_its_link(page, live_server, lead_project):
+    make_user("ann", "annotator")
+    log_in(page, live_server, "ann")
+    assert page.locator("a.quality-link").count() == 0
+    assert page.goto(f"{live_server.url}/projects/{lead_project.pk}/quality/").status == 403
+
+
+def test_an_annotator_sees_where_a_gold_item_differed_only_after_submit_and_scoring(page, live_server, context):
+    project = Project.objects.create(name="Checked work", overlap=2, quality_control_rate=1.0)
+    item = make_solution(project, STEPS, **PROBLEM)
+    gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): 1, (3, 0): 1})
+    make_solution(project, STEPS, **PROBLEM)
+    make_user("ann", "annotator")
+    log_in(page, live_server, "ann")
+    page.goto(f"{live_server.url}/projects/{project.pk}/work/")
+    page.wait_for_selector('#workspace[data-state="working"]')
+    mine = Assignment.objects.get(annotator__user__username="ann")
+    assert mine.solution_id == item.pk  # the gold item, served first
+    page.keyboard.press("1")  # step 1: +1
+    wait_saved(page)
+
+    results = context.new_page()
+    results_url = f"{live_server.url}/projects/{project.pk}/checks/"
+
+    def open_results():
+        results.goto(results_url)
+        results.wait_for_selector('#my-missed[data-state="ready"]')
+
+    open_results()  # in progress: nothing, not even that the item is checked
+    assert results.locator('[data-testid="no-missed"]').count() == 1
+    assert "2x + 3" not in results.inner_text("#my-missed")
+
+    page.keyboard.press("3")  # step 2: -1 where the gold says +1; the pass ends at the error
+    page.wait_for_function("() => document.querySelector('.ws-hint').textContent.includes('Found an error')")
+    page.keyboard.press("Enter")
+    # The next task came: one step shown again, nothing rated.
+    page.wait_for_function("() => document.querySelectorAll('.ws-step').length === 1")
+    mine.refresh_from_db()
+    assert mine.state == Assignment.SUBMITTED
+    open_results()  # submitted, not scored yet: still nothing
+    assert results.locator('[data-testid="no-missed"]').count() == 1
+
+    assert score_gold() == 1  # the scheduled job, run here
+    page.goto(f"{live_server.url}/")
+    page.click(f'[data-project-id="{project.pk}"] a.missed-link')
+    page.wait_for_selector('#my-missed[data-state="ready"]')
+    card = page.locator(f'[data-assignment="{mine.pk}"]')
+    assert card.locator(".katex").count() > 0
+    rows = card.locator("tr")
+    assert rows.count() == 2
+    assert rows.nth(0).locator("th").all_inner_texts() == ["#", "Step", "Yours", "Gold"]
+    assert rows.nth(1).locator("td").all_inner_texts()[0] == "2"
+    assert [rows.nth(1).locator("td.yours").inner_text(), rows.nth(1).locator("td.expected").inner_text()] == [
+        "−1", "+1"]
+    screenshot(page, "gold-results-annotator")
+    assert Annotator.objects.count() == 1
+
+
+def test_the_quality_pages_have_no_serious_accessibility_violations(axe_context, live_server, lead_project):
+    from .axe import axe_violations
+
+    project = lead_project
+    split = make_solution(project, STEPS, **PROBLEM)
+    ann = make_annotator("ann")
+    for person, values in ((ann, [1, -1]), (make_annotator("bob"), [1, -1]), (make_annotator("cal"), [1, 1, 1, 1])):
+        rated_pass(split, person, values)
+    proposals.propose_gold_from_consensus(split)
+    page = axe_context.new_page()
+    log_in(page, live_server, "lead")
+    quality_page(page, live_server, project)
+    assert axe_violations(page) == []
+    page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/annotators/{ann.pk}/")
+    page.wait_for_selector('#dashboard[data-state="ready"]')
+    page.click('[data-testid="make-gold"]')
+    page.click('[data-testid="edit-gold"]')
+    page.wait_for_selector(".gold-editor select")
+    assert axe_violations(page) == []
