@@ -223,6 +223,10 @@ class RatingItemSerializer(serializers.Serializer):
     flagged = serializers.BooleanField(
         required=False, allow_null=True, help_text="Unsure. Left out: the stored flag stays."
     )
+    chosen = serializers.BooleanField(
+        required=False, help_text="Phase 1, with the submit: the solution goes on from this alternative (rated 0 or +1)"
+        " after a -1 at its step; left out, the lowest-index +1 (else 0) one.",
+    )
     text = serializers.CharField(
         required=False, allow_null=True, allow_blank=True, trim_whitespace=False, max_length=20000,
         help_text="Your own step at this position (projects with human steps); null withdraws it.",
@@ -236,6 +240,8 @@ class RatingItemSerializer(serializers.Serializer):
             out["alternative"] = item["alternative"]
         if "flagged" in item:
             out["flagged"] = item["flagged"]
+        if item.get("chosen"):
+            out["chosen"] = True
         if "text" in item:
             out["human_text"] = item["text"]
         return out
@@ -312,6 +318,10 @@ def _plain_item(item):
         flagged = out["flagged"] = item["flagged"]
         if flagged is not None and type(flagged) is not bool:
             return None
+    if "chosen" in item:
+        if type(item["chosen"]) is not bool:
+            return None
+        out["chosen"] = item["chosen"]
     if "text" in item:
         text = out["text"] = item["text"]
         if text is not None and not _plain_text(text, 20000):
