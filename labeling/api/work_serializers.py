@@ -12,26 +12,14 @@ Requests are checked here for shape and type; the labelling rules themselves liv
 ``labeling.work.submission`` and are checked there. Every refusal has one form:
 ``{"detail": message, "field": "ratings[2].value" or null}``.
 """
-import functools
 import re
 
-import markdown
-import nh3
 from django.db import connection
 from rest_framework import serializers
 
+from labeling.markdown_text import render_markdown
 from labeling.models import FinishReason, Problem, Solution, Step
 from labeling.work import rows
-
-
-@functools.lru_cache(maxsize=64)
-def render_markdown(text):
-    """Markdown to HTML that is safe to insert into a page (nh3 drops scripts, handlers, ...).
-
-    Cached by text: a project's instructions go out with every task, and rendering them
-    costs more than the rest of the payload.
-    """
-    return nh3.clean(markdown.markdown(text or "", extensions=["sane_lists"]))
 
 
 # Responses ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from labeling.access import roles
 from labeling.access.projects import visible_projects
+from labeling.markdown_text import render_markdown
 from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Problem, Project, Solution
 from labeling.quality.screening import BLOCKED
 
@@ -36,6 +37,8 @@ def project_summaries(user, projects):
             "rated_passes": rated.get(p.pk, 0),
             "my_passes": mine.get(p.pk, 0),
             "waiting": waiting.get(p.pk, 0),
+            # The lead's Markdown, made safe on the server (raw HTML shows as text, nh3 cleans).
+            "description_html": render_markdown(p.instructions) if p.instructions else "",
         }
         for p in projects
     ]
