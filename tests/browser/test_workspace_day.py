@@ -9,6 +9,7 @@ from labeling.exports import ExportFilters, get_exporter
 from labeling.models import Annotator, Assignment, Step
 from tests.factories import make_solution, make_task, make_user
 
+from .axe import axe_violations
 from .conftest import current, log_in, open_workspace, screenshot, wait_saved
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -191,3 +192,23 @@ def test_a_submit_is_confirmed_with_todays_count_and_the_next_solution_is_marked
     page.reload()  # the timer stays on in this browser
     page.wait_for_selector('#workspace[data-state="working"]')
     assert page.locator("[data-testid=timer]").is_visible()
+
+
+def test_axe_finds_nothing_serious_in_the_desktop_workspace_with_a_pick_the_instructions_and_a_reason(
+    axe_context, live_server
+):
+    project, _ = make_task(STEPS, alternatives={1: OTHERS}, instructions="## How to rate\n\nRate **each** step.",
+                           **PHASE_ONE)
+    make_user("ann", "annotator")
+    page = axe_context.new_page()
+    log_in(page, live_server, "ann")
+    open_workspace(page, live_server, project)
+    page.keyboard.press("?")
+    for key in ("1", "3", "2", "1"):
+        page.keyboard.press(key)
+    assert page.locator(".ws-pick:visible").count() == 1 and page.locator("aside.ws-side").is_visible()
+    assert axe_violations(page) == []
+    page.keyboard.press("g")
+    page.locator("dialog.ws-reason button", has_text="Send").click()
+    assert page.locator(".ws-field-error").is_visible()
+    assert axe_violations(page) == []

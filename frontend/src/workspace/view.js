@@ -229,7 +229,9 @@ export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer 
     card.classList.toggle("flagged", flagged);
     const badge = card.querySelector(".ws-badge");
     const unrated = item.human && !item.text ? "to write" : "rate this step";
-    badge.textContent = value === null ? (current ? unrated : "") : RATING_LABEL[value];
+    // While a pick is offered the digit keys pick, so the next step does not ask to be rated yet.
+    const asks = choosing === null ? unrated : "next";
+    badge.textContent = value === null ? (current ? asks : "") : RATING_LABEL[value];
     badge.className = "ws-badge " + (value === null ? "" : RATING_CLASS[value]);
     card.querySelector(".ws-flag").hidden = !flagged;
     card.querySelector(".ws-continues").hidden = !item.continues;
