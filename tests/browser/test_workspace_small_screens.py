@@ -140,3 +140,17 @@ def test_the_home_page_renders_markdown_safely_says_what_waits_and_fits_a_phone(
     assert small == []
     screenshot(page, "home-390")
     assert axe_violations(page) == []
+
+
+@pytest.mark.parametrize("emulation", [PHONE, ZOOM_200], ids=["390", "zoom-200"])
+def test_the_login_and_api_token_pages_do_not_scroll_sideways(small_context, live_server, emulation):
+    make_user("ann", "annotator")
+    page = small_context(emulation)
+    page.goto(f"{live_server.url}/accounts/login/")
+    fits = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    assert page.evaluate(fits)
+    log_in(page, live_server, "ann", next_path="/account/tokens/")
+    page.fill("#id_token_name", "nightly export of every project's PRM800K file")
+    page.locator(".new-token-form button").click()
+    page.wait_for_selector("[data-testid=tokens]")
+    assert page.evaluate(fits)
