@@ -57,7 +57,7 @@ def test_the_annotator_picks_completion_two_by_key_and_mouse_and_the_export_says
     assert "Which completion does step 2 go on from?" in hint and "now 3" in hint
     screenshot(page, "workspace-pick-continuation")
     page.keyboard.press("1")  # completion 1 is the -1 own step: not a pick, and not a rating either
-    assert "not rated 0 or +1" in page.inner_text(".ws-hint")
+    assert "Completion 1 at step 2 cannot carry the solution on" in page.inner_text(".ws-hint")
     assert going_on(page) == "2" and current(page) == ("2", "0")
     page.keyboard.press("2")  # completion 2 = alternative 1 (rated 0)
     assert going_on(page) == "1"

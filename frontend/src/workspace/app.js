@@ -232,7 +232,8 @@ export function start(root) {
     if (!ready()) return;
     const item = task.seq.items.find((i) => i.position === position && i.alternative === alternative);
     if (!item || !item.choosable) {
-      task.message = `Completion ${alternative + 1} at step ${position + 1} is not rated 0 or +1: pick another.`;
+      task.message = `Completion ${alternative + 1} at step ${position + 1} cannot carry the solution on: pick one`
+        + " rated 0 or +1.";
     } else {
       task.picks[position] = alternative;
       task.choosing = null;
@@ -537,7 +538,6 @@ export function start(root) {
     b: actions.badProblem,
     "?": actions.help, i: actions.help,
     w: actions.write,
-
     t: actions.timer,
   };
 
