@@ -1,13 +1,14 @@
 """Labelling rules, enforced on the server: saving a draft and submitting an assignment.
 
 A rating item is ``{"position": int, "alternative": int (default 0), "value": -1|0|1|None,
-"flagged": bool|None, "chosen": bool}``; ``value`` None leaves the step unrated (and clears an earlier
-rating). ``chosen`` true picks the alternative a phase-1 pass goes on from after a -1 (PRM800K's
-``chosen_completion``, see ``_continuation``); it counts in the request that carries it (the submit:
-a draft does not keep it) and the page sends it with the submit. In projects that allow human steps an item may instead carry ``"human_text"`` (and
-no alternative): the annotator's own step at that position, allowed once every model
-completion there is rated -1. It is stored as a Step with ``source='human'``, ``author`` the
-assignment and the next free alternative index, and rated like any other.
+"flagged": bool|None, "chosen": bool}``; ``value`` None leaves the step unrated (and clears an
+earlier rating). ``chosen`` true picks the alternative a phase-1 pass goes on from after a -1
+(PRM800K's ``chosen_completion``, see ``_continuation``); it counts in the request that carries
+it (a draft does not keep it: the page sends it with the submit). In projects that allow human
+steps an item may instead carry ``"human_text"`` (and no alternative): the annotator's own step
+at that position, allowed once every model completion there is rated -1. It is stored as a Step
+with ``source='human'``, ``author`` the assignment and the next free alternative index, and
+rated like any other.
 
 Rules are checked on the ratings as they stand after the change (the stored draft merged
 with the new items), so a draft may be built in any number of saves. Every function raises
