@@ -168,7 +168,8 @@ def test_a_submit_is_confirmed_with_todays_count_and_the_next_solution_is_marked
     log_in(page, live_server, "ann")
     open_workspace(page, live_server, project)
     assert page.locator(".ws-new").is_visible()
-    assert page.inner_text("[data-testid=done-today]") == "0 done today"
+    done_today = "(text) => document.querySelector('[data-testid=done-today]').textContent === text"
+    page.wait_for_function(done_today, arg="0 done today")  # asked of /api/me/counts/ as the page opens
     assert not page.locator("[data-testid=timer]").is_visible()
 
     page.keyboard.press("1")
@@ -180,7 +181,7 @@ def test_a_submit_is_confirmed_with_todays_count_and_the_next_solution_is_marked
     page.wait_for_selector('#workspace[data-state="working"]')
     assert page.locator("[data-testid=submit-confirmation]").is_visible()
     assert page.locator(".ws-new").is_visible()
-    assert page.inner_text("[data-testid=done-today]") == "1 done today"
+    page.wait_for_function(done_today, arg="1 done today")
     assert page.locator(".ws-step").count() == 1 and current(page) == ("0", "0")
 
     page.keyboard.press("t")  # the optional timer: this solution's visible time
