@@ -52,8 +52,17 @@ for (const scenario of scenarios) {
   test(scenario.name, () => {
     const assignment = payloadOf(scenario);
     const ratings = ratingsFrom(assignment);
-    const { finish } = sequence(assignment, ratings);
+    // The annotator's pick ("chosen") is kept in the browser, not in the payload: app.js sets it
+    // on the rating again after a reload, as here.
+    for (const r of scenario.ratings) {
+      if (r.chosen) ratings.get(stepKey(r.position, r.alternative)).chosen = true;
+    }
+    const { finish, items } = sequence(assignment, ratings);
     assert.equal(finish, scenario.page);
+    if (scenario.continues) {
+      const going = Object.fromEntries(items.filter((i) => i.continues).map((i) => [String(i.position), i.alternative]));
+      assert.deepEqual(going, scenario.continues);
+    }
     if (finish !== null) assert.ok(!refused(scenario, finish), `the page offers ${finish}, which the server refuses`);
     if (scenario.accepts.length === 0) assert.equal(finish, null);
   });

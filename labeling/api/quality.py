@@ -2,7 +2,7 @@
 
 Thin views over ``labeling.quality.gold``, ``labeling.quality.screening``, ``labeling.quality.consensus``
 (with the adjudication queue) and ``labeling.quality.feedback``. Every endpoint but ``my-status``
-and ``my-missed`` is for leads (``IsLead``; staff pass too); ``my-status`` tells an annotator
+and ``my-missed`` is for the project's leads (``IsLead``, then ``labeling.access.projects``); ``my-status`` tells an annotator
 their own standing and never carries a score, a threshold, a reason or a gold value;
 ``my-missed`` shows gold values only of their own passes that were submitted, scored and missed. The leads' table of annotators with their standing and gold score is the
 dashboard's (labeling/api/dashboard.py). A rule's refusal (``GoldError``, ``ConsensusError``) is
@@ -382,7 +382,7 @@ class DisagreementListView(APIView):
         responses={200: DisagreementPageSerializer, 400: OpenApiResponse(description="{detail, field}")},
     )
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk)
+        project = project_for(request.user, pk, LEAD)
         state = request.query_params.get("state", "open")
         if state not in ("open", "all"):
             raise DomainError("state must be open or all.", field="state")
@@ -482,6 +482,6 @@ class MyMissedPassesView(APIView):
 
     @extend_schema(operation_id="projects_my_missed_list", responses=MissedPassListSerializer)
     def get(self, request, pk):
-        project = get_object_or_404(Project, pk=pk, is_active=True)
+        project = project_for(request.user, pk, ANNOTATOR)
         found = feedback.missed_passes(annotator_of(request.user), project)
         return Response(MissedPassListSerializer({"results": found}).data)

@@ -12,26 +12,14 @@ Requests are checked here for shape and type; the labelling rules themselves liv
 ``labeling.work.submission`` and are checked there. Every refusal has one form:
 ``{"detail": message, "field": "ratings[2].value" or null}``.
 """
-import functools
 import re
 
-import markdown
-import nh3
 from django.db import connection
 from rest_framework import serializers
 
+from labeling.markdown_text import render_markdown
 from labeling.models import FinishReason, Problem, Solution, Step
 from labeling.work import rows
-
-
-@functools.lru_cache(maxsize=64)
-def render_markdown(text):
-    """Markdown to HTML that is safe to insert into a page (nh3 drops scripts, handlers, ...).
-
-    Cached by text: a project's instructions go out with every task, and rendering them
-    costs more than the rest of the payload.
-    """
-    return nh3.clean(markdown.markdown(text or "", extensions=["sane_lists"]))
 
 
 # Responses ------------------------------------------------------------------------------
@@ -223,6 +211,10 @@ class RatingItemSerializer(serializers.Serializer):
     flagged = serializers.BooleanField(
         required=False, allow_null=True, help_text="Unsure. Left out: the stored flag stays."
     )
+    chosen = serializers.BooleanField(
+        required=False, help_text="Phase 1, with the submit: the solution goes on from this alternative (rated 0 or +1)"
+        " after a -1 at its step; left out, the lowest-index +1 (else 0) one.",
+    )
     text = serializers.CharField(
         required=False, allow_null=True, allow_blank=True, trim_whitespace=False, max_length=20000,
         help_text="Your own step at this position (projects with human steps); null withdraws it.",
@@ -236,6 +228,8 @@ class RatingItemSerializer(serializers.Serializer):
             out["alternative"] = item["alternative"]
         if "flagged" in item:
             out["flagged"] = item["flagged"]
+        if item.get("chosen"):
+            out["chosen"] = True
         if "text" in item:
             out["human_text"] = item["text"]
         return out
@@ -312,6 +306,10 @@ def _plain_item(item):
         flagged = out["flagged"] = item["flagged"]
         if flagged is not None and type(flagged) is not bool:
             return None
+    if "chosen" in item:
+        if type(item["chosen"]) is not bool:
+            return None
+        out["chosen"] = item["chosen"]
     if "text" in item:
         text = out["text"] = item["text"]
         if text is not None and not _plain_text(text, 20000):

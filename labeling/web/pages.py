@@ -12,6 +12,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from labeling.access import roles
 from labeling.access.projects import project_for, visible_projects
+from labeling.markdown_text import render_markdown
 from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Problem, Solution
 from labeling.quality.screening import BLOCKED
 
@@ -36,6 +37,8 @@ def project_summaries(user, projects):
             "rated_passes": rated.get(p.pk, 0),
             "my_passes": mine.get(p.pk, 0),
             "waiting": waiting.get(p.pk, 0),
+            # The lead's Markdown, made safe on the server (raw HTML shows as text, nh3 cleans).
+            "description_html": render_markdown(p.instructions) if p.instructions else "",
         }
         for p in projects
     ]
@@ -121,9 +124,7 @@ def quality(request, pk):
 @login_required
 def my_missed(request, pk):
     """An annotator's submitted checked passes that missed the gold, with the steps rated otherwise."""
-    if not roles.has_role(request.user, roles.ANNOTATOR):
-        raise PermissionDenied("This page needs the annotator role.")
-    project = get_object_or_404(visible_projects(request.user), pk=pk)
+    project = project_for(request.user, pk, roles.ANNOTATOR)
     return render(request, "labeling/my_missed.html", {"project": project})
 
 

@@ -1,11 +1,14 @@
 """Labelling rules, enforced on the server: saving a draft and submitting an assignment.
 
 A rating item is ``{"position": int, "alternative": int (default 0), "value": -1|0|1|None,
-"flagged": bool|None}``; ``value`` None leaves the step unrated (and clears an earlier
-rating). In projects that allow human steps an item may instead carry ``"human_text"`` (and
-no alternative): the annotator's own step at that position, allowed once every model
-completion there is rated -1. It is stored as a Step with ``source='human'``, ``author`` the
-assignment and the next free alternative index, and rated like any other.
+"flagged": bool|None, "chosen": bool}``; ``value`` None leaves the step unrated (and clears an
+earlier rating). ``chosen`` true picks the alternative a phase-1 pass goes on from after a -1
+(PRM800K's ``chosen_completion``, see ``_continuation``); it counts in the request that carries
+it (a draft does not keep it: the page sends it with the submit). In projects that allow human
+steps an item may instead carry ``"human_text"`` (and no alternative): the annotator's own step
+at that position, allowed once every model completion there is rated -1. It is stored as a Step
+with ``source='human'``, ``author`` the assignment and the next free alternative index, and
+rated like any other.
 
 Rules are checked on the ratings as they stand after the change (the stored draft merged
 with the new items), so a draft may be built in any number of saves. Every function raises
@@ -45,6 +48,7 @@ class Entry:
         self.item = item  # index of the request item that set it, for error messages
         self.stored = stored  # a rating row exists (before this change)
         self.chosen = chosen  # the stored row's chosen flag
+        self.picked = False  # this request's "chosen": true (the annotator's pick, see _continuation)
 
     @property
     def human(self):
@@ -291,6 +295,7 @@ def _merge(assignment, items, sheet=None):
         else:
             touched[id(entry)] = entry
     _check_human_steps(sheet)
+    _check_picks(sheet)
     if project.stop_at_first_error:
         _check_order(sheet)
     return Change(sheet, list(touched.values()), removed)
@@ -363,7 +368,13 @@ def _merge_item(project, assignment, sheet, i, item):
             raise LabellingError("This project does not rate alternative completions.", field=where)
     if "flagged" not in item:  # keep the stored flag when a save only changes the value
         flagged = entry.flagged if entry.flagged is not None else False
-    entry.value, entry.flagged, entry.item = value, flagged, i
+    picked = item.get("chosen", False)
+    if not isinstance(picked, bool):
+        raise LabellingError("chosen must be true or false.", field=f"{where}.chosen")
+    if picked and (entry.human or entry.step.alternative == 0 or value not in (0, 1)):
+        raise LabellingError("chosen picks an alternative rated 0 or +1 for the solution to go on from.",
+                             field=f"{where}.chosen")
+    entry.value, entry.flagged, entry.item, entry.picked = value, flagged, i, picked
     return entry
 
 
@@ -420,6 +431,14 @@ def _check_human_steps(sheet):
                 f"Write your own step at position {position} only after rating every completion there -1.",
                 field=entry.field,
             )
+
+
+def _check_picks(sheet):
+    picked = {}
+    for (position, _), entry in sorted(sheet.items()):
+        if entry.picked and picked.setdefault(position, entry) is not entry:
+            raise LabellingError(f"Pick one alternative at step {position} for the solution to go on from.",
+                                 field=entry.field)
 
 
 def _check_order(sheet):
@@ -508,10 +527,14 @@ def _require_alternatives_rated(sheet, position):
 def _continuation(sheet, position):
     """The model alternative a phase-1 trajectory continues with after a -1 own step, or None.
 
-    The one the annotator would pick: the lowest-index alternative rated +1, else the lowest
-    rated 0.
+    The one the annotator picked (``"chosen": true`` with the submit, rated 0 or +1), else the
+    default: the lowest-index alternative rated +1, else the lowest rated 0. The page's copy
+    is ``continuation`` in frontend/src/workspace/sequence.js.
     """
     models = [e for (p, a), e in sorted(sheet.items()) if p == position and a > 0 and not e.human]
+    picked = next((e for e in models if e.picked and e.value in (0, 1)), None)
+    if picked is not None:
+        return picked
     for value in (1, 0):
         found = next((e for e in models if e.value == value), None)
         if found is not None:

@@ -88,14 +88,16 @@ def test_give_up_asks_for_a_reason_and_submits_it(page, live_server):
     log_in(page, live_server, "ann")
     open_workspace(page, live_server, project)
 
-    page.keyboard.press("?")
-    dialog = page.locator("dialog.ws-instructions")
-    dialog.wait_for(state="visible")
-    assert dialog.locator("strong").inner_text() == "carefully"  # sanitized Markdown
-    assert dialog.locator("script").count() == 0
+    page.keyboard.press("?")  # the instructions open beside the work, not over it
+    side = page.locator("aside.ws-side")
+    side.wait_for(state="visible")
+    assert side.locator("strong").inner_text() == "carefully"  # sanitized Markdown
+    assert side.locator("script").count() == 0
+    assert "<script>x()</script>" in side.inner_text()  # raw HTML shows as text
+    assert page.locator(".ws-step.current").is_visible()
     screenshot(page, "workspace-instructions")
     page.keyboard.press("?")
-    dialog.wait_for(state="detached")
+    side.wait_for(state="hidden")
 
     page.keyboard.press("1")
     page.keyboard.press("Enter")  # not finished yet: says what is missing
@@ -103,13 +105,17 @@ def test_give_up_asks_for_a_reason_and_submits_it(page, live_server):
     page.keyboard.press("g")
     note = page.locator("dialog.ws-reason textarea")
     note.wait_for(state="visible")
-    page.keyboard.press("Enter")  # an empty reason is not sent
+    page.keyboard.press("Control+Enter")  # an empty reason is not sent: the dialog says why
     assert note.is_visible()
+    assert page.locator("dialog.ws-reason .ws-field-error").is_visible()
     page.keyboard.type("I cannot follow step 2.")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")  # a new line, as the dialog says
+    page.keyboard.type("Nor step 3.")
+    page.keyboard.press("Control+Enter")
     page.wait_for_selector('#workspace[data-state="empty"]')
     done = Assignment.objects.get(annotator__user__username="ann")
-    assert (done.state, done.finish_reason, done.finish_note) == ("submitted", "give_up", "I cannot follow step 2.")
+    assert (done.state, done.finish_reason) == ("submitted", "give_up")
+    assert done.finish_note == "I cannot follow step 2.\nNor step 3."
     assert stored_ratings("ann") == {(0, 0): (1, False)}
 
 

@@ -53,3 +53,6 @@ export const submit = (id, body) => call("POST", `/api/assignments/${id}/submit/
 
 /** The caller's standing in the project: {project, state, done, total, message}. */
 export const myStatus = (projectId) => call("GET", `/api/projects/${projectId}/my-status/`);
+
+/** The caller's counts per project: [{project, submitted_today, ...}] (labeling/api/work.py CountsView). */
+export const myCounts = () => call("GET", "/api/me/counts/");

@@ -8,12 +8,15 @@
 // stops the work.
 import * as api from "./api.js";
 import { VisibleClock } from "./clock.js";
-import { askReason, showInstructions } from "./dialogs.js";
+import { askReason } from "./dialogs.js";
 import { DraftQueue, detailOf } from "./drafts.js";
 import * as local from "./local.js";
 import { HUMAN, humanRating, lastRated, ratingsFrom, sequence, stepKey } from "./sequence.js";
 import { standingOf } from "./standing.js";
-import { buildShell, hidePanel, showHint, showPanel, showStanding, showSteps, showTask } from "./view.js";
+import {
+  buildShell, hidePanel, revealCurrent, showConfirmation, showDay, showHint, showPanel, showStanding, showSteps, showTask,
+  toggleInstructions,
+} from "./view.js";
 import { createWriter } from "./writer.js";
 
 const RETRY_SUBMIT_MS = 3000;
@@ -25,6 +28,8 @@ export function start(root) {
   const homeUrl = root.dataset.homeUrl || "/";
   let task = null;
   let panelKeys = {};
+  let doneToday = null; // this project's submitted_today (/api/me/counts/), null until known
+  let timerOn = local.timerShown();
 
   const actions = {
     good: () => rate(1),
@@ -35,11 +40,37 @@ export function start(root) {
     submit: () => task && finish(task.seq.finish, ""),
     giveUp: () => askAndFinish("give_up", "Why do you give up on this solution?"),
     badProblem: () => askAndFinish("bad_problem", "What is wrong with this problem?"),
-    help: () => task && showInstructions(task.assignment.project),
+    help: () => task && toggleInstructions(ui, task.assignment.project),
     write,
+    pick,
+    timer: () => {
+      timerOn = !timerOn;
+      local.setTimerShown(timerOn);
+      tick();
+    },
   };
   const ui = buildShell(root, actions);
   const writer = createWriter({ onSave: saveWritten, onCancel: leaveWriter, onInput: keepWriting });
+
+  function tick() {
+    showDay(ui, doneToday, timerOn && task ? task.clock.elapsedMs() : null);
+  }
+  setInterval(tick, 1000);
+
+  /** Ask for today's count in this project; resolves to it (null when unknown). */
+  async function countToday() {
+    try {
+      const answer = await api.myCounts();
+      if (answer.status !== 200) return doneToday;
+      const row = answer.body.find((r) => String(r.project) === String(projectId));
+      doneToday = row ? row.submitted_today : 0;
+    } catch {
+      // offline: the count comes with the next submit
+    }
+    tick();
+    return doneToday;
+  }
+  countToday();
 
   function panel(state, content) {
     panelKeys = {};
@@ -115,6 +146,8 @@ export function start(root) {
       message: "",
       lastActivity: Date.now(),
       writing: { ...stored.writing }, // own steps typed, not saved yet: {position: text}
+      picks: { ...stored.picks }, // {position: alternative} the solution goes on from after a -1
+      choosing: null, // the position whose alternatives keys 1-9 pick from now
       editing: null, // the position whose own step is in the editor
       dropArmed: false, // Enter once more submits without the unsaved own step
     };
@@ -132,12 +165,18 @@ export function start(root) {
     hidePanel(ui);
     showTask(ui, assignment);
     ui.cards.clear();
+    // Each solution starts at the top with a "New solution" cue until its first rating.
+    ui.fresh.hidden = ratings.size > 0;
+    window.scrollTo(0, 0);
+    ui.stepsPane.scrollTop = 0;
+    tick();
     saveState(t.queue.size ? "retrying" : "saved", t.queue.size);
     if (t.queue.size) t.queue.schedule(0);
     refresh();
-    // A reload while writing: the editor comes back with what was typed.
+    // A reload while writing: the editor comes back with what was typed, without the focus, so
+    // the w that opens it again is not typed into it.
     const current = t.seq.current;
-    if (current && current.human && !current.text && t.writing[current.position]) write();
+    if (current && current.human && !current.text && t.writing[current.position]) write(false);
   }
 
   function persist(t, unsent) {
@@ -147,6 +186,7 @@ export function start(root) {
       elapsedMs: t.clock.elapsedMs(),
       submitKey: t.submitKey,
       writing: t.writing,
+      picks: t.picks,
     });
   }
 
@@ -161,14 +201,54 @@ export function start(root) {
   // Rating ------------------------------------------------------------------------------
 
   function refresh() {
+    applyPicks();
     task.seq = sequence(task.assignment, task.ratings);
     const current = task.seq.current;
     if (task.editing !== null && !(current && current.human && current.position === task.editing)) {
       task.editing = null;
     }
-    showSteps(ui, task.seq, task.ratings, task.pendingFlag, task.editing, writer);
-    showHint(ui, task.seq, task.assignment, task.message, task.editing);
+    if (task.choosing !== null && !task.seq.items.some((i) => i.position === task.choosing && i.choosable)) {
+      task.choosing = null;
+    }
+    showSteps(ui, task.seq, task.ratings, task.pendingFlag, task.editing, writer, task.choosing);
+    showHint(ui, task.seq, task.assignment, task.message, task.editing, task.choosing);
+    revealCurrent(ui, task.seq);
     task.message = "";
+  }
+
+  // The pick rides on the ratings as ``chosen`` (sequence.js reads it there); a rating stored
+  // anew after an undo comes without it, so it is set again from ``picks`` before each walk.
+  function applyPicks() {
+    for (const [key, rating] of task.ratings) {
+      const [position, alternative] = key.split(":");
+      const chosen = String(task.picks[position]) === alternative;
+      if (chosen) task.ratings.set(key, { ...rating, chosen: true });
+      else if (rating.chosen) task.ratings.set(key, { ...rating, chosen: false });
+    }
+  }
+
+  /** Pick the alternative at ``position`` the solution goes on from (one rated 0 or +1). */
+  function pick(position, alternative) {
+    if (!ready()) return;
+    const item = task.seq.items.find((i) => i.position === position && i.alternative === alternative);
+    if (!item || !item.choosable) {
+      task.message = `Completion ${alternative + 1} at step ${position + 1} cannot carry the solution on: pick one`
+        + " rated 0 or +1.";
+    } else {
+      task.picks[position] = alternative;
+      task.choosing = null;
+      persist(task);
+    }
+    refresh();
+  }
+
+  // After the last alternative at a -1 is rated: more than one can carry the solution on, so
+  // keys 1-9 pick among them until one is picked or Enter keeps the default.
+  function offerChoice(rated) {
+    if (rated.human || !(rated.alternative > 0)) return;
+    const seq = sequence(task.assignment, task.ratings);
+    const options = seq.items.filter((i) => i.position === rated.position && i.choosable);
+    if (options.length > 1 && !(rated.position in task.picks)) task.choosing = rated.position;
   }
 
   /** Rate ``item``; the own step keeps its text unless ``text`` is given (null withdraws it). */
@@ -180,6 +260,8 @@ export function start(root) {
     task.ratings.set(key, rating);
     task.queue.put(key, rating);
     task.dropArmed = false;
+    ui.fresh.hidden = true;
+    showConfirmation(ui, null);
   }
 
   function rate(value) {
@@ -190,8 +272,10 @@ export function start(root) {
     } else if (current.human && !current.text) {
       task.message = "Press w to write your own step first, or Enter to submit: found an error.";
     } else {
+      task.choosing = null;
       store(current, value, task.pendingFlag);
       task.pendingFlag = false;
+      offerChoice(current);
     }
     refresh();
   }
@@ -239,7 +323,7 @@ export function start(root) {
 
   // Writing one's own step -------------------------------------------------------------
 
-  function write() {
+  function write(focus = true) {
     if (!ready()) return;
     const current = task.seq.current;
     if (!(current && current.human)) {
@@ -252,7 +336,7 @@ export function start(root) {
     task.editing = current.position;
     task.dropArmed = false;
     refresh();
-    writer.open(current.text || task.writing[current.position] || "", ui.renderOptions);
+    writer.open(current.text || task.writing[current.position] || "", ui.renderOptions, focus);
   }
 
   function keepWriting(text) {
@@ -318,11 +402,12 @@ export function start(root) {
     refresh();
     await t.queue.pause();
     persist(t);
-    // The submit carries what is still unsent; the server merges it before checking.
+    // The submit carries what is still unsent, and the picks the pass goes on from (a draft
+    // does not keep them); the server merges it all before checking.
     const body = {
       finish_reason: reason,
       note,
-      ratings: t.queue.outgoing(),
+      ratings: withPicks(t, t.queue.outgoing()),
       submit_key: t.submitKey,
       client_elapsed_ms: t.clock.elapsedMs(),
     };
@@ -339,6 +424,10 @@ export function start(root) {
         local.forget(t.assignment.id);
         // The "you passed" notice has been seen over a whole task: it goes now.
         if (local.standingSeen(projectId) === "passed-new") local.setStandingSeen(projectId, "passed-seen");
+        if (doneToday !== null) doneToday += 1; // until the server's count comes
+        showConfirmation(ui, "Submitted.");
+        countToday().then((n) => ui.confirm.textContent.startsWith("Submitted") &&
+          showConfirmation(ui, n === null ? "Submitted." : `Submitted. ${n} today`));
         loadNext("Submitted. Loading the next solution…");
         return;
       }
@@ -359,6 +448,21 @@ export function start(root) {
         window.addEventListener("online", () => (clearTimeout(timer), resolve()), { once: true });
       });
     }
+  }
+
+  // The picks that still hold (the alternative is the one the walk goes on from), as rating
+  // items with ``chosen: true``, merged into the submit's items.
+  function withPicks(t, items) {
+    const out = items.map((r) => ({ ...r }));
+    for (const item of t.seq.items) {
+      if (!item.continues || String(t.picks[item.position]) !== String(item.alternative)) continue;
+      const rating = t.ratings.get(stepKey(item.position, item.alternative));
+      const sent = out.find((r) => r.position === item.position && r.alternative === item.alternative);
+      if (sent) sent.chosen = true;
+      else out.push({ position: item.position, alternative: item.alternative, value: rating.value, chosen: true });
+    }
+    for (const r of out) if (r.chosen === false) delete r.chosen;
+    return out;
   }
 
   // States ------------------------------------------------------------------------------
@@ -434,14 +538,35 @@ export function start(root) {
     b: actions.badProblem,
     "?": actions.help, i: actions.help,
     w: actions.write,
+    t: actions.timer,
   };
+
+  // While a pick is offered, digits pick the completion and Enter keeps the one shown.
+  function choosingKey(key) {
+    if (/^[1-9]$/.test(key)) return () => pick(task.choosing, Number(key) - 1);
+    if (key === "Enter" || key === "Escape") {
+      return () => {
+        task.choosing = null;
+        refresh();
+      };
+    }
+    return null;
+  }
 
   document.addEventListener("keydown", (event) => {
     // A held key repeats: one press is one rating, never a run of them.
     if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing || event.repeat) return;
     if (document.querySelector("dialog[open]")) return;
     if (event.target.closest && event.target.closest("input, textarea, select, [contenteditable]")) return;
-    const handler = task && !ui.body.hidden ? WORK_KEYS[event.key] : panelKeys[event.key];
+    // The editor shown after a reload has no focus yet: Esc leaves it as in the editor.
+    if (event.key === "Escape" && task && task.editing !== null) {
+      event.preventDefault();
+      leaveWriter();
+      return;
+    }
+    const working = task && !ui.body.hidden;
+    const chosen = working && task.choosing !== null ? choosingKey(event.key) : null;
+    const handler = chosen || (working ? WORK_KEYS[event.key] : panelKeys[event.key]);
     if (handler) {
       event.preventDefault();
       handler();

@@ -1,35 +1,41 @@
-// The two dialogs: the reason for giving up or reporting a bad problem, and the project's
-// instructions. Native <dialog>: Escape closes it and focus stays inside while it is open.
+// The reason for giving up or reporting a bad problem: a native <dialog> (Escape closes it and
+// focus stays inside while it is open). Ctrl+Enter sends, as in every text panel of the
+// workspace (the own-step editor too); Enter is a new line. A missing reason is said inline.
 import { el } from "../dom.js";
-import { renderMathInHtml } from "./instructions.js";
 
-/**
- * Ask why (give up, bad problem). Resolves to the note, or null when cancelled.
- * Enter sends, Shift+Enter starts a new line, Escape cancels.
- */
+/** Ask why (give up, bad problem). Resolves to the note, or null when cancelled. */
 export function askReason(title) {
   return new Promise((resolve) => {
     const dialog = el("dialog", "ws-dialog ws-reason");
     const form = el("form");
     form.method = "dialog";
+    form.noValidate = true; // the message below says what is missing, not a browser bubble
     const label = el("label", null, title);
     const note = el("textarea");
     note.rows = 4;
-    note.required = true;
+    note.setAttribute("aria-required", "true");
     note.placeholder = "Say why (required)";
     label.append(note);
-    const tip = el("p", "muted", "Enter sends · Shift+Enter new line · Esc cancels");
+    const missing = el("p", "ws-field-error", "Write a reason first: it is required.");
+    missing.id = `ws-reason-error-${Date.now()}`;
+    missing.setAttribute("role", "alert");
+    missing.hidden = true;
+    const tip = el("p", "muted ws-reason-tip");
+    tip.append(el("kbd", null, "Ctrl"), "+", el("kbd", null, "Enter"), " sends · ", el("kbd", null, "Enter"),
+      " new line · ", el("kbd", null, "Esc"), " cancels");
     const send = el("button", "ws-button primary", "Send");
     send.type = "submit";
     const cancel = el("button", "ws-button", "Cancel");
     cancel.type = "button";
-    form.append(label, tip, send, " ", cancel);
+    form.append(label, missing, tip, send, " ", cancel);
     dialog.append(form);
     document.body.append(dialog);
     let answer = null;
     const finish = () => {
-      const text = note.value.trim();
-      if (!text) {
+      if (!note.value.trim()) {
+        missing.hidden = false;
+        note.setAttribute("aria-invalid", "true");
+        note.setAttribute("aria-describedby", missing.id);
         note.focus();
         return;
       }
@@ -40,8 +46,14 @@ export function askReason(title) {
       event.preventDefault();
       finish();
     });
+    note.addEventListener("input", () => {
+      if (note.value.trim()) {
+        missing.hidden = true;
+        note.removeAttribute("aria-invalid");
+      }
+    });
     note.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && !event.shiftKey) {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
         event.preventDefault();
         finish();
       }
@@ -55,30 +67,4 @@ export function askReason(title) {
     dialog.showModal();
     note.focus();
   });
-}
-
-/** Show the project's instructions (HTML the server sanitized); ? i or Escape closes. */
-export function showInstructions(project) {
-  const dialog = el("dialog", "ws-dialog ws-instructions");
-  dialog.append(el("h2", null, `Instructions · ${project.name}`));
-  const body = el("div", "ws-instructions-body");
-  if (project.instructions_html) {
-    body.innerHTML = project.instructions_html; // sanitized by nh3 on the server
-    renderMathInHtml(body);
-  } else body.textContent = "This project has no written instructions.";
-  const close = el("button", "ws-button", "Close");
-  close.type = "button";
-  close.addEventListener("click", () => dialog.close());
-  dialog.append(body, el("p", "muted", "Press ? or Esc to close."), close);
-  dialog.addEventListener("keydown", (event) => {
-    if (event.key === "?" || event.key === "i") {
-      event.preventDefault();
-      dialog.close();
-    }
-    event.stopPropagation();
-  });
-  dialog.addEventListener("close", () => dialog.remove());
-  document.body.append(dialog);
-  dialog.showModal();
-  close.focus();
 }

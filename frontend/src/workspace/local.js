@@ -3,6 +3,8 @@
 //   elapsedMs  visible time spent so far (sent as client_elapsed_ms on submit)
 //   submitKey  a UUID made once, so a retried submit is recognised by the server
 //   writing    the annotator's own steps as typed but not saved yet, {position: text}
+//   picks      the alternative picked to go on from after a -1, {position: alternative} (sent
+//              with the submit only: a draft does not keep it on the server)
 // Storage may be full or disabled (private windows); the workspace then works from memory.
 
 const PREFIX = "stepmark:assignment:";
@@ -16,9 +18,10 @@ export function load(assignmentId) {
       elapsedMs: data.elapsedMs || 0,
       submitKey: data.submitKey || null,
       writing: data.writing || {},
+      picks: data.picks || {},
     };
   } catch {
-    return { unsent: {}, elapsedMs: 0, submitKey: null, writing: {} };
+    return { unsent: {}, elapsedMs: 0, submitKey: null, writing: {}, picks: {} };
   }
 }
 
@@ -65,5 +68,24 @@ export function setStandingSeen(projectId, value) {
     window.localStorage.setItem(STANDING + projectId, value);
   } catch {
     // shown again next time: harmless
+  }
+}
+
+const TIMER = "stepmark:timer";
+
+/** Whether the annotator asked for the timer (kept for every project in this browser). */
+export function timerShown() {
+  try {
+    return window.localStorage.getItem(TIMER) === "1";
+  } catch {
+    return false;
+  }
+}
+
+export function setTimerShown(shown) {
+  try {
+    window.localStorage.setItem(TIMER, shown ? "1" : "0");
+  } catch {
+    // shown for this page only
   }
 }

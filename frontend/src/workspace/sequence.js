@@ -77,7 +77,8 @@ function valueOf(ratings, position, alternative) {
  * Returns ``{items, current, finish}``: ``items`` are ``{position, alternative, text}`` in
  * the order they are rated (the own step: ``{position, alternative: HUMAN, human: true,
  * text}``, text null until written; the alternative a phase-1 pass goes on with after a -1
- * has ``continues: true``); ``current`` is the first unrated one (null when every
+ * has ``continues: true``, and every alternative there that could carry it on, rated 0 or +1,
+ * ``choosable: true``); ``current`` is the first unrated one (null when every
  * revealed step is rated); ``finish`` is "found_error" or "solution" once the pass can be
  * submitted with that reason, else null. While the own step is still to be written,
  * ``current`` is that item and ``finish`` is "found_error": writing is an offer.
@@ -107,6 +108,13 @@ export function sequence(assignment, ratings) {
       const chosen = continuation(models, ratings, position);
       if (chosen) {
         items.find((i) => i.position === position && i.alternative === chosen.alternative).continues = true;
+        // More than one could carry it on: the annotator may pick another (app.js, keys 1-9).
+        for (const i of items) {
+          if (i.position === position && i.alternative !== 0 && i.alternative !== HUMAN) {
+            const value = valueOf(ratings, position, i.alternative);
+            i.choosable = value === 0 || value === 1;
+          }
+        }
         continue;
       }
     }
@@ -137,10 +145,17 @@ function offered(reason, items, ratings, position) {
   return reason;
 }
 
-// The alternative a phase-1 trajectory goes on with after a -1 own step: the lowest-index one
-// rated +1, else the lowest rated 0, else null. Every alternative is rated by now.
+// The alternative a phase-1 trajectory goes on with after a -1 own step: the one the annotator
+// picked (its rating has ``chosen: true`` and is 0 or +1), else the default: the lowest-index one
+// rated +1, else the lowest rated 0, else null. Every alternative is rated by now. The server's
+// copy is submission._continuation; the pick goes to it with the submit.
 function continuation(models, ratings, position) {
   const alternatives = models.filter((a) => a.alternative > 0).sort((x, y) => x.alternative - y.alternative);
+  const picked = alternatives.find((a) => {
+    const rating = ratings.get(stepKey(position, a.alternative));
+    return rating && rating.chosen === true && (rating.value === 0 || rating.value === 1);
+  });
+  if (picked) return picked;
   for (const wanted of [1, 0]) {
     const found = alternatives.find((a) => valueOf(ratings, position, a.alternative) === wanted);
     if (found) return found;

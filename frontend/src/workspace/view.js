@@ -7,7 +7,8 @@
 // annotator's own step again when its text changes).
 import { el } from "../dom.js";
 import { renderMath, renderOptions } from "../math.js";
-import { HUMAN, stepKey } from "./sequence.js";
+import { renderMathInHtml } from "./instructions.js";
+import { stepKey } from "./sequence.js";
 
 const RATING_LABEL = { 1: "+1", 0: "0", "-1": "−1" };
 const RATING_CLASS = { 1: "good", 0: "neutral", "-1": "bad" };
@@ -23,6 +24,7 @@ export const KEYS = [
   ["b", null, "bad problem"],
   ["w", null, "write own step"],
   ["?", "i", "instructions"],
+  ["t", null, "timer"],
 ];
 
 function kbd(key) {
@@ -42,8 +44,25 @@ export function buildShell(root, actions) {
   standing.dataset.testid = "standing";
   standing.hidden = true;
 
+  // "Submitted. 7 today": says the last submit went through, over the next solution or panel.
+  const confirm = el("div", "ws-confirm");
+  confirm.setAttribute("role", "status");
+  confirm.dataset.testid = "submit-confirmation";
+  confirm.hidden = true;
+
   const task = el("section", "ws-task");
+  task.setAttribute("aria-label", "Problem");
   const title = el("div", "ws-project muted");
+  // The annotator's day and the cue that a new solution began (the next one can look alike).
+  const day = el("div", "ws-day");
+  const fresh = el("span", "ws-new", "New solution");
+  fresh.hidden = true;
+  const done = el("span", "ws-done muted");
+  done.dataset.testid = "done-today";
+  const timer = el("span", "ws-timer muted");
+  timer.dataset.testid = "timer";
+  timer.hidden = true;
+  day.append(fresh, done, timer);
   const problemHead = el("h2", null, "Problem");
   const problem = el("div", "ws-problem ws-text");
   const answerBox = el("div", "ws-answer");
@@ -60,12 +79,25 @@ export function buildShell(root, actions) {
     item.append(" " + label);
     legend.append(item);
   }
-  task.append(title, problemHead, problem, answerBox, progress, legend);
+  task.append(title, day, problemHead, problem, answerBox, progress, legend);
 
   const stepsPane = el("section", "ws-steps");
   stepsPane.setAttribute("aria-label", "Solution steps");
   const steps = el("div", "ws-step-list");
   stepsPane.append(steps);
+
+  // The instructions beside the work (not a modal): ? or i opens and closes it.
+  const side = el("aside", "ws-side");
+  side.setAttribute("aria-label", "Instructions");
+  side.hidden = true;
+  const sideHead = el("div", "ws-side-head");
+  const sideTitle = el("h2", null, "Instructions");
+  const sideClose = el("button", "ws-button", "Close");
+  sideClose.type = "button";
+  sideClose.addEventListener("click", () => actions.help());
+  sideHead.append(sideTitle, sideClose);
+  const sideBody = el("div", "ws-instructions-body");
+  side.append(sideHead, sideBody);
 
   const bar = el("footer", "ws-bar");
   const hint = el("div", "ws-hint");
@@ -73,8 +105,9 @@ export function buildShell(root, actions) {
   const saveState = el("span", "ws-save muted");
   saveState.dataset.testid = "save-state";
   const buttons = el("div", "ws-buttons");
+  // On a small screen the bar keeps the rating buttons and submit; "more" shows the rest.
   const button = (name, key, label, className) => {
-    const b = el("button", "ws-button " + (className || ""));
+    const b = el("button", "ws-button " + (className || "secondary"));
     b.type = "button";
     b.dataset.action = name;
     b.append(kbd(key), " " + label);
@@ -83,9 +116,9 @@ export function buildShell(root, actions) {
     return b;
   };
   const rateButtons = [
-    button("good", "1", "+1", "good"),
-    button("neutral", "2", "0", "neutral"),
-    button("bad", "3", "−1", "bad"),
+    button("good", "1", "+1", "rate good"),
+    button("neutral", "2", "0", "rate neutral"),
+    button("bad", "3", "−1", "rate bad"),
   ];
   const flagButton = button("flag", "f", "unsure");
   button("undo", "u", "undo");
@@ -93,18 +126,64 @@ export function buildShell(root, actions) {
   button("giveUp", "g", "give up");
   button("badProblem", "b", "bad problem");
   const writeButton = button("write", "w", "write own step");
-  button("help", "?", "instructions");
-  bar.append(hint, buttons, saveState);
+  const helpButton = button("help", "?", "instructions");
+  helpButton.setAttribute("aria-expanded", "false");
+  button("timer", "t", "timer");
+  const more = el("button", "ws-button ws-more", "more");
+  more.type = "button";
+  more.setAttribute("aria-expanded", "false");
+  more.addEventListener("click", () => {
+    const open = bar.classList.toggle("more-open");
+    more.setAttribute("aria-expanded", String(open));
+    more.textContent = open ? "less" : "more";
+  });
+  buttons.append(more);
+  bar.append(hint, saveState, buttons);
 
   const body = el("div", "ws-body");
-  body.append(task, stepsPane);
+  body.append(task, stepsPane, side);
   const panel = el("div", "ws-panel card");
   panel.hidden = true;
-  root.append(banner, standing, body, bar, panel);
+  root.append(banner, standing, confirm, body, bar, panel);
+  // The sticky bar's height, for the steps' scroll margin (a step is never shown under it).
+  new ResizeObserver(() => root.style.setProperty("--ws-bar-h", `${bar.offsetHeight}px`)).observe(bar);
   return {
-    root, banner, standing, body, bar, panel, title, problem, answer, progress, legend, stepsPane, steps, hint,
-    saveState, rateButtons, flagButton, submitButton, writeButton, cards: new Map(),
+    root, banner, standing, confirm, body, bar, panel, title, fresh, done, timer, problem, answer, progress, legend,
+    stepsPane, steps, hint, side, sideTitle, sideBody, helpButton, saveState, rateButtons, flagButton, submitButton,
+    writeButton, actions, cards: new Map(),
   };
+}
+
+/** Open or close the instructions beside the work; returns whether they are open now. */
+export function toggleInstructions(ui, project, open = ui.side.hidden) {
+  if (open && ui.sideBody.dataset.project !== String(project.id)) {
+    ui.sideTitle.textContent = `Instructions · ${project.name}`;
+    if (project.instructions_html) {
+      ui.sideBody.innerHTML = project.instructions_html; // sanitized by nh3 on the server
+      renderMathInHtml(ui.sideBody);
+    } else ui.sideBody.textContent = "This project has no written instructions.";
+    ui.sideBody.dataset.project = String(project.id);
+  }
+  ui.side.hidden = !open;
+  ui.body.classList.toggle("with-side", open);
+  ui.helpButton.setAttribute("aria-expanded", String(open));
+  return open;
+}
+
+/** The day line: solutions done today, the timer (null hides it). */
+export function showDay(ui, doneToday, timerMs) {
+  ui.done.textContent = doneToday === null ? "" : `${doneToday} done today`;
+  ui.timer.hidden = timerMs === null;
+  if (timerMs !== null) {
+    const seconds = Math.floor(timerMs / 1000);
+    ui.timer.textContent = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")} on this solution`;
+  }
+}
+
+/** "Submitted. 7 today" (null hides it). */
+export function showConfirmation(ui, text) {
+  ui.confirm.hidden = !text;
+  ui.confirm.textContent = text || "";
 }
 
 /** Fill in the problem and its answer; keep the project's rendering options for the steps. */
@@ -129,14 +208,14 @@ export function showTask(ui, assignment) {
  * Show the revealed steps with their ratings; keep the current step in view. ``writer``
  * (writer.js) is placed in the own step's card while ``editing`` is its position.
  */
-export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null) {
+export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null, choosing = null) {
   const wanted = [];
   let prev = null;
   for (const item of seq.items) {
     const key = stepKey(item.position, item.alternative);
     let card = ui.cards.get(key);
     if (!card) {
-      card = stepCard(item, ui.renderOptions);
+      card = stepCard(item, ui.renderOptions, ui.actions);
       ui.cards.set(key, card);
     }
     if (item.human) showOwnStep(card, item, editing === item.position ? writer : null, ui.renderOptions);
@@ -150,11 +229,18 @@ export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer 
     card.classList.toggle("flagged", flagged);
     const badge = card.querySelector(".ws-badge");
     const unrated = item.human && !item.text ? "to write" : "rate this step";
-    badge.textContent = value === null ? (current ? unrated : "") : RATING_LABEL[value];
+    // While a pick is offered the digit keys pick, so the next step does not ask to be rated yet.
+    const asks = choosing === null ? unrated : "next";
+    badge.textContent = value === null ? (current ? asks : "") : RATING_LABEL[value];
     badge.className = "ws-badge " + (value === null ? "" : RATING_CLASS[value]);
     card.querySelector(".ws-flag").hidden = !flagged;
     card.querySelector(".ws-continues").hidden = !item.continues;
     card.classList.toggle("continues", Boolean(item.continues));
+    const pick = card.querySelector(".ws-pick");
+    if (pick) {
+      pick.hidden = !item.choosable || Boolean(item.continues);
+      card.classList.toggle("choosing", Boolean(item.choosable) && choosing === item.position);
+    }
     if (!item.human && item.alternative > 0 && !(prev && prev.position === item.position && prev.alternative > 0)) {
       wanted.push(alternativesHeading(ui, item.position));
     }
@@ -163,7 +249,14 @@ export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer 
   }
   // Cards past an undone -1 (alternatives) or a changed rating leave the list.
   ui.steps.replaceChildren(...wanted);
-  const focus = seq.current ? ui.cards.get(stepKey(seq.current.position, seq.current.alternative)) : wanted.at(-1);
+}
+
+/** Scroll the current step (else the last card) into view, clear of the sticky bar. */
+export function revealCurrent(ui, seq) {
+  ui.root.style.setProperty("--ws-bar-h", `${ui.bar.offsetHeight}px`);
+  const focus = seq.current
+    ? ui.cards.get(stepKey(seq.current.position, seq.current.alternative))
+    : [...ui.steps.children].at(-1);
   if (focus) focus.scrollIntoView({ block: "nearest" });
 }
 
@@ -190,7 +283,7 @@ function alternativesHeading(ui, position) {
   return ui.cards.get(key);
 }
 
-function stepCard(item, options) {
+function stepCard(item, options, actions) {
   const card = el("article", "ws-step" + (item.alternative ? " alternative" : "") + (item.human ? " own" : ""));
   card.dataset.position = item.position;
   card.dataset.alternative = item.alternative;
@@ -208,19 +301,35 @@ function stepCard(item, options) {
   const text = el("div", "ws-step-text ws-text");
   if (!item.human) renderMath(text, item.text, options);
   card.append(head, text);
+  if (!item.human && item.alternative > 0) {
+    // Another alternative rated 0 or +1 may carry the solution on instead: key N picks the Nth
+    // completion at the step (the solution's own step is 1), PRM800K's chosen_completion N - 1.
+    const pick = el("button", "ws-button ws-pick secondary-pick");
+    pick.type = "button";
+    pick.append(kbd(String(item.alternative + 1)), " go on from this one");
+    pick.hidden = true;
+    pick.addEventListener("click", () => actions.pick(item.position, item.alternative));
+    card.append(pick);
+  }
   return card;
 }
 
 /** The line under the steps that says what the keys do now. */
-export function showHint(ui, seq, assignment, message, editing = null) {
+export function showHint(ui, seq, assignment, message, editing = null, choosing = null) {
   const parts = [];
   const current = seq.current;
   const writing = Boolean(current && current.human && !current.text);
+  const options = choosing === null ? [] : seq.items.filter((i) => i.position === choosing && i.choosable);
   if (message) {
     parts.push(el("strong", "ws-message", message));
   } else if (current && current.human && editing === current.position) {
-    parts.push(`Write your own step ${current.position + 1}: `, kbd("Ctrl"), "+", kbd("Enter"), " saves it, ",
-      kbd("Esc"), " leaves it for later.");
+    parts.push(`Write your own step ${current.position + 1}: `, kbd("Ctrl"), "+", kbd("Enter"), " saves it (",
+      kbd("Enter"), " is a new line), ", kbd("Esc"), " leaves it for later.");
+  } else if (options.length) {
+    const going = options.find((i) => i.continues);
+    parts.push(`Which completion does step ${choosing + 1} go on from? Press `,
+      ...options.flatMap((i) => [kbd(String(i.alternative + 1)), " "]),
+      `(now ${going.alternative + 1}, alternative ${going.alternative}), or `, kbd("Enter"), " to keep it.");
   } else if (writing) {
     parts.push(`Every completion at step ${current.position + 1} is −1. Press `, kbd("w"),
       " to write your own step, or ", kbd("Enter"), " to submit: found an error.");
@@ -237,7 +346,7 @@ export function showHint(ui, seq, assignment, message, editing = null) {
     parts.push("Every step is rated. Press ", kbd("Enter"), " to submit.");
   }
   ui.hint.replaceChildren(...parts);
-  ui.submitButton.disabled = !seq.finish || editing !== null;
+  ui.submitButton.disabled = !seq.finish || editing !== null || options.length > 0;
   for (const b of ui.rateButtons) b.disabled = !current || writing;
   ui.writeButton.disabled = !(current && current.human);
   const main = assignment.steps.length;

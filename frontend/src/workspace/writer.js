@@ -24,7 +24,8 @@ export function createWriter(hooks) {
   const preview = el("div", "ws-writer-preview ws-text");
   const tip = el("p", "ws-writer-tip muted");
   const kbd = (key) => el("kbd", null, key);
-  tip.append(kbd("Ctrl"), "+", kbd("Enter"), " saves · ", kbd("Esc"), " leaves it for later (kept)");
+  tip.append(kbd("Ctrl"), "+", kbd("Enter"), " saves · ", kbd("Enter"), " new line · ", kbd("Esc"),
+    " leaves it for later (kept)");
   root.append(label, previewHead, preview, tip);
 
   let frame = 0;
@@ -52,13 +53,17 @@ export function createWriter(hooks) {
   return {
     root,
     area,
-    /** Show ``text`` in the editor, previewed with ``renderOptions`` (math.js); the cursor at its end. */
-    open(text, renderOptions = {}) {
+    /**
+     * Show ``text`` in the editor, previewed with ``renderOptions`` (math.js); with ``focus``, the
+     * cursor at its end (after a reload it opens without it: the w that opens it is not typed).
+     */
+    open(text, renderOptions = {}, focus = true) {
       options = renderOptions;
       // A project that reads "$" as text (GSM8K) still takes \(...\).
       area.placeholder = options.dollarMath === false ? "Text, with LaTeX in \\(...\\)" : "Text, with LaTeX in $...$";
       area.value = text || "";
       draw();
+      if (!focus) return;
       area.focus();
       area.setSelectionRange(area.value.length, area.value.length);
     },

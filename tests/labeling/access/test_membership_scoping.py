@@ -31,6 +31,7 @@ ROLES_OF = {
     "api:solution-consensus": {L}, "api:project-gold-proposals": {L}, "api:gold-proposal-approve": {L},
     "api:gold-proposal-reject": {L}, "api:project-quality-settings": {L},
     "api:project-annotator-pause": {L}, "api:project-annotator-resume": {L}, "api:project-my-status": {A},
+    "api:project-my-missed": {A}, "api:project-disagreements": {L},
     "api:project-dashboard": {L}, "api:project-annotators": {L}, "api:project-annotator-passes": {L},
     "api:project-snapshots": {L, R}, "api:project-snapshot-download": {L, R},
     "api:project-generation-stats": {R}, "api:project-diagram": {A, L, R},
@@ -38,6 +39,7 @@ ROLES_OF = {
     "scoring:project-generations": {R}, "scoring:generation-run-detail": {R}, "scoring:generation-run-cancel": {R},
     "scoring:project-checkpoints": {R}, "scoring:project-retrain": {R},
     "workspace": {A}, "dashboard": {L}, "dashboard-annotator": {L}, "research": {R}, "members": {L},
+    "quality": {L}, "my-missed": {A},
 }
 # Routes whose GET may be a 404 for a member too: the sample names no real snapshot or diagram.
 NAMED_FILES = {"api:project-snapshot-download", "api:project-diagram"}

@@ -301,7 +301,9 @@ def test_instructions_are_rendered_from_markdown_and_sanitized(ann):
     project.save()
     html = take(ann, project)["project"]["instructions_html"]
     assert "<h1>Rules</h1>" in html and "<em>Think</em>" in html
-    assert "<script" not in html and "onerror" not in html and "javascript:" not in html
+    # Raw HTML in the Markdown is shown as text (labeling/markdown_text.py), never as markup.
+    assert "<script" not in html and "<img" not in html and "javascript:" not in html
+    assert "&lt;img src=x onerror=" in html
 
 
 # My history and counts ------------------------------------------------------------------

@@ -81,7 +81,8 @@ def test_imported_text_is_escaped_and_left_to_render_math(client, projects):
     html = client.get("/").content.decode()
     assert "<script>alert(1)</script>" not in html and "<b>project</b>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert '<div class="instructions" data-math data-calculator-markup="1">Rate $x^2$ &lt;script&gt;' in html
+    # The description is Markdown made safe on the server: raw HTML shows as text, math is left to the page.
+    assert '<div class="instructions" data-math-html><p>Rate $x^2$ &lt;script&gt;' in html
 
 
 def test_pass_counts(client, projects):
