@@ -1,0 +1,51 @@
+"""Migration 0016 turns the global roles of before into memberships: an upgrade loses nobody's access."""
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+BEFORE = [("labeling", "0015_api_token")]
+AFTER = [("labeling", "0016_project_membership")]
+
+
+def migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_roles_of_before_become_memberships_of_every_project_and_back():
+    old = migrate(BEFORE)
+    User, Group = old.get_model("auth", "User"), old.get_model("auth", "Group")
+    Project, Permission = old.get_model("labeling", "Project"), old.get_model("auth", "Permission")
+    one, two = Project.objects.create(name="one"), Project.objects.create(name="two")
+    people = {name: User.objects.create(username=name) for name in ("ann", "lea", "res", "both", "staff", "root", "new")}
+    people["root"].is_superuser = True
+    people["root"].save()
+    people["staff"].is_staff = True
+    people["staff"].save()
+    for name, groups in {"ann": ["annotator"], "lea": ["lead"], "both": ["lead", "researcher"]}.items():
+        people[name].groups.add(*Group.objects.filter(name__in=groups))
+    # A role's permission given straight on the account (the admin's user form) counts too.
+    people["res"].user_permissions.add(Permission.objects.get(content_type__app_label="labeling", codename="research"))
+
+    new = migrate(AFTER)
+    Membership = new.get_model("labeling", "Membership")
+    held = {(m.user.username, m.project.name, m.role) for m in Membership.objects.select_related("user", "project")}
+    expected = {(who, p, role) for p in ("one", "two") for who, roles in {
+        "ann": ["annotator"], "lea": ["lead"], "res": ["researcher"], "both": ["lead", "researcher"],
+        "staff": ["annotator", "lead", "researcher"]}.items() for role in roles}
+    assert held == expected  # superusers need no rows, an account without a role gets none
+    creators = set(new.get_model("auth", "User").objects.filter(
+        user_permissions__codename="add_project").values_list("username", flat=True))
+    assert creators == {"lea", "res", "both", "staff"}
+    assert new.get_model("labeling", "Annotator").objects.filter(user__username__in=["ann", "staff"]).count() == 2
+    assert not new.get_model("auth", "Group").objects.filter(name__in=["annotator", "lead", "researcher"]).exists()
+
+    back = migrate(BEFORE)
+    groups = {g.name: set(g.user_set.values_list("username", flat=True))
+              for g in back.get_model("auth", "Group").objects.filter(name__in=["annotator", "lead", "researcher"])}
+    assert groups == {"annotator": {"ann", "staff"}, "lead": {"lea", "both", "staff"},
+                      "researcher": {"res", "both", "staff"}}
+    migrate(AFTER)
