@@ -1,0 +1,51 @@
+"""A project's lead manages its members in the browser (the members page, plain forms)."""
+import pytest
+
+from labeling.access.roles import roles_in
+from labeling.models import Membership
+from tests.browser.axe import axe_violations
+from tests.browser.conftest import log_in, screenshot
+from tests.factories import make_project, make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_lead_adds_and_removes_a_member_and_a_bad_name_is_shown_beside_the_form(page, live_server):
+    project, other = make_project(name="Vendor A"), make_project(name="Vendor B")
+    lead = make_user("lena", "lead", projects=[project])
+    carol = make_user("carol", projects=[])
+    log_in(page, live_server, "lena")
+    page.click(f'[data-project-id="{project.pk}"] a.members-link')
+    assert page.locator('[data-testid="members"] tr[data-member="lena"][data-role="lead"]').count() == 1
+    assert f'data-project-id="{other.pk}"' not in page.goto(f"{live_server.url}/").text()
+
+    page.goto(f"{live_server.url}/projects/{project.pk}/members/")
+    page.fill("#id_username", "carol")
+    page.select_option("#id_role", "annotator")
+    page.click('[data-testid="add-member"] button[type="submit"]')
+    page.wait_for_selector('tr[data-member="carol"][data-role="annotator"]')
+    assert roles_in(carol, project.pk) == {"annotator"} and roles_in(carol, other.pk) == set()
+    assert Membership.objects.get(user=carol).added_by == lead
+
+    page.fill("#id_username", "nobody-here")
+    page.click('[data-testid="add-member"] button[type="submit"]')
+    error = page.locator('[data-testid="member-error"]')
+    assert "No account named 'nobody-here'" in error.inner_text()
+    assert error.get_attribute("data-field") == "username"
+    assert page.get_attribute("#id_username", "aria-invalid") == "true"
+    screenshot(page, "members-error")
+
+    page.click('tr[data-member="lena"] button')  # the only lead may not leave
+    assert "at least one lead" in page.locator('[data-testid="member-error"]').inner_text()
+    page.click('tr[data-member="carol"] button')
+    page.wait_for_selector('tr[data-member="carol"]', state="detached")
+    assert not Membership.objects.filter(user=carol).exists()
+
+
+def test_the_members_page_has_no_serious_accessibility_violation(axe_context, live_server):
+    project = make_project(name="Checked")
+    make_user("lena", "lead", projects=[project])
+    page = axe_context.new_page()
+    log_in(page, live_server, "lena")
+    page.goto(f"{live_server.url}/projects/{project.pk}/members/")
+    assert axe_violations(page) == []
