@@ -22,7 +22,6 @@ from rest_framework.views import APIView
 from labeling.access.permissions import IsResearcher
 from labeling.access.projects import object_for, project_for
 from labeling.access.roles import RESEARCHER
-from labeling.models import Project
 from scoring import runs
 from scoring.models import Checkpoint, GenerationRun
 

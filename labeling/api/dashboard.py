@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from labeling.access.projects import project_for
 from labeling.access.roles import LEAD
 from labeling.access.permissions import IsLead
-from labeling.models import Annotator, Project
+from labeling.models import Annotator
 from labeling.stats import cache as stats_cache
 from labeling.stats import dashboard
 

@@ -20,7 +20,6 @@ from labeling.access.projects import project_for
 from labeling.access.roles import LEAD, RESEARCHER
 from labeling.access.permissions import IsResearcher, LeadOrResearcher
 from labeling.exports import snapshots
-from labeling.models import Project
 
 from .import_export import IgnoreFormatParameter
 

@@ -21,7 +21,6 @@ from labeling.access.roles import LEAD, RESEARCHER
 from labeling.access.permissions import IsResearcher, LeadOrResearcher
 from labeling.exports import ExportFilters, get_exporter, stream_export
 from labeling.imports import ImportFailed, get_importer, run_import
-from labeling.models import Project
 from labeling.quality.screening import paused_annotator_ids
 
 from .paging import MAX_NUMBER

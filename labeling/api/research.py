@@ -10,7 +10,6 @@ from rest_framework.views import APIView
 from labeling.access.projects import project_for
 from labeling.access.roles import RESEARCHER
 from labeling.access.permissions import IsResearcher
-from labeling.models import Project
 from labeling.stats.generations import generation_stats
 
 

@@ -11,16 +11,10 @@ from tests.factories import make_solution, make_task, make_user
 
 from .axe import axe_violations
 from .conftest import current, log_in, open_workspace, screenshot, wait_saved
+from .test_workspace_more import PHASE_ONE, STEPS  # the same phase-1 task
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PHASE_ONE = dict(stop_at_first_error=False, allow_alternatives=True, allow_human_steps=True)
-STEPS = [
-    "Subtract $3$ from both sides: $2x = 4$.",
-    "Multiply both sides by $2$: $x = 8$.",
-    "Check: $2 \\cdot 2 + 3 = 7$.",
-    "# Answer\n\n2",
-]
 # Both carry the solution on: completion 2 is right but makes no progress (0), completion 3 is +1.
 OTHERS = ["Halve $2x = 4$ later; first note that $x$ is positive.", "Divide both sides by $2$: $x = 2$."]
 

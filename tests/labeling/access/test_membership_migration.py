@@ -19,7 +19,7 @@ def test_roles_of_before_become_memberships_of_every_project_and_back():
     old = migrate(BEFORE)
     User, Group = old.get_model("auth", "User"), old.get_model("auth", "Group")
     Project, Permission = old.get_model("labeling", "Project"), old.get_model("auth", "Permission")
-    one, two = Project.objects.create(name="one"), Project.objects.create(name="two")
+    Project.objects.create(name="one"), Project.objects.create(name="two")
     people = {name: User.objects.create(username=name) for name in ("ann", "lea", "res", "both", "staff", "root", "new")}
     people["root"].is_superuser = True
     people["root"].save()
