@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from labeling.models import Annotator, Assignment, GoldProposal, Project, Rating
+from labeling.models import Annotator, Assignment, GoldProposal, Rating
 from labeling.quality import gold, proposals
-from tests.factories import make_annotator, make_solution, make_user, rated_pass, score_gold
+from tests.factories import make_annotator, make_project, make_solution, make_user, rated_pass, score_gold
 
 from .conftest import log_in, screenshot, wait_saved
 
@@ -25,7 +25,7 @@ PROBLEM = dict(problem="Find $x$ if $2x + 3 = 7$.", answer="2")
 @pytest.fixture
 def lead_project():
     make_user("lead", "lead")
-    return Project.objects.create(name="Phase 2 quality", overlap=3)
+    return make_project(name="Phase 2 quality", overlap=3)
 
 
 def quality_page(page, live_server, project):
@@ -195,7 +195,7 @@ def test_annotators_reach_neither_the_quality_page_nor_its_link(page, live_serve
 
 
 def test_an_annotator_sees_where_a_gold_item_differed_only_after_submit_and_scoring(page, live_server, context):
-    project = Project.objects.create(name="Checked work", overlap=2, quality_control_rate=1.0)
+    project = make_project(name="Checked work", overlap=2, quality_control_rate=1.0)
     item = make_solution(project, STEPS, **PROBLEM)
     gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): 1, (3, 0): 1})
     make_solution(project, STEPS, **PROBLEM)

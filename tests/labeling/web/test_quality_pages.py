@@ -2,15 +2,14 @@
 them, and the links to them."""
 import pytest
 
-from labeling.models import Project
-from tests.factories import make_solution, make_user, rated_pass
+from tests.factories import make_project, make_solution, make_user, rated_pass
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def project():
-    return Project.objects.create(name="Quality")
+    return make_project(name="Quality")
 
 
 def test_only_leads_open_the_quality_page(client, project):
