@@ -52,6 +52,7 @@ function item(entry, urls, options) {
   node.append(el("h3", null, `Solution ${entry.solution} · ${entry.passes} passes`));
   node.append(renderMath(el("div", "q-problem"), entry.problem, options));
   const table = el("table", "dash-table");
+  table.tabIndex = 0; // it scrolls sideways on a phone: the keyboard must reach it
   const head = el("tr");
   for (const h of ["#", "Step", "Votes", "Consensus", "Ruling"]) head.append(el("th", null, h));
   table.append(head);

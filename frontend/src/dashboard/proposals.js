@@ -24,6 +24,7 @@ function item(proposal, urls, options, message, empty) {
   node.append(el("h3", null, `Solution ${proposal.solution} · consensus of ${proposal.votes} passes`));
   node.append(renderMath(el("div", "q-problem"), proposal.problem, options));
   const table = el("table", "dash-table");
+  table.tabIndex = 0; // it scrolls sideways on a phone: the keyboard must reach it
   const head = el("tr");
   head.append(el("th", null, "#"), el("th", null, "Step"), el("th", null, "Proposed gold"), el("th", null, "Votes now"));
   table.append(head);
