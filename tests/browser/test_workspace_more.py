@@ -273,6 +273,9 @@ def test_a_paused_annotator_is_told_so_and_gets_no_work(page, live_server):
     assert "0.40" not in text and "gold" not in text.lower()
     assert not Assignment.objects.exists()
     screenshot(page, "workspace-paused")
+    # The way to the steps that differed from the checks (only submitted, scored passes show there).
+    link = page.locator(f'.ws-panel a[href="/projects/{project.pk}/checks/"]')
+    assert "where your checked tasks differed" in link.inner_text()
 
     screening.resume(annotator, project)
     page.keyboard.press("r")  # check again: work comes

@@ -4,7 +4,7 @@
 import { optionsFromData, renderMath } from "../math.js";
 import { call } from "./api.js";
 import { el } from "../dom.js";
-import { fmt, pct, section, statusTag } from "./dom.js";
+import { duration, fmt, pct, section, statusTag } from "./dom.js";
 import { goldActions } from "./gold.js";
 import { rating } from "./ratings.js";
 import "./quality.css";
@@ -116,8 +116,8 @@ function showFigures(box, row) {
   add("mean κ against the others", `${fmt(row.kappa)} (${row.kappa_partners} partners)`);
   add("ratings +1 / 0 / −1", `${pct(row.share_plus)} / ${pct(row.share_zero)} / ${pct(row.share_minus)} of ${row.ratings}`);
   add("passes, steps", `${row.passes ?? 0}, ${row.steps ?? 0}`);
-  add("median seconds per step / pass", `${fmt(row.median_step_seconds, 1)} / ${fmt(row.median_pass_seconds, 0)}`);
-  add("active hours", fmt(row.active_hours, 1));
+  add("median time per step / pass", `${duration(row.median_step_seconds)} / ${duration(row.median_pass_seconds)}`);
+  add("active time", row.active_hours == null ? "—" : duration(row.active_hours * 3600));
   box.append(list);
 }
 

@@ -26,6 +26,7 @@ export function start(root) {
   const projectId = root.dataset.projectId;
   const loginUrl = root.dataset.loginUrl || "/accounts/login/";
   const homeUrl = root.dataset.homeUrl || "/";
+  const checksUrl = root.dataset.checksUrl || homeUrl;
   let task = null;
   let panelKeys = {};
   let doneToday = null; // this project's submitted_today (/api/me/counts/), null until known
@@ -102,7 +103,8 @@ export function start(root) {
       panel(standing.kind, {
         title: standing.text,
         text: "Your work so far is kept. Press r to check again once a lead has let you go on.",
-        keys: [["r", "check again", () => loadNext()], ["h", "back to projects", null, homeUrl]],
+        keys: [["r", "check again", () => loadNext()], ["c", "where your checked tasks differed", null, checksUrl],
+               ["h", "back to projects", null, homeUrl]],
       });
       return;
     }
