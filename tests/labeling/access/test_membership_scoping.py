@@ -79,7 +79,7 @@ def world(tag):
     annotator = grant_role(worker, ANNOTATOR, project)
     done = rated_pass(solution, annotator, [1, 1])
     proposal = GoldProposal.objects.create(solution=solution, votes=2,
-                                           ratings=[{"position": 0, "alternative": 0, "value": 1}])
+                                           ratings=[[0, 0, 1], [1, 0, 1]])
     run = GenerationRun.objects.create(project=project, size=1)
     boss = make_user(f"{tag}-lead", projects=[])
     grant_role(boss, LEAD, project)
