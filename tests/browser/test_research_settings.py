@@ -29,7 +29,7 @@ def open_settings(page, live_server, project):
 
 
 def test_a_researcher_sees_a_field_error_then_fixes_and_saves(page, live_server, project):
-    form = open_settings(page, live_server, project)
+    open_settings(page, live_server, project)
     assert "holds 3 solutions" in page.locator('[data-testid="candidate-pool"]').inner_text()
     assert page.input_value("#loop-generation_size") == "100"
     options = page.locator("#loop-retrain_metric option").evaluate_all("os => os.map(o => o.value)")
