@@ -10,6 +10,8 @@ annotator/urls.py (URL names in the ``scoring`` namespace).
 - ``POST /api/generation-runs/{id}/cancel/``: cancel a queued or scoring run (409 when past that)
 - ``GET  /api/projects/{id}/checkpoints/``: every checkpoint: status, reason, metrics, lineage
 - ``POST /api/projects/{id}/retrain/``: queue ``retrain_if_due`` (``force`` skips the due check)
+- ``GET/PATCH /api/projects/{id}/loop-settings/``: pool, generation, selection and retraining settings
+  (``scoring.loop_settings``)
 """
 from django.db.models import F
 from django.urls import path
@@ -23,6 +25,7 @@ from labeling.access.permissions import IsResearcher
 from labeling.access.projects import object_for, project_for
 from labeling.access.roles import RESEARCHER
 from scoring import runs
+from scoring.loop_settings import LoopSettingsView
 from scoring.models import Checkpoint, GenerationRun
 
 app_name = "scoring"
@@ -97,7 +100,8 @@ class ProjectGenerationsView(APIView):
         except runs.JobConflict as conflict:
             return Response({"detail": str(conflict), "run": GenerationRunSerializer(conflict.existing).data},
                             status=status.HTTP_409_CONFLICT)
-        sent = tasks.run_generation.delay(run.pk)
+        limit = {"pool_limit": project.pool_limit} if project.pool_limit else {}  # 0: the whole pool
+        sent = tasks.run_generation.delay(run.pk, **limit)
         GenerationRun.objects.filter(pk=run.pk, task_id="").update(task_id=sent.id)
         return Response(GenerationRunSerializer(_runs().get(pk=run.pk)).data, status=status.HTTP_202_ACCEPTED)
 
@@ -166,4 +170,5 @@ urlpatterns = [
     path("generation-runs/<int:pk>/cancel/", GenerationRunCancelView.as_view(), name="generation-run-cancel"),
     path("projects/<int:pk>/checkpoints/", ProjectCheckpointsView.as_view(), name="project-checkpoints"),
     path("projects/<int:pk>/retrain/", ProjectRetrainView.as_view(), name="project-retrain"),
+    path("projects/<int:pk>/loop-settings/", LoopSettingsView.as_view(), name="project-loop-settings"),
 ]

@@ -32,10 +32,11 @@ from scoring import worker
 from scoring.champions import base_model, champion, checkpoint_root, ensure_champion
 from scoring.locks import RETRAIN_LOCK, advisory_lock
 from scoring.models import Checkpoint
+from scoring.prm.metrics import PROMOTION_METRICS
 
 HELDOUT_FRACTION = 0.2
-# name -> (key in ``evaluate``'s figures, whether higher is better)
-METRICS = {"step_auroc": ("step_auroc", True), "step_f1": ("step_f1", True), "log_loss": ("log_loss", False)}
+# name -> (key in ``evaluate``'s figures, whether higher is better), from the core's one list
+METRICS = {name: (name, higher) for name, (_label, higher) in PROMOTION_METRICS.items()}
 
 
 def passes_count(project):

@@ -185,6 +185,8 @@ def test_named_volumes_for_data_checkpoints_and_exports(compose):
     gpu = compose["services"]["gpu-worker"]
     assert "huggingface:/data/huggingface" in gpu["volumes"] and gpu["environment"]["HF_HOME"] == "/data/huggingface"
     assert "huggingface" in volumes
+    # The web process sees them too (read only), to check a project's base model path on save.
+    assert "huggingface:/data/huggingface:ro" in compose["services"]["web"]["volumes"]
     assert compose["services"]["postgres"]["image"] == "postgres:16"
     assert compose["services"]["redis"]["image"] == "redis:7"
 

@@ -20,6 +20,10 @@ from labeling.access.projects import authorize, visible_projects
 from labeling.models import Assignment, Problem, Project, Solution
 
 
+LOOP_SETTINGS = ["pool_limit", "generation_size", "selection_wrong_share", "selection_per_problem_cap",
+                 "retrain_threshold", "retrain_metric", "base_model_path", "train_settings"]
+
+
 class AnnotatorProjectSerializer(serializers.ModelSerializer):
     """What an annotator needs to pick a project: no counts, no rules."""
 
@@ -41,9 +45,11 @@ class ProjectSerializer(serializers.ModelSerializer):
             "id", "name", "instructions", "overlap", "quality_control_rate", "stop_at_first_error",
             "allow_alternatives", "allow_human_steps", "lease_seconds", "requires_screening",
             "dollar_math", "show_calculator_markup",
-            "is_active", "created_at", "problems", "solutions", "submitted_assignments",
+            "is_active", "created_at", "problems", "solutions", "submitted_assignments", *LOOP_SETTINGS,
         ]
-        read_only_fields = ["created_at"]
+        # The loop's settings are read here and changed (validated, by researchers) at
+        # /api/projects/{id}/loop-settings/ (scoring/loop_settings.py).
+        read_only_fields = ["created_at", *LOOP_SETTINGS]
         # The model's check constraints, as field errors instead of a database error.
         extra_kwargs = {"overlap": {"min_value": 1}, "quality_control_rate": {"min_value": 0, "max_value": 1}}
 

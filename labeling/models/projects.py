@@ -51,6 +51,11 @@ class Project(models.Model):
         default=3, help_text="Gold passes needed before the rolling score can pause anyone."
     )
     # Active learning (scoring/jobs.py): how a generation is selected and when the PRM retrains.
+    # Researchers edit these on the research page (GET/PATCH /api/projects/{id}/loop-settings/,
+    # scoring/loop_settings.py, which validates them).
+    pool_limit = models.PositiveIntegerField(
+        default=0, help_text="Candidate-pool solutions a generation scores, lowest ids first (0: the whole pool)."
+    )
     generation_size = models.PositiveIntegerField(
         default=100, help_text="Solutions a generation selects for the queue."
     )
@@ -65,7 +70,8 @@ class Project(models.Model):
     )
     retrain_metric = models.CharField(
         max_length=40, default="step_auroc",
-        help_text="Held-out figure a new checkpoint must beat the champion on: step_auroc, step_f1 or log_loss.",
+        help_text="Held-out figure a new checkpoint must beat the champion on "
+        "(one of scoring.prm.metrics.PROMOTION_METRICS: step_auroc, step_f1, accuracy, log_loss).",
     )
     base_model_path = models.CharField(
         max_length=500, blank=True,

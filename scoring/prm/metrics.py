@@ -11,6 +11,17 @@ and F1 is the F1 of flagging incorrect steps at ``P(correct) < threshold``.
 """
 from collections import Counter, defaultdict
 
+# The held-out figures a retrain may promote on (``scoring.retrain.evaluate`` computes each of
+# them under this name): name -> (what the researcher reads, whether higher is better). The one
+# list: the retrain judges with it and the loop settings (``scoring.loop_settings``) offer it as
+# the promotion metric's choices. Plain data, so the web process may import it.
+PROMOTION_METRICS = {
+    "step_auroc": ("Step AUROC: wrong steps scored below right ones", True),
+    "step_f1": ("Step F1 of flagging wrong steps (P(correct) < 0.5)", True),
+    "accuracy": ("Step accuracy at P(correct) 0.5", True),
+    "log_loss": ("Step log loss (lower is better)", False),
+}
+
 
 def auroc(scores, positives):
     """Area under the ROC curve: the chance a random positive outscores a random negative.

@@ -1,8 +1,9 @@
-// The researcher page: three sections that load (and fail) independently.
+// The researcher page: sections that load (and fail) independently.
 import { section } from "../dashboard/dom.js";
 import { showCheckpoints } from "./checkpoints.js";
 import { showExports } from "./exports.js";
 import { showGenerations } from "./generations.js";
+import { showLoopSettings } from "./settings.js";
 import { guarded } from "./util.js";
 
 export async function showResearch(root) {
@@ -11,6 +12,7 @@ export async function showResearch(root) {
     [section("Generations", "generations"), showGenerations],
     [section("Checkpoints", "checkpoints"), showCheckpoints],
     [section("Exports", "snapshots"), showExports],
+    [section("Loop settings", "loop-settings"), showLoopSettings],
   ];
   root.querySelector(".dash-loading")?.remove();
   for (const [box] of parts) root.append(box);

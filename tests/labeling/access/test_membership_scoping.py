@@ -37,7 +37,7 @@ ROLES_OF = {
     "api:project-generation-stats": {R}, "api:project-diagram": {A, L, R},
     "api:project-detail": {A, L, R}, "api:problem-detail": {L, R}, "api:solution-detail": {L, R},
     "scoring:project-generations": {R}, "scoring:generation-run-detail": {R}, "scoring:generation-run-cancel": {R},
-    "scoring:project-checkpoints": {R}, "scoring:project-retrain": {R},
+    "scoring:project-checkpoints": {R}, "scoring:project-retrain": {R}, "scoring:project-loop-settings": {R},
     "workspace": {A}, "dashboard": {L}, "dashboard-annotator": {L}, "research": {R}, "members": {L},
     "quality": {L}, "my-missed": {A},
 }

