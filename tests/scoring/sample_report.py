@@ -13,7 +13,7 @@ def _steps(sharp, rng):
     records = []
     for _ in range(40):
         labels = [1, 1, 1, 0] if rng.random() < 0.5 else [1, 1, 1, 1]
-        scores = [min(max((0.5 + sharp * (0.4 if y else -0.4)) + rng.uniform(-0.3, 0.3), 0.01), 0.99) for y in labels]
+        scores = [min(max((0.5 + sharp * (0.4 if y else -0.4)) + rng.uniform(-0.4, 0.4), 0.01), 0.99) for y in labels]
         records.append({"step_scores": scores, "labels": labels})
     return records
 
@@ -48,7 +48,7 @@ def sections(sharp, *, seed=0, processbench=False):
     return found
 
 
-def sample_report(champion_id, *, challenger_sharp=0.6, champion_sharp=0.25, processbench=True, metric="step_auroc"):
+def sample_report(champion_id, *, challenger_sharp=0.5, champion_sharp=0.25, processbench=True, metric="step_auroc"):
     """``Checkpoint.report`` for a challenger judged against checkpoint ``champion_id``."""
     return {"heldout_problems": 12, "metric": metric, "champion_id": champion_id,
             "challenger": sections(challenger_sharp, seed=1, processbench=processbench),
