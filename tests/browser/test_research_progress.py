@@ -15,6 +15,7 @@ from tests.scoring.sample_report import sample_report
 
 from .axe import axe_violations
 from .conftest import log_in, screenshot
+from .test_charts import PHONE, drawn, fits, tick_sizes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -96,7 +97,7 @@ def test_progress_and_a_checkpoints_evaluation_beside_the_champions(page, live_s
     headers = panel.locator('[data-testid="evaluation-figures"] th').all_inner_texts()
     assert headers == ["figure", f"#{rows['refused'].pk}", f"champion #{rows['promoted'].pk}", "better is"]
     decides = panel.locator('tr[data-decides="1"] td').all_inner_texts()
-    assert decides[0] == "step AUROC (finding wrong steps) (decides promotion)" and decides[3] == "higher"
+    assert decides[0] == "step AUROC, finding wrong steps (decides promotion)" and decides[3] == "higher"
     report = rows["refused"].report
     assert decides[1:3] == [f"{report['challenger']['steps']['auroc']:.3f}", f"{report['champion']['steps']['auroc']:.3f}"]
     assert float(decides[1]) < float(decides[2])
@@ -116,6 +117,23 @@ def test_progress_and_a_checkpoints_evaluation_beside_the_champions(page, live_s
     assert panel.locator('svg[data-testid="plot-best-of-n"] g.series.vote circle.point').count() == 3
 
     assert axe_violations(page) == []
-    page.set_viewport_size({"width": 1280, "height": 1500})
+    page.set_viewport_size({"width": 1280, "height": 1180})
     panel.evaluate("node => node.scrollIntoView()")
     screenshot(page, "research-checkpoint-evaluation")
+
+
+def test_the_evaluation_fits_a_phone(browser, live_server, world):
+    project, rows = world
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    log_in(page, live_server, "res")
+    page.goto(f"{live_server.url}/projects/{project.pk}/research/")
+    page.wait_for_selector('[data-testid="evaluation"][data-state="ready"]')
+    drawn(page)
+    assert fits(page)
+    sizes = tick_sizes(page)
+    for plot in PLOTS:  # drawn at the phone's width: the text stays 12 px, not scaled down
+        assert sizes[plot][0] >= 12 and sizes[plot][2] > 10, (plot, sizes[plot])
+    page.locator('[data-testid="evaluation"]').evaluate("node => node.scrollIntoView()")
+    screenshot(page, "research-evaluation-phone")
+    context.close()

@@ -11,7 +11,7 @@ const last = (values) => (values?.length ? values[values.length - 1] : null);
 
 // [label, the retrain metric it is (or null), value from (report sections, held-out figures), higher is better]
 const FIGURES = [
-  ["step AUROC (finding wrong steps)", "step_auroc", (s) => s.steps?.auroc, true],
+  ["step AUROC, finding wrong steps", "step_auroc", (s) => s.steps?.auroc, true],
   ["step F1 on wrong steps (at 0.5)", "step_f1", (s) => s.steps?.f1_negative, true],
   ["log loss per labelled step", "log_loss", (s, f) => f?.log_loss, false],
   ["calibration error (ECE)", null, (s) => s.steps?.calibration?.ece, false],

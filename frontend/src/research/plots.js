@@ -1,13 +1,13 @@
 // x–y line charts for a checkpoint's evaluation: several named series over numeric axes (ROC,
 // reliability, best-of-N, ProcessBench F1 against the threshold), which the dashboard's charts
 // (one series over categories) do not draw. Same look: the dashboard's axis ticks, grid, axis
-// titles and an HTML legend; names go in as text nodes. Drawn in a fixed viewBox that scales
-// with its box (the plots sit two or three abreast).
+// titles and an HTML legend; names go in as text nodes. As there, each is drawn at its box's own
+// width (1 SVG unit = 1 CSS pixel, so the 12 px text stays 12 px on a phone) and redrawn when
+// that width changes.
 import { axis } from "../dashboard/charts.js";
 import { svg } from "../dashboard/dom.js";
 import { el } from "../dom.js";
 
-const W = 380;
 const H = 290;
 const PAD = { left: 54, right: 14, top: 12, bottom: 48 };
 
@@ -16,9 +16,30 @@ const PAD = { left: 54, right: 14, top: 12, bottom: 48 };
  * reference, vote, oracle); a point with a null y leaves a gap. ``log2``: the x axis in powers
  * of two, ticked at the data's x values (best-of-N's N).
  */
-export function xyChart(series, { testid, label, xTitle, yTitle, x = [0, 1], y = [0, 1], log2 = false }) {
+export function xyChart(series, options) {
   const box = el("figure", "chart-box xy-chart");
-  const root = svg("svg", { class: "chart", role: "img", "aria-label": label, viewBox: `0 0 ${W} ${H}` });
+  let drawn = 0;
+  const redraw = (width) => {
+    if (!width || Math.abs(width - drawn) < 1) return;
+    drawn = width;
+    box.querySelector("svg")?.remove();
+    box.prepend(draw(series, options, width));
+  };
+  redraw(380); // a first drawing while detached; the observer fits it to the box
+  new ResizeObserver(([entry]) => redraw(Math.floor(entry.contentRect.width))).observe(box);
+  const legend = el("ul", "legend");
+  for (const s of series) {
+    const item = el("li");
+    item.append(el("span", `swatch xy ${s.kind}`), s.name);
+    legend.append(item);
+  }
+  box.append(legend);
+  return box;
+}
+
+function draw(series, { testid, label, xTitle, yTitle, x = [0, 1], y = [0, 1], log2 = false }, W) {
+  const root = svg("svg", { class: "chart", role: "img", "aria-label": label, width: W, height: H,
+    viewBox: `0 0 ${W} ${H}` });
   root.dataset.testid = testid;
   const xs = series.flatMap((s) => s.points.map(([px]) => px));
   const sx = log2 ? Math.log2 : (v) => v;
@@ -62,12 +83,5 @@ export function xyChart(series, { testid, label, xTitle, yTitle, x = [0, 1], y =
     "text-anchor": "middle" }, xTitle));
   root.append(svg("text", { x: 14, y: mid, class: "axis-title", "text-anchor": "middle",
     transform: `rotate(-90 14 ${mid})` }, yTitle));
-  const legend = el("ul", "legend");
-  for (const s of series) {
-    const item = el("li");
-    item.append(el("span", `swatch xy ${s.kind}`), s.name);
-    legend.append(item);
-  }
-  box.append(root, legend);
-  return box;
+  return root;
 }
