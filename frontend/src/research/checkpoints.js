@@ -3,9 +3,10 @@
 // and each checkpoint's evaluation beside the champion's (./evaluation.js).
 import { call } from "../dashboard/api.js";
 import { lineChart } from "../dashboard/charts.js";
-import { duration, fmt, scroller } from "../dashboard/dom.js";
+import { fmt, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { evaluationPanel } from "./evaluation.js";
+import { phaseText } from "./progress.js";
 import { button, poll, rows, when } from "./util.js";
 
 const METRICS = [["step_auroc", "AUROC"], ["step_f1", "F1"], ["log_loss", "log loss"], ["auroc", "AUROC"],
@@ -111,19 +112,6 @@ function training(c) {
   }
   box.append(phaseText(p));
   return box;
-}
-
-function phaseText(p = {}) {
-  switch (p.phase) {
-    case "exporting": return "exporting the ratings";
-    case "training":
-      if (!p.total_steps) return "training: loading the base model";
-      return `training: step ${p.step} of ${p.total_steps}, loss ${fmt(p.loss, 3)}` +
-        (p.eta_s == null ? "" : `, about ${duration(p.eta_s)} left`);
-    case "evaluating": return "evaluating against the champion on the held-out problems";
-    case "saving": return "saving the checkpoint";
-    default: return "training: waiting for the GPU worker";
-  }
 }
 
 function heldout(checkpoint) {

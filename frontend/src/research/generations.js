@@ -2,9 +2,10 @@
 // hit rate people found (labeling/stats/generations.py) and how long rating took.
 import { call } from "../dashboard/api.js";
 import { columnChart } from "../dashboard/charts.js";
-import { count, duration, fmt, pct, scroller } from "../dashboard/dom.js";
+import { duration, fmt, pct, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { optionsFromData, renderMath } from "../math.js";
+import { runText } from "./progress.js";
 import { button, poll, rows, seconds, when } from "./util.js";
 
 const OPEN = new Set(["queued", "scoring", "selecting"]);
@@ -84,19 +85,6 @@ function wrap(...nodes) {
   const box = el("div");
   box.append(...nodes);
   return box;
-}
-
-/** What an open run is doing, in words: waiting, scoring at a rate with the time left, selecting. */
-export function runText(r) {
-  const scored = `${count(r.scored ?? 0)} / ${r.total ? count(r.total) : "?"} scored`;
-  if (r.state === "queued") return "waiting for the PRM worker";
-  if (r.state === "scoring") {
-    if (!r.total) return "scoring: counting the candidate pool";
-    const rate = r.rate == null ? "" : ` at ${fmt(r.rate, r.rate < 10 ? 1 : 0)}/s`;
-    return `${scored}${rate}${r.eta_s == null ? "" : `, about ${duration(r.eta_s)} left`}`;
-  }
-  if (r.state === "selecting") return `${scored}; selecting the generation`;
-  return scored;
 }
 
 /** The run's progress in words with a bar, and Cancel while the run is open; polls until it ends. */
