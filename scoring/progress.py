@@ -38,23 +38,28 @@ class RetrainProgress:
 
     def __init__(self, checkpoint_id, *, every_s=2.0, clock=time.monotonic):
         self.checkpoint_id, self.every_s, self.clock = checkpoint_id, every_s, clock
-        self.phase_started = self.last_write = None
+        self.phase_started = self.last_write = self.first = None
         self.state = {}
 
     def phase(self, name, **fields):
         """Enter phase ``name`` (one of ``PHASES``); written at once."""
         assert name in PHASES, name
-        self.phase_started = self.clock()
+        self.phase_started, self.first = self.clock(), None
         self.state = {"phase": name, "phase_started_at": timezone.now().isoformat(), **fields}
         self._write()
 
     def step(self, step, total_steps, loss):
         """A training step done: written when ``every_s`` passed since the last write, or on the last step."""
         now = self.clock()
+        if self.first is None:
+            self.first = (step, now)  # the pace from here on: loading the model and encoding are behind
         if step < total_steps and self.last_write is not None and now - self.last_write < self.every_s:
             return False
-        elapsed = now - self.phase_started if self.phase_started is not None else None
-        eta = elapsed / step * (total_steps - step) if elapsed is not None and step else None
+        (first_step, first_at), eta = self.first, None
+        if step > first_step:
+            eta = (now - first_at) / (step - first_step) * (total_steps - step)
+        elif self.phase_started is not None and step:
+            eta = (now - self.phase_started) / step * (total_steps - step)
         self.state.update(step=step, total_steps=total_steps, loss=loss, eta_s=eta)
         self._write()
         return True

@@ -43,9 +43,19 @@ def test_training_steps_are_written_at_most_every_interval_and_on_the_last():
     checkpoint.refresh_from_db()
     assert checkpoint.progress["phase"] == "training" and checkpoint.progress["step"] == 10
     assert checkpoint.progress["loss"] == pytest.approx(0.1) and checkpoint.progress["eta_s"] == 0
-    now[0] = 4.0
+
+
+@pytest.mark.django_db
+def test_the_time_left_goes_by_the_pace_of_the_steps_not_the_model_loading_before_them():
+    checkpoint = Checkpoint.objects.create(project=make_project(name="pace"))
+    now = [0.0]
+    progress = RetrainProgress(checkpoint.pk, every_s=0, clock=lambda: now[0])
     progress.phase("training")
-    now[0] = 6.0
-    assert progress.step(4, 10, loss=0.5)  # 2 s after the phase began, 4 of 10 steps: 3 s left
+    now[0] = 10.0  # loading the base model and encoding the examples
+    progress.step(1, 10, loss=0.7)
     checkpoint.refresh_from_db()
-    assert checkpoint.progress["eta_s"] == pytest.approx(3.0)
+    assert checkpoint.progress["eta_s"] == pytest.approx(90.0)  # one step so far: only the phase's pace is known
+    now[0] = 12.0  # four more steps, half a second each
+    progress.step(5, 10, loss=0.6)
+    checkpoint.refresh_from_db()
+    assert checkpoint.progress["eta_s"] == pytest.approx(2.5) and checkpoint.progress["step"] == 5
