@@ -78,6 +78,14 @@ def test_progress_and_a_checkpoints_evaluation_beside_the_champions(page, live_s
     selecting = page.locator(f'tr[data-run="{rows["selecting"].pk}"]')
     assert "900 / 900 scored; selecting the generation" in selecting.inner_text()
     assert selecting.locator('[data-testid="cancel-generation"]').count() == 0
+    screenshot(page, "research-progress")
+
+    # The state column follows the worker too (it used to say "queued" while the bar moved).
+    GenerationRun.objects.filter(pk=rows["scoring"].pk).update(state=GenerationRun.SELECTING, scored=5272)
+    page.wait_for_function(
+        f"""() => document.querySelector('tr[data-run="{rows["scoring"].pk}"] [data-testid="run-state"]')
+                 ?.textContent === "selecting" """)
+    assert "5,272 / 5,272 scored; selecting the generation" in scoring.inner_text()
 
     # The retrain shows its phase, step, loss and time left, and follows the worker without a reload.
     training = page.locator(f'tr[data-checkpoint="{rows["training"].pk}"] [data-testid="retrain-progress"]')
@@ -86,8 +94,6 @@ def test_progress_and_a_checkpoints_evaluation_beside_the_champions(page, live_s
     page.wait_for_function(
         f"""() => document.querySelector('tr[data-checkpoint="{rows["training"].pk}"] [data-testid="retrain-progress"]')
                  ?.textContent === "evaluating against the champion on the held-out problems" """)
-
-    screenshot(page, "research-progress")
 
     # The newest evaluated checkpoint first: refused, beside the champion it did not beat.
     panel = page.locator('[data-testid="evaluation"]')
