@@ -6,9 +6,10 @@ annotator/urls.py (URL names in the ``scoring`` namespace).
 
 - ``POST /api/projects/{id}/generations/``: start a generation (202; 409 when one is open)
 - ``GET  /api/projects/{id}/generations/``: the project's runs, newest first
-- ``GET  /api/generation-runs/{id}/``: one run: state, scored/total (live), selected, error
+- ``GET  /api/generation-runs/{id}/``: one run: state, scored/total (live), rate and time left, selected, error
 - ``POST /api/generation-runs/{id}/cancel/``: cancel a queued or scoring run (409 when past that)
-- ``GET  /api/projects/{id}/checkpoints/``: every checkpoint: status, reason, metrics, lineage
+- ``GET  /api/projects/{id}/checkpoints/``: every checkpoint: status, reason, metrics, lineage, retrain progress
+- ``GET  /api/checkpoints/{id}/report/``: its evaluation report (plot data) beside the champion's
 - ``POST /api/projects/{id}/retrain/``: queue ``retrain_if_due`` (``force`` skips the due check)
 - ``GET/PATCH /api/projects/{id}/loop-settings/``: pool, generation, selection and retraining settings
   (``scoring.loop_settings``)
@@ -27,6 +28,7 @@ from labeling.access.roles import RESEARCHER
 from scoring import runs
 from scoring.loop_settings import LoopSettingsView
 from scoring.models import Checkpoint, GenerationRun
+from scoring.progress import scoring_rate
 
 app_name = "scoring"
 
@@ -35,23 +37,46 @@ class GenerationRunSerializer(serializers.ModelSerializer):
     generation = serializers.IntegerField(source="generation.number", allow_null=True, read_only=True,
                                           help_text="The generation number it selected (null until done).")
     progress = serializers.SerializerMethodField(help_text="scored / total, 0 to 1 (null before counting).")
+    rate = serializers.SerializerMethodField(help_text="Solutions scored per second in this scoring pass "
+                                                       "(null unless scoring and some are scored).")
+    eta_s = serializers.SerializerMethodField(help_text="Seconds left to score the rest at that rate (null: unknown).")
 
     class Meta:
         model = GenerationRun
-        fields = ["id", "project", "state", "size", "scored", "total", "progress", "selected", "generation",
-                  "checkpoint", "error", "task_id", "created_at", "started_at", "finished_at"]
+        fields = ["id", "project", "state", "size", "scored", "total", "progress", "rate", "eta_s", "selected",
+                  "generation", "checkpoint", "error", "task_id", "created_at", "started_at", "scoring_started_at",
+                  "scored_at_start", "finished_at"]
         read_only_fields = fields
 
     def get_progress(self, run) -> float | None:
         return run.scored / run.total if run.total else None
 
+    def get_rate(self, run) -> float | None:
+        return scoring_rate(run)[0]
+
+    def get_eta_s(self, run) -> float | None:
+        return scoring_rate(run)[1]
+
 
 class CheckpointSerializer(serializers.ModelSerializer):
+    has_report = serializers.SerializerMethodField(help_text="Whether its evaluation report (plots) is stored.")
+
     class Meta:
         model = Checkpoint
         fields = ["id", "project", "status", "is_champion", "reason", "parent", "generation", "passes", "data_hash",
-                  "base_model", "path", "metrics", "task_id", "created_at", "finished_at"]
+                  "base_model", "path", "metrics", "progress", "has_report", "task_id", "created_at", "finished_at"]
         read_only_fields = fields
+
+    def get_has_report(self, checkpoint) -> bool:
+        return bool(checkpoint.report)
+
+
+class CheckpointReportSerializer(serializers.Serializer):
+    checkpoint = CheckpointSerializer(help_text="The checkpoint judged.")
+    champion = CheckpointSerializer(allow_null=True, help_text="The champion it was judged against (null: none).")
+    report = serializers.DictField(help_text="heldout_problems, metric, champion_id, and the sections (steps: "
+                                   "roc, calibration; best-of-n; processbench where evaluated) of the "
+                                   "checkpoint ('challenger') and of the champion on the same problems.")
 
 
 class StartGenerationSerializer(serializers.Serializer):
@@ -146,6 +171,20 @@ class ProjectCheckpointsView(APIView):
         return Response(CheckpointSerializer(rows, many=True).data)
 
 
+class CheckpointReportView(APIView):
+    """A checkpoint's evaluation beside the champion's on the same held-out problems: the plots' data."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(operation_id="checkpoints_report_retrieve", responses=CheckpointReportSerializer)
+    def get(self, request, pk):
+        checkpoint = object_for(request.user, Checkpoint.objects.all(), pk, RESEARCHER)
+        report = checkpoint.report or {}
+        against = Checkpoint.objects.filter(project=checkpoint.project_id, pk=report.get("champion_id")).first()
+        return Response({"checkpoint": CheckpointSerializer(checkpoint).data,
+                         "champion": CheckpointSerializer(against).data if against else None, "report": report})
+
+
 class ProjectRetrainView(APIView):
     """Queue a retrain of the project's PRM (it runs when due, or always with ``force``)."""
 
@@ -171,4 +210,5 @@ urlpatterns = [
     path("projects/<int:pk>/checkpoints/", ProjectCheckpointsView.as_view(), name="project-checkpoints"),
     path("projects/<int:pk>/retrain/", ProjectRetrainView.as_view(), name="project-retrain"),
     path("projects/<int:pk>/loop-settings/", LoopSettingsView.as_view(), name="project-loop-settings"),
+    path("checkpoints/<int:pk>/report/", CheckpointReportView.as_view(), name="checkpoint-report"),
 ]

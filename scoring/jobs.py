@@ -80,8 +80,8 @@ def score_pool(run, prm, *, batch_size=None, pool_limit=None):
     generation must finish within a minute on a CPU (``annotator/demo_jobs.py``); the selection
     then draws on what the checkpoint scored.
 
-    Progress (``scored``/``total``) is written after each batch; a cancelled run stops between
-    batches (returns False). Scores already written are kept and skipped.
+    Progress (``scored``/``total``; the pass's start for the rate) is written after each batch; a
+    cancelled run stops between batches (returns False). Scores already written are kept and skipped.
     """
     from scoring.prm.scorer import score_solutions
 
@@ -93,7 +93,9 @@ def score_pool(run, prm, *, batch_size=None, pool_limit=None):
     rows = list(rows if pool_limit is None else rows[:pool_limit])
     todo = [pk for pk, is_known in rows if not is_known]
     scored = len(rows) - len(todo)
-    GenerationRun.objects.filter(pk=run.pk).update(total=len(rows), scored=scored)
+    # This pass's start: the page's rate counts only what it scores (scoring.progress).
+    GenerationRun.objects.filter(pk=run.pk).update(total=len(rows), scored=scored, scored_at_start=scored,
+                                                   scoring_started_at=timezone.now())
     for start in range(0, len(todo), batch_size):
         if GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.CANCELLED).exists():
             return False

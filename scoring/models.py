@@ -41,6 +41,16 @@ class Checkpoint(models.Model):
     reason = models.TextField(blank=True)
     is_champion = models.BooleanField(default=False)
     task_id = models.CharField(max_length=255, blank=True)
+    progress = models.JSONField(
+        default=dict, blank=True,
+        help_text="While training: phase (exporting, training, evaluating, saving), step, total_steps, loss, "
+                  "eta_s, updated_at (scoring.progress).",
+    )
+    report = models.JSONField(
+        default=dict, blank=True,
+        help_text="Its evaluation beside the champion's on the same held-out problems: plot data (ROC, "
+                  "calibration, best-of-N) per scorer (scoring.retrain.evaluation_report).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -59,8 +69,10 @@ class Checkpoint(models.Model):
 class GenerationRun(models.Model):
     """One request to run a generation: score the pool, then select into a new Generation.
 
-    ``scored``/``total`` show progress while ``state`` is ``scoring``. ``generation`` is set in
-    the same transaction that selects, so a redelivered task sees the work is done.
+    ``scored``/``total`` show progress while ``state`` is ``scoring``; ``scoring_started_at`` and
+    ``scored_at_start`` (what an earlier, interrupted pass had already scored) give the rate of
+    this pass, and so the time left. ``generation`` is set in the same transaction that selects,
+    so a redelivered task sees the work is done.
     """
 
     QUEUED = "queued"
@@ -85,6 +97,8 @@ class GenerationRun(models.Model):
     scored = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     selected = models.PositiveIntegerField(default=0)
+    scoring_started_at = models.DateTimeField(null=True, blank=True, help_text="When this scoring pass began.")
+    scored_at_start = models.PositiveIntegerField(default=0, help_text="Solutions already scored when it began.")
     error = models.TextField(blank=True)
     task_id = models.CharField(max_length=255, blank=True)
     requested_by = models.ForeignKey(

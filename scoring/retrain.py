@@ -27,12 +27,13 @@ from django.db.models import Max
 from django.utils import timezone
 
 from labeling.exports import ExportFilters, write_export
-from labeling.models import Assignment, Generation, Project
+from labeling.models import Assignment, Generation, Project, Solution
 from scoring import worker
 from scoring.champions import base_model, champion, checkpoint_root, ensure_champion
 from scoring.locks import RETRAIN_LOCK, advisory_lock
 from scoring.models import Checkpoint
 from scoring.prm.metrics import PROMOTION_METRICS
+from scoring.progress import RetrainProgress
 
 HELDOUT_FRACTION = 0.2
 # name -> (key in ``evaluate``'s figures, whether higher is better), from the core's one list
@@ -58,20 +59,58 @@ def retrain_due(project):
     return passes_count(project) - (last.passes if last else 0) >= project.retrain_threshold
 
 
-def evaluate(prm, examples):
-    """Step-level figures of ``prm`` on labelled examples: AUROC, F1 on wrong steps, log loss."""
-    from scoring.prm.metrics import step_metrics
+def evaluate(prm, examples, candidates=()):
+    """``prm`` on labelled examples (and graded candidates): ``(figures, report sections)``.
+
+    The figures are step AUROC, F1 on wrong steps and log loss; the sections are those of
+    ``scoring.prm.evaluate`` (what ``python -m scoring evaluate`` writes in report.json): ``steps``
+    (with the ROC curve and the reliability table) and, when ``candidates`` are given,
+    ``best-of-n``. The researcher's page draws them.
+    """
+    from scoring.prm.evaluate import best_of_n_protocol, steps_protocol
     from scoring.prm.scorer import score_solutions
 
     scored = score_solutions(prm, [(e.problem, e.steps) for e in examples])
     step_scores = [s.step_scores for s in scored]
     labels = [e.labels for e in examples]
-    figures = step_metrics(step_scores, labels)
+    steps = steps_protocol([{"step_scores": s, "labels": y} for s, y in zip(step_scores, labels)])
     losses = [-math.log(min(max(p if y == 1 else 1 - p, 1e-12), 1.0))
               for ps, ys in zip(step_scores, labels) for p, y in zip(ps, ys) if p is not None and y is not None]
-    return {"examples": len(examples), "steps": figures["steps"], "negative_steps": figures["negative_steps"],
-            "step_auroc": figures["auroc"], "step_f1": figures["f1_negative"], "accuracy": figures["accuracy"],
-            "log_loss": sum(losses) / len(losses) if losses else None}
+    figures = {"examples": len(examples), "steps": steps["steps"], "negative_steps": steps["negative_steps"],
+               "step_auroc": steps["auroc"], "step_f1": steps["f1_negative"], "accuracy": steps["accuracy"],
+               "log_loss": sum(losses) / len(losses) if losses else None}
+    sections = {"steps": steps}
+    if candidates:
+        results = score_solutions(prm, [(c["problem"], c["steps"]) for c in candidates], aggregation="prod")
+        records = [{**c, "step_scores": r.step_scores, "score": r.score, "aggregation": "prod"}
+                   for c, r in zip(candidates, results)]
+        sections["best-of-n"] = best_of_n_protocol(records)
+    return figures, sections
+
+
+# Best-of-N on the held-out problems: their graded solutions, a few per problem, so that a
+# retrain of a large project does not score its whole pool twice.
+BEST_OF_N_PER_PROBLEM = 8
+BEST_OF_N_PROBLEMS = 100
+
+
+def heldout_candidates(project, heldout):
+    """Graded solutions of the held-out problems with two or more of them, for best-of-N (capped)."""
+    from scoring.jobs import solution_texts
+
+    texts = sorted({e.problem for e in heldout})
+    rows = (Solution.objects.filter(project=project, problem__problem__in=texts, is_correct__isnull=False,
+                                    final_answer__isnull=False, is_gold=False, is_screening=False)
+            .order_by("problem_id", "pk").values_list("pk", "problem_id", "final_answer", "is_correct"))
+    by_problem = {}
+    for pk, problem, answer, correct in rows:
+        kept = by_problem.setdefault(problem, [])
+        if len(kept) < BEST_OF_N_PER_PROBLEM:
+            kept.append((pk, answer, correct))
+    chosen = [group for group in by_problem.values() if len(group) >= 2][:BEST_OF_N_PROBLEMS]
+    steps = solution_texts([pk for group in chosen for pk, _, _ in group])
+    return [{"problem": steps[pk][0], "steps": steps[pk][1], "answer": answer, "is_correct": correct}
+            for group in chosen for pk, answer, correct in group]
 
 
 def mark_checkpoint_failed(checkpoint_id, error):
@@ -110,7 +149,11 @@ def retrain_if_due(project_id, *, force=False, task_id=""):
 
 
 def retrain(checkpoint):
-    """Build ``checkpoint`` (status ``training``): export, train, evaluate, save, judge."""
+    """Build ``checkpoint`` (status ``training``): export, train, evaluate, save, judge.
+
+    Each phase is written on the row as it starts (``scoring.progress``), the training steps
+    with their loss and the time left; the evaluation's plot data goes to ``report``.
+    """
     from scoring.prm.checkpoint import file_hash
     from scoring.prm.data import read_prm800k
     from scoring.prm.splits import split_by_problem
@@ -118,6 +161,8 @@ def retrain(checkpoint):
     from scoring.prm.training_run import train_checkpoint
 
     project = checkpoint.project
+    progress = RetrainProgress(checkpoint.pk)
+    progress.phase("exporting")
     path = checkpoint_root(project) / f"checkpoint-{checkpoint.pk}"
     log_path = path.with_name(path.name + ".train.jsonl")
     remove_staging(path)
@@ -144,23 +189,33 @@ def retrain(checkpoint):
     except TypeError as exc:
         return _finish(checkpoint, Checkpoint.FAILED, f"Bad train_settings on the project: {exc}")
     current = champion(project)
+    report = {}
 
     def judged(prm, summary, _validation):
         # the new PRM and the champion on the same held-out problems, for ``promote``
+        progress.phase("evaluating")
+        new, old = (None, {}), (None, {})
+        if heldout:
+            candidates = heldout_candidates(project, heldout)
+            new = evaluate(prm, heldout, candidates)
+            if current:
+                old = evaluate(worker.get_prm(current), heldout, candidates)
+        report.update(heldout_problems=len({e.problem for e in heldout}), metric=project.retrain_metric,
+                      champion_id=current.pk if current else None, challenger=new[1], champion=old[1])
+        progress.phase("saving")
         return {"forced": forced, "training_log": str(log_path), "metric": project.retrain_metric,
                 "heldout_problems": len({e.problem for e in heldout}), "train": summary,
-                "heldout": evaluate(prm, heldout) if heldout else None,
-                "champion_id": current.pk if current else None,
-                "champion_heldout": evaluate(worker.get_prm(current), heldout) if heldout and current else None,
-                "config": dataclasses.asdict(config)}
+                "heldout": new[0], "champion_id": current.pk if current else None,
+                "champion_heldout": old[0], "config": dataclasses.asdict(config)}
 
     meta = {"neutral": "positive", "aggregation": "prod",
             "training_data": [{"project": project.pk, "sha256": data_hash, "passes": passes}],
             "parent": checkpoint.parent.path if checkpoint.parent else None}
     worker._limit_threads()
+    progress.phase("training", step=0, total_steps=None, loss=None, eta_s=None)
     done = train_checkpoint(train_set, path, base=base, config=config, device=worker.device(), log_path=log_path,
-                            meta=meta, metrics=judged)
-    Checkpoint.objects.filter(pk=checkpoint.pk).update(metrics=done.metrics)
+                            meta=meta, metrics=judged, on_step=progress.step)
+    Checkpoint.objects.filter(pk=checkpoint.pk).update(metrics=done.metrics, report=report)
     checkpoint.refresh_from_db()
     return promote(checkpoint, current)
 

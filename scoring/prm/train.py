@@ -184,12 +184,14 @@ def _progress_bar(total, enabled):
     return tqdm(total=total, desc="train", unit="step", disable=not enabled)
 
 
-def train(prm, train_examples, val_examples, config=None, *, log_path=None, progress=True):
+def train(prm, train_examples, val_examples, config=None, *, log_path=None, progress=True, on_step=None):
     """Train ``prm`` in place on ``train_examples``; returns a summary dict and restores the best weights.
 
     ``val_examples`` drive early stopping (none: train to the end). ``log_path`` gets a JSONL
     metrics log: ``train`` events (mean loss since the last one, learning rate, gradient norm)
-    and ``eval`` events (validation loss; the first one before any update).
+    and ``eval`` events (validation loss; the first one before any update). ``on_step(step,
+    total_steps, loss)`` is called after every optimizer step (the retrain's progress on the
+    researcher's page, ``scoring.progress``).
     """
     from transformers import get_linear_schedule_with_warmup  # here: `scoring train --help` needs no transformers
 
@@ -239,6 +241,8 @@ def train(prm, train_examples, val_examples, config=None, *, log_path=None, prog
             scheduler.step()
             step += 1
             running.append(float(loss.detach()))
+            if on_step is not None:
+                on_step(step, total_steps, running[-1])
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{running[-1]:.4f}")

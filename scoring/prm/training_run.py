@@ -36,7 +36,7 @@ def validation_metrics(prm, summary, validation):
 
 
 def train_checkpoint(examples, out, *, base, config=None, device=None, max_length=None, overflow="window",
-                     log_path=None, progress=False, meta=None, metrics=validation_metrics):
+                     log_path=None, progress=False, meta=None, metrics=validation_metrics, on_step=None):
     """Train a fresh PRM on the backbone at ``base``, evaluate it, and save it to the directory ``out``.
 
     ``examples`` are split by problem into training and validation (``config.val_fraction``,
@@ -44,12 +44,13 @@ def train_checkpoint(examples, out, *, base, config=None, device=None, max_lengt
     validation)`` gives the figures the checkpoint records, from the trained PRM, the training
     summary (without its history) and the validation examples. ``meta`` adds to the
     checkpoint's stepmark_prm.json, beside the base model, the config and those metrics.
+    ``on_step`` goes to ``train`` (called after each optimizer step).
     """
     config = config or TrainConfig()
     train_set, val_set = split_by_problem(examples, fraction=config.val_fraction, seed=config.seed)
     # float32 master weights; on CUDA the loop runs under bf16 autocast
     prm = new_prm(base, device=device, dtype=torch.float32, max_length=max_length, overflow=overflow, seed=config.seed)
-    summary = train(prm, train_set, val_set, config, log_path=log_path, progress=progress)
+    summary = train(prm, train_set, val_set, config, log_path=log_path, progress=progress, on_step=on_step)
     history = summary.pop("history")
     figures = metrics(prm, summary, val_set)
     meta = {**(meta or {}), "base_model": str(base), "config": dataclasses.asdict(config), "metrics": figures}

@@ -120,4 +120,9 @@ def check_first_pages(view, live_server, math, gsm8k, size):
     metrics = slice(4, table.locator("th").all_inner_texts().index("started"))
     assert cells[metrics] and all(cell.replace(".", "", 1).isdigit() for cell in cells[metrics]), cells
     assert view.locator('[data-testid="snapshot-list"] a').count() == 1
+    # Its evaluation beside the base model's on the same held-out problems, drawn from the retrain's report.
+    view.wait_for_selector('[data-testid="evaluation"][data-state="ready"]')
+    assert "was promoted. Promoted:" in view.locator('[data-testid="decision"]').inner_text()
+    for plot in ("plot-roc", "plot-calibration"):
+        assert view.locator(f'svg[data-testid="{plot}"] g.series.champion path.curve').count() == 1, plot
     keep(view, f"demo-research-checkpoint-{size}")

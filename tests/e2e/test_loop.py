@@ -82,6 +82,10 @@ def test_the_loop_closes(worker, tiny_base, data_dir, tmp_path):
     assert new.reason and new.metrics["heldout"] and new.metrics["champion_heldout"]
     assert new.status == "champion" and new.is_champion, new.reason
     assert (Path(new.path) / "stepmark_prm.json").is_file()
+    # The research page's evaluation: the plots' data of both, from the worker through the API.
+    report = researcher.get(reverse("scoring:checkpoint-report", args=[new.pk])).json()
+    assert report["champion"]["id"] == initial.pk and rows[0]["has_report"] and rows[0]["progress"]["phase"] == "saving"
+    assert report["report"]["challenger"]["steps"]["roc"] and report["report"]["champion"]["steps"]["calibration"]["bins"]
 
     # Generation 2 is scored and selected by the new champion, from what is left of the pool.
     second = run_generation(researcher, project)

@@ -119,3 +119,64 @@ def test_unknown_ids_are_404_for_researchers(people):
     assert people["researcher"].get(reverse("scoring:generation-run-detail", args=[999999])).status_code == 404
     assert people["researcher"].post(reverse("scoring:project-generations", args=[999999]), {},
                                      format="json").status_code == 404
+
+
+def test_a_scoring_run_gives_its_rate_and_time_left(people, project):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    # An interrupted pass had scored 100; this one scored 300 more in (at least) 100 s.
+    run = GenerationRun.objects.create(project=project, size=5, state=GenerationRun.SCORING, total=1000, scored=400,
+                                       scored_at_start=100, scoring_started_at=timezone.now() - timedelta(seconds=100))
+    body = people["researcher"].get(reverse("scoring:generation-run-detail", args=[run.pk])).json()
+    assert body["state"] == "scoring" and body["progress"] == 0.4
+    assert 2.9 < body["rate"] <= 3.0  # 300 in a little over 100 s
+    assert body["eta_s"] == pytest.approx(600 / body["rate"])
+    GenerationRun.objects.filter(pk=run.pk).update(state=GenerationRun.SELECTING)
+    body = people["researcher"].get(reverse("scoring:generation-run-detail", args=[run.pk])).json()
+    assert body["state"] == "selecting" and body["rate"] is None and body["eta_s"] is None
+    queued = GenerationRun.objects.create(project=project, size=5)
+    body = people["researcher"].get(reverse("scoring:generation-run-detail", args=[queued.pk])).json()
+    assert body["state"] == "queued" and body["rate"] is None and body["eta_s"] is None
+
+
+def test_a_checkpoint_shows_its_retrain_progress_and_its_report_beside_the_champions(people, project):
+    from tests.scoring.sample_report import sample_report
+
+    champion = Checkpoint.objects.create(project=project, status=Checkpoint.CHAMPION, is_champion=True)
+    training = Checkpoint.objects.create(project=project, parent=champion, status=Checkpoint.TRAINING, progress={
+        "phase": "training", "step": 40, "total_steps": 100, "loss": 0.41, "eta_s": 90.0})
+    judged = Checkpoint.objects.create(project=project, parent=champion, status=Checkpoint.REJECTED,
+                                       reason="step_auroc 0.7 does not beat", report=sample_report(champion.pk))
+    rows = {c["id"]: c for c in people["researcher"].get(reverse("scoring:project-checkpoints", args=[project.pk])).json()}
+    assert rows[training.pk]["progress"]["phase"] == "training" and rows[training.pk]["progress"]["step"] == 40
+    assert rows[judged.pk]["has_report"] is True and rows[champion.pk]["has_report"] is False
+    assert "report" not in rows[judged.pk]  # the list stays small; the plots' data comes one checkpoint at a time
+
+    body = people["researcher"].get(reverse("scoring:checkpoint-report", args=[judged.pk])).json()
+    assert body["checkpoint"]["id"] == judged.pk and body["checkpoint"]["reason"] == "step_auroc 0.7 does not beat"
+    assert body["champion"]["id"] == champion.pk and body["champion"]["is_champion"] is True
+    report = body["report"]
+    for side in ("challenger", "champion"):
+        assert set(report[side]) == {"steps", "best-of-n", "processbench"}
+        assert report[side]["steps"]["roc"][0] == [0.0, 0.0] and report[side]["steps"]["roc"][-1] == [1.0, 1.0]
+        assert len(report[side]["steps"]["calibration"]["bins"]) == 10
+        assert report[side]["best-of-n"]["ns"] == [1, 2, 4]
+    assert report["challenger"]["steps"]["auroc"] > report["champion"]["steps"]["auroc"]
+    # A checkpoint without a report (the initial one) answers an empty report, not an error.
+    empty = people["researcher"].get(reverse("scoring:checkpoint-report", args=[champion.pk])).json()
+    assert empty["report"] == {} and empty["champion"] is None
+
+
+@pytest.mark.parametrize("who, code", [("lead", 403), ("annotator", 403)])
+def test_only_researchers_read_a_report(people, project, who, code):
+    checkpoint = Checkpoint.objects.create(project=project, status=Checkpoint.REJECTED, report={"metric": "log_loss"})
+    assert people[who].get(reverse("scoring:checkpoint-report", args=[checkpoint.pk])).status_code == code
+    from labeling.access.roles import RESEARCHER, grant_role
+
+    outsider = make_user("outsider", projects=[])
+    grant_role(outsider, RESEARCHER, make_project(name="elsewhere"))  # a researcher, of another project
+    outsider = client_for(outsider)
+    assert outsider.get(reverse("scoring:checkpoint-report", args=[checkpoint.pk])).status_code == 404
+    assert people["researcher"].get(reverse("scoring:checkpoint-report", args=[999999])).status_code == 404

@@ -1,4 +1,5 @@
-"""The loop's jobs on the real database, without Celery: scoring, selection, retraining, promotion.
+"""The loop's jobs on the real database, without Celery: scoring, selection, retraining, promotion, and
+the progress each writes (a run's states, a retrain's phases and the evaluation report it keeps).
 
 The PRM is a tiny random BERT (tests/scoring/conftest.py) on the project's base model; the
 candidate pool is a slice of GSM8K's real model solutions.
@@ -16,6 +17,7 @@ from labeling.work.submission import submit
 from scoring import jobs, runs, worker
 from scoring.champions import champion, ensure_champion
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
+from scoring.progress import RetrainProgress
 from scoring.retrain import retrain_if_due
 from tests.factories import analyze_counts, make_project
 
@@ -236,3 +238,66 @@ def test_ratings_are_untouched_by_retraining(project):
     before = list(Rating.objects.order_by("pk").values_list("pk", "value"))
     retrain_if_due(project.pk, force=True)
     assert list(Rating.objects.order_by("pk").values_list("pk", "value")) == before
+
+
+def test_a_run_is_scoring_while_it_scores_then_selecting(project, monkeypatch):
+    seen = []
+    score_pool, select = jobs.score_pool, jobs.select
+
+    def spy_score(run, prm, **kwargs):
+        seen.append(("score", GenerationRun.objects.get(pk=run.pk).state))
+        return score_pool(run, prm, **kwargs)
+
+    def spy_select(run):
+        row = GenerationRun.objects.get(pk=run.pk)
+        seen.append(("select", row.state, row.scored_at_start, row.scoring_started_at is not None, row.scored, row.total))
+        return select(run)
+
+    monkeypatch.setattr(jobs, "score_pool", spy_score)
+    monkeypatch.setattr(jobs, "select", spy_select)
+    run = run_one(project, batch_size=16)
+    assert seen == [("score", "scoring"), ("select", "selecting", 0, True, run.total, run.total)]
+    assert run.state == "done" and run.total == 48
+
+
+def test_a_resumed_pass_counts_its_rate_from_what_it_scores_itself(project):
+    run = run_one(project, pool_limit=20)  # 20 scored by this checkpoint
+    again = GenerationRun.objects.create(project=project, checkpoint=run.checkpoint, size=4)
+    jobs.run_generation(again.pk, pool_limit=30)
+    again.refresh_from_db()
+    # The pool shrank by what the first run selected; what it scored before is not this pass's work.
+    assert again.scored_at_start > 0 and again.scored == again.total
+
+
+def test_a_retrain_writes_its_phases_and_keeps_its_report_beside_the_champions(project, monkeypatch):
+    first = run_one(project)
+    rate_everything(project)
+    writes = []
+    write = RetrainProgress._write
+
+    def spy(self):
+        write(self)
+        writes.append(dict(self.state))
+
+    monkeypatch.setattr(RetrainProgress, "_write", spy)
+    checkpoint = retrain_if_due(project.pk, force=True)
+    phases = [w["phase"] for w in writes]
+    assert phases[0] == "exporting" and phases[-2:] == ["evaluating", "saving"]
+    training = [w for w in writes if w["phase"] == "training"]
+    last = training[-1]
+    assert last["step"] == last["total_steps"] == checkpoint.metrics["train"]["steps"] > 0
+    assert isinstance(last["loss"], float) and last["eta_s"] == 0
+    assert checkpoint.progress["phase"] == "saving"
+
+    report = checkpoint.report
+    assert report["champion_id"] == first.checkpoint_id and report["metric"] == "log_loss"
+    assert report["heldout_problems"] == checkpoint.metrics["heldout_problems"] > 0
+    for side, figures in (("challenger", "heldout"), ("champion", "champion_heldout")):
+        steps = report[side]["steps"]
+        assert steps["auroc"] == checkpoint.metrics[figures]["step_auroc"]
+        assert steps["roc"][0] == [0.0, 0.0] and steps["roc"][-1] == [1.0, 1.0]
+        assert sum(b["count"] for b in steps["calibration"]["bins"]) == steps["steps"] == checkpoint.metrics[figures]["steps"]
+        best = report[side]["best-of-n"]  # the held-out problems' four graded GSM8K solutions each
+        assert best["ns"] == [1, 2, 4] and best["largest_pool"] == 4
+        assert best["candidates"] == 4 * best["problems"][0]
+    assert report["challenger"]["best-of-n"]["solved"]["majority_vote"] == report["champion"]["best-of-n"]["solved"]["majority_vote"]

@@ -1,9 +1,12 @@
-// Checkpoints: every PRM of the project, its held-out metrics over time (SVG), "Retrain now",
-// and why a retrain failed or was not promoted.
+// Checkpoints: every PRM of the project, its held-out metrics over time (SVG), "Retrain now"
+// with the retrain's phase, step, loss and time left, why a retrain failed or was not promoted,
+// and each checkpoint's evaluation beside the champion's (./evaluation.js).
 import { call } from "../dashboard/api.js";
 import { lineChart } from "../dashboard/charts.js";
 import { fmt, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
+import { evaluationPanel } from "./evaluation.js";
+import { phaseText } from "./progress.js";
 import { button, poll, rows, when } from "./util.js";
 
 const METRICS = [["step_auroc", "AUROC"], ["step_f1", "F1"], ["log_loss", "log loss"], ["auroc", "AUROC"],
@@ -25,7 +28,7 @@ export async function showCheckpoints(box, urls) {
       poll(message, async () => {
         const fresh = rows(await call(urls.checkpointsUrl)).find((c) => c.id > before);
         if (!fresh || fresh.status === "training") {
-          if (fresh) message.textContent = `Training checkpoint #${fresh.id}…`;
+          if (fresh) message.textContent = `Checkpoint #${fresh.id}: ${phaseText(fresh.progress)}`;
           return false;
         }
         message.dataset.state = fresh.status;
@@ -73,17 +76,42 @@ async function render(body, urls) {
       if (c.status === "failed") why.dataset.testid = "checkpoint-error";
       // A champion that a later checkpoint replaced keeps its status; say that it was replaced.
       const status = c.status === "champion" && !c.is_champion ? "former champion" : c.status;
-      return [`#${c.id}${c.is_champion ? " ★" : ""}`, status, c.generation ?? "—", String(c.passes ?? "—"),
+      return [`#${c.id}${c.is_champion ? " ★" : ""}`, c.status === "training" ? training(c) : status,
+        c.generation ?? "—", String(c.passes ?? "—"),
         ...metrics.map(([key]) => fmt(heldout(c)?.[key], 3)), when(c.created_at), when(c.finished_at), why];
     }, "checkpoint-table"), "Checkpoints"));
+  body.append(evaluationPanel(checkpoints, urls));
   if (checkpoints.some((c) => c.status === "training")) {
     poll(body, async () => {
       const fresh = rows(await call(urls.checkpointsUrl));
-      if (fresh.some((c) => c.status === "training")) return false;
+      if (fresh.some((c) => c.status === "training")) {
+        // Follow the retrain in its row without redrawing the charts.
+        for (const c of fresh.filter((x) => x.status === "training")) {
+          body.querySelector(`tr[data-checkpoint="${c.id}"] [data-testid="retrain-progress"]`)?.replaceWith(training(c));
+        }
+        return false;
+      }
       await render(body, urls);
       return true;
-    }, 5000);
+    }, 3000);
   }
+}
+
+/** A training checkpoint's phase, with a bar, step, loss and time left while it trains. */
+function training(c) {
+  const box = el("div", "job-status");
+  box.dataset.testid = "retrain-progress";
+  const p = c.progress || {};
+  box.dataset.phase = p.phase || "queued";
+  if (p.phase === "training" && p.total_steps) {
+    const bar = el("progress");
+    bar.max = p.total_steps;
+    bar.value = p.step || 0;
+    bar.setAttribute("aria-label", `checkpoint ${c.id} training steps`);
+    box.append(bar);
+  }
+  box.append(phaseText(p));
+  return box;
 }
 
 function heldout(checkpoint) {

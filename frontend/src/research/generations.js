@@ -5,6 +5,7 @@ import { columnChart } from "../dashboard/charts.js";
 import { duration, fmt, pct, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { optionsFromData, renderMath } from "../math.js";
+import { runText } from "./progress.js";
 import { button, poll, rows, seconds, when } from "./util.js";
 
 const OPEN = new Set(["queued", "scoring", "selecting"]);
@@ -70,6 +71,7 @@ function numberOf(generation) {
 
 function stateCell(run) {
   const cell = el("span", run.state === "failed" ? "failed" : null, run.state);
+  cell.dataset.testid = "run-state";
   if (run.state === "failed" && run.error) {
     const why = el("div", "reason failed");
     why.dataset.testid = "run-error";
@@ -85,7 +87,7 @@ function wrap(...nodes) {
   return box;
 }
 
-/** "scored / total" with a bar and Cancel while the run is open; polls until it ends. */
+/** The run's progress in words with a bar, and Cancel while the run is open; polls until it ends. */
 function progress(run, urls, body, tr) {
   const box = el("div", "job-status");
   box.dataset.testid = "run-progress";
@@ -97,8 +99,9 @@ function progress(run, urls, body, tr) {
     const bar = el("progress");
     bar.max = r.total || 1;
     bar.value = r.scored || 0;
-    box.replaceChildren(bar, document.createTextNode(`${r.scored ?? 0} / ${r.total ?? "?"} scored`));
-    if (OPEN.has(r.state)) {
+    bar.setAttribute("aria-label", `run ${r.id} solutions scored`);
+    box.replaceChildren(bar, document.createTextNode(runText(r)));
+    if (r.state === "queued" || r.state === "scoring") {  // selecting can no longer be cancelled
       box.append(" ", button("Cancel", "cancel-generation", async () => {
         await call(`${runUrl(urls, r.id)}cancel/`, { method: "POST" });
       }));
@@ -111,6 +114,9 @@ function progress(run, urls, body, tr) {
       if (OPEN.has(fresh.state)) {
         draw(fresh);
         tr.dataset.state = fresh.state;
+        // The state column follows too (it said "queued" while the bar moved).
+        const state = tr.querySelector('[data-testid="run-state"]');
+        if (state) state.textContent = fresh.state;
         return false;
       }
       await render(body, urls);

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 
 from labeling.access.roles import ANNOTATOR, LEAD, RESEARCHER, ROLES, grant_role
 from labeling.models import Assignment, GoldProposal, Membership
-from scoring.models import GenerationRun
+from scoring.models import Checkpoint, GenerationRun
 from tests.factories import make_project, make_solution, make_user, rated_pass, walk
 
 A, L, R = ANNOTATOR, LEAD, RESEARCHER
@@ -38,6 +38,7 @@ ROLES_OF = {
     "api:project-detail": {A, L, R}, "api:problem-detail": {L, R}, "api:solution-detail": {L, R},
     "scoring:project-generations": {R}, "scoring:generation-run-detail": {R}, "scoring:generation-run-cancel": {R},
     "scoring:project-checkpoints": {R}, "scoring:project-retrain": {R}, "scoring:project-loop-settings": {R},
+    "scoring:checkpoint-report": {R},
     "workspace": {A}, "dashboard": {L}, "dashboard-annotator": {L}, "research": {R}, "members": {L},
     "quality": {L}, "my-missed": {A},
 }
@@ -81,11 +82,12 @@ def world(tag):
     proposal = GoldProposal.objects.create(solution=solution, votes=2,
                                            ratings=[[0, 0, 1], [1, 0, 1]])
     run = GenerationRun.objects.create(project=project, size=1)
+    checkpoint = Checkpoint.objects.create(project=project, status=Checkpoint.REJECTED)
     boss = make_user(f"{tag}-lead", projects=[])
     grant_role(boss, LEAD, project)
     return project, {
         "project": project.pk, "solution": solution.pk, "problem": solution.problem_id, "assignment": done.pk,
-        "proposal": proposal.pk, "run": run.pk, "annotator": annotator.pk,
+        "proposal": proposal.pk, "run": run.pk, "annotator": annotator.pk, "checkpoint": checkpoint.pk,
         "membership": Membership.objects.get(user=boss, project=project).pk, "worker": worker,
     }
 
@@ -93,7 +95,7 @@ def world(tag):
 def url_of(name, route, ids):
     """The route's URL naming ``ids``' rows: the first path segment says what ``pk`` is."""
     kind = {"projects": "project", "solutions": "solution", "problems": "problem", "assignments": "assignment",
-            "gold-proposals": "proposal", "generation-runs": "run"}
+            "gold-proposals": "proposal", "generation-runs": "run", "checkpoints": "checkpoint"}
     head = route.removeprefix("api/").lstrip("^").split("/")[0]
     kwargs = {}
     _, _, sample = next(entry for entry in walk(get_resolver().url_patterns) if entry[1] == name)

@@ -1,4 +1,4 @@
-"""Training: the loss falls, runs repeat, early stopping, the metrics log (the split: test_splits.py)."""
+"""Training: the loss falls, runs repeat, early stopping, the metrics log, the step hook (the split: test_splits.py)."""
 import json
 
 import pytest
@@ -59,6 +59,17 @@ def test_early_stopping_gives_up_when_validation_stops_improving(tiny_bases, exa
     summary = train(prm, train_set, val_set, config, progress=False)
     # with a zero learning rate nothing improves: two validations later it stops
     assert summary["stopped_early"] and summary["steps"] == 2 and summary["best_step"] == 0
+
+
+def test_every_optimizer_step_is_reported_with_the_total_and_its_loss(tiny_bases, examples, tmp_path):
+    # The hook the retrain's progress uses (scoring/progress.py): the same losses the log records.
+    prm = new_prm(tiny_bases["bert"], device="cpu", seed=0, max_length=192)
+    seen = []
+    train(prm, examples[:12], [], TrainConfig(max_steps=4, epochs=10, **FAST), log_path=tmp_path / "log.jsonl",
+          progress=False, on_step=lambda step, total, loss: seen.append((step, total, loss)))
+    logged = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [(s, t) for s, t, _ in seen] == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert [loss for _, _, loss in seen] == [pytest.approx(e["loss"]) for e in logged if e["event"] == "train"]
 
 
 def test_labels_past_the_context_are_counted_not_trained(tiny_bases, examples):

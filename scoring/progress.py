@@ -1,0 +1,70 @@
+"""How far the loop's long jobs are, as the researcher's page shows it: rate and time left.
+
+- A generation run's rate is that of its current scoring pass: solutions scored since
+  ``scoring_started_at`` (less what an interrupted pass had already scored) per second; the
+  time left is what remains at that rate. Worked out when asked (``scoring_rate``), from the
+  rows the worker writes after each batch.
+- A retrain writes its phase (exporting, training, evaluating, saving) on its Checkpoint's
+  ``progress``, and while training the step, total steps, loss and the time left. Steps come
+  many per second on a small model, so ``RetrainProgress.step`` writes at most once every
+  ``every_s`` seconds (and on the last step).
+
+No torch here: the web process imports this module.
+"""
+import time
+
+from django.utils import timezone
+
+from scoring.models import Checkpoint, GenerationRun
+
+# Phases of a retrain, in order (``Checkpoint.progress["phase"]``).
+PHASES = ("exporting", "training", "evaluating", "saving")
+
+
+def scoring_rate(run, now=None):
+    """``(solutions per second, seconds left)`` of a run that is scoring; ``(None, None)`` until known."""
+    if run.state != GenerationRun.SCORING or run.scoring_started_at is None:
+        return None, None
+    elapsed = ((now or timezone.now()) - run.scoring_started_at).total_seconds()
+    done = run.scored - run.scored_at_start
+    if elapsed <= 0 or done <= 0:
+        return None, None
+    rate = done / elapsed
+    return rate, max(run.total - run.scored, 0) / rate
+
+
+class RetrainProgress:
+    """Writes one retrain's phase and training steps on its Checkpoint row (throttled)."""
+
+    def __init__(self, checkpoint_id, *, every_s=2.0, clock=time.monotonic):
+        self.checkpoint_id, self.every_s, self.clock = checkpoint_id, every_s, clock
+        self.phase_started = self.last_write = self.first = None
+        self.state = {}
+
+    def phase(self, name, **fields):
+        """Enter phase ``name`` (one of ``PHASES``); written at once."""
+        assert name in PHASES, name
+        self.phase_started, self.first = self.clock(), None
+        self.state = {"phase": name, "phase_started_at": timezone.now().isoformat(), **fields}
+        self._write()
+
+    def step(self, step, total_steps, loss):
+        """A training step done: written when ``every_s`` passed since the last write, or on the last step."""
+        now = self.clock()
+        if self.first is None:
+            self.first = (step, now)  # the pace from here on: loading the model and encoding are behind
+        if step < total_steps and self.last_write is not None and now - self.last_write < self.every_s:
+            return False
+        (first_step, first_at), eta = self.first, None
+        if step > first_step:
+            eta = (now - first_at) / (step - first_step) * (total_steps - step)
+        elif self.phase_started is not None and step:
+            eta = (now - self.phase_started) / step * (total_steps - step)
+        self.state.update(step=step, total_steps=total_steps, loss=loss, eta_s=eta)
+        self._write()
+        return True
+
+    def _write(self):
+        self.last_write = self.clock()
+        self.state["updated_at"] = timezone.now().isoformat()
+        Checkpoint.objects.filter(pk=self.checkpoint_id).update(progress=dict(self.state))
