@@ -158,7 +158,7 @@ def test_every_promotion_metric_is_a_figure_the_retrain_computes_and_judges(monk
     scores = [[0.9, 0.2], [0.8, 0.7]]
     monkeypatch.setattr(scorer, "score_solutions", lambda prm, texts: [SimpleNamespace(step_scores=s) for s in scores])
     examples = [Example(problem="p", steps=["a", "b"], labels=[1, 0]), Example(problem="q", steps=["a", "b"], labels=[1, 1])]
-    figures = retrain.evaluate(None, examples)
+    figures, _ = retrain.evaluate(None, examples)
     assert all(isinstance(figures[name], float) for name in PROMOTION_METRICS), figures
 
 
