@@ -52,7 +52,7 @@ export async function showImports(box, urls) {
   });
   form.node.append(el("div", "job-bar import-actions"));
   form.node.lastChild.append(previewButton, startButton);
-  box.append(form.node, preview, status);
+  box.append(form.node, status, preview);
 
   const latest = rows(await call(urls.importsUrl))[0];
   if (latest) follow(latest, status);
