@@ -133,9 +133,13 @@ def test_a_bad_line_is_named_and_nothing_is_stored(page, live_server, project, e
     page.click('[data-testid="import-start"]')
     error = page.locator('[data-testid="import-error"]')
     error.wait_for()
-    assert error.inner_text().startswith("broken.jsonl, line 3, field completion: ")
+    assert error.inner_text().startswith("broken.jsonl:3: field 'completion': ")
     assert "nothing was stored" in page.locator('[data-testid="import-job"]').inner_text()
     assert not Solution.objects.exists()
+    page.select_option('[data-testid="import-format"]', "prm800k")  # steps in the file: nothing to preview
+    assert page.locator('[data-testid="import-preview"]').is_hidden()
+    assert page.locator('[data-testid="import-split"]').is_hidden()
+    page.select_option('[data-testid="import-format"]', "completions")
 
     # Bad options are refused before anything is uploaded into a job, naming the field.
     page.select_option('[data-testid="import-split"]', "regex")

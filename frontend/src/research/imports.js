@@ -16,7 +16,8 @@ const WHOLE_FILE_FORMATS = new Set(["hf-parquet", "vllm"]); // Parquet's index i
 
 export async function showImports(box, urls) {
   const catalogue = await call(urls.importFormatsUrl);
-  const form = importForm(catalogue);
+  // Only raw model outputs are split here; the other formats hold their steps already.
+  const form = importForm(catalogue, (previewable) => { previewButton.hidden = !previewable; });
   const preview = el("div", "import-preview");
   preview.dataset.testid = "import-preview-list";
   const status = el("div", "job-status import-status");
@@ -60,7 +61,7 @@ export async function showImports(box, urls) {
 }
 
 /** The form: format, file, and the chosen format's options. ``body()`` is its FormData (or null). */
-function importForm(catalogue) {
+function importForm(catalogue, onChange) {
   const node = el("form", "import-form");
   node.dataset.testid = "import-form";
   node.addEventListener("submit", (event) => event.preventDefault());
@@ -94,7 +95,7 @@ function importForm(catalogue) {
     note.textContent = chosen?.preview
       ? "Whole model outputs: each completion is cut into steps as chosen; preview the first records before importing."
       : "Steps come from the file itself (docs/formats.md); there is nothing to split, so no preview.";
-    node.dataset.preview = chosen?.preview ? "1" : "0";
+    onChange(Boolean(chosen?.preview));
   };
   format.input.addEventListener("change", update);
   split.input.addEventListener("change", update);
@@ -220,10 +221,9 @@ function draw(job, status) {
       text.textContent = `${job.file_name}: cancelled; nothing was stored.`;
       break;
     default: {
-      const e = job.error ?? {};
-      const where = [e.file, e.line && `line ${e.line}`, e.field && `field ${e.field}`].filter(Boolean).join(", ");
+      // The message names the file, the line and the field ("outputs.jsonl:3: field 'completion': ...").
       text.textContent = `${job.file_name}: the import failed and nothing was stored.`;
-      const error = el("p", "failed", `${where}: ${e.message}`);
+      const error = el("p", "failed", job.error?.message ?? "no reason given");
       error.dataset.testid = "import-error";
       parts.push(error);
     }
