@@ -13,7 +13,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from labeling.imports import jobs
-from labeling.models import ImportJob, Problem, Solution, Step
+from labeling.models import ImportJob, Problem, Solution
 from tests.factories import raw_completions
 
 
