@@ -236,3 +236,18 @@ def test_only_researchers_preview_poll_or_cancel(clients, project, role):
     assert clients[role].get(reverse("api:import-job", args=[job.pk])).status_code == 403
     assert clients[role].post(reverse("api:import-job-cancel", args=[job.pk])).status_code == 403
     assert ImportJob.objects.get(pk=job.pk).state == "queued"
+
+
+def test_the_upload_is_streamed_to_a_temporary_file_not_held_in_memory(clients, project, monkeypatch):
+    seen = []
+    save = jobs.save_upload
+
+    def watched(upload):
+        seen.append((type(upload).__name__, hasattr(upload, "temporary_file_path")))
+        return save(upload)
+
+    monkeypatch.setattr(jobs, "save_upload", watched)
+    client = clients["researcher"]
+    # Far below Django's in-memory threshold (2.5 MB): the import views still write it to disk.
+    assert job_of(client, post(client, project, raw_completions(2)))["state"] == "done"
+    assert seen == [("TemporaryUploadedFile", True)]
