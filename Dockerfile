@@ -29,6 +29,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     STEPMARK_VAR_DIR=/data/var \
     STEPMARK_EXPORT_DIR=/data/exports \
     STEPMARK_CHECKPOINT_DIR=/data/checkpoints \
+    STEPMARK_IMPORT_DIR=/data/imports \
     STEPMARK_STATIC_ROOT=/app/staticfiles \
     HF_HOME=/data/huggingface
 
@@ -58,7 +59,7 @@ COPY --from=frontend /build/frontend/dist/ frontend/dist/
 RUN STEPMARK_ALLOW_DEV_SECRET=1 python manage.py collectstatic --noinput --verbosity 0
 
 RUN useradd --create-home --uid 1000 stepmark \
-    && mkdir -p /data/var /data/exports /data/checkpoints /data/huggingface \
+    && mkdir -p /data/var /data/exports /data/checkpoints /data/imports /data/huggingface \
     && chown -R stepmark:stepmark /data
 USER stepmark
 

@@ -31,8 +31,8 @@ def _workers():
 
 
 workers = _workers()
-# An import runs inside its request (labeling/api/import_export.py): a large upload may
-# take minutes. Files bigger than that belong to the CLI (``manage.py import_prm800k``).
+# An upload's body is streamed to disk inside its request, then a worker imports it
+# (labeling/imports/jobs.py); a slow client sending a large file may still take minutes.
 timeout = 300
 
 # gthread only: keep-alive spares each annotator a new connection per request.

@@ -347,6 +347,8 @@ else:
 # --- Stepmark ------------------------------------------------------------------------------
 # Where scheduled exports and model checkpoints live.
 STEPMARK_EXPORT_DIR = Path(os.environ.get("STEPMARK_EXPORT_DIR", VAR_DIR / "exports"))
+# Where uploads wait for their import job (labeling/imports/jobs.py); each is deleted when its job ends.
+STEPMARK_IMPORT_DIR = Path(os.environ.get("STEPMARK_IMPORT_DIR", VAR_DIR / "imports"))
 STEPMARK_CHECKPOINT_DIR = Path(os.environ.get("STEPMARK_CHECKPOINT_DIR", VAR_DIR / "checkpoints"))
 # Solutions the PRM scores between two progress updates (and cancellation checks) of a generation.
 STEPMARK_SCORING_BATCH = int(os.environ.get("STEPMARK_SCORING_BATCH", "256"))

@@ -12,8 +12,9 @@ from django.conf import settings
 from labeling.exports import snapshots
 from labeling.models import Project
 # The jobs that live with their rules, imported here so that workers register them: gold
-# scoring, and drawing the [asy] diagrams of an import.
+# scoring, drawing the [asy] diagrams of an import, and an upload's import job.
 from labeling.diagrams.tasks import draw_project_diagrams  # noqa: F401
+from labeling.imports.jobs import run_import_job  # noqa: F401
 from labeling.quality.gold_passes import score_pending_gold_passes  # noqa: F401
 
 logger = logging.getLogger(__name__)

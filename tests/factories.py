@@ -288,3 +288,18 @@ def walk(patterns, prefix="", namespace=None, kwargs=None):
         elif isinstance(entry, URLPattern):
             name = entry.name and (f"{namespace}:{entry.name}" if namespace else entry.name)
             yield route, name, found
+
+
+def raw_completions(n, *, start=0, wrong_every=3):
+    """``n`` JSONL lines (bytes) of the ``completions`` import format, as a generation script writes
+    them: a problem with its ground truth and one whole completion of three paragraphs, boxed answer
+    last; every ``wrong_every``-th completion adds wrongly."""
+    lines = []
+    for i in range(start, start + n):
+        a, b = i + 2, i + 3
+        total = a + b + (1 if wrong_every and i % wrong_every == wrong_every - 1 else 0)
+        completion = (f"We add the two numbers.\n\nFirst, ${a} + {b} = {total}$.\n\n"
+                      f"So the answer is $\\boxed{{{total}}}$.")
+        lines.append(json.dumps({"problem": f"What is ${a} + {b}$?", "ground_truth_answer": str(a + b),
+                                 "completion": completion, "model": "tiny-llm"}))
+    return ("\n".join(lines) + "\n").encode()

@@ -1,7 +1,8 @@
-"""Moving data in and out of a project: file upload into an importer, streamed export.
+"""Moving data in and out of a project: an upload imported by a job, its preview, streamed export.
 
-The work happens in ``labeling.imports.run_import`` and ``labeling.exports.stream_export``;
-these views only check the request and translate the answer.
+The work happens in ``labeling.imports.jobs`` (which runs ``labeling.imports.run_import`` on a
+worker) and ``labeling.exports.stream_export``; these views only check the request and translate
+the answer.
 """
 import datetime
 
@@ -16,30 +17,48 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling.access.projects import project_for
+from django.core.files.uploadhandler import TemporaryFileUploadHandler
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
+
+from labeling.access.projects import object_for, project_for
 from labeling.access.roles import LEAD, RESEARCHER
 from labeling.access.permissions import IsResearcher, LeadOrResearcher
 from labeling.exports import ExportFilters, get_exporter, stream_export
-from labeling.imports import ImportFailed, get_importer, run_import
+from labeling.imports import jobs
+from labeling.imports.registry import describe_formats, format_names
+from labeling.imports.splitting import SPLITS
+from labeling.models import ImportJob
 from labeling.quality.screening import paused_annotator_ids
 
 from .paging import MAX_NUMBER
 
+PREVIEW_RECORDS = 5  # records a preview shows
+
 # The formats the registries are meant to hold, for the docs; the registries decide.
-IMPORT_FORMATS = ["prm800k", "candidates", "gsm8k-examples", "problems"]
-EXPORT_FORMATS = ["prm800k", "trl", "prm800k-consensus"]
+IMPORT_FORMATS = format_names()
+EXPORT_FORMATS = ["prm800k", "trl", "prm800k-consensus", "trl-parquet"]
+RECENT_JOBS = 20
+
+
+@extend_schema_field(OpenApiTypes.BINARY)
+class UploadField(serializers.FileField):
+    """A file field the OpenAPI schema declares as binary: Swagger's "Try it out" shows a file picker."""
 
 
 class ImportRequestSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="JSONL, or JSONL compressed with gzip.")
-    format = serializers.CharField(help_text=f"One of the registered formats: {', '.join(IMPORT_FORMATS)}.")
+    file = UploadField(help_text="JSONL (gzip or not); .json for vllm, .parquet for hf-parquet (docs/formats.md).")
+    format = serializers.ChoiceField(choices=IMPORT_FORMATS, help_text="The import format (GET /api/import-formats/).")
+    split = serializers.ChoiceField(choices=SPLITS, required=False,
+                                    help_text="Raw-output formats: how a completion becomes steps (default paragraphs).")
+    pattern = serializers.CharField(required=False, allow_blank=True, max_length=1000,
+                                    help_text="With split=regex: where to split (zero-width keeps the marker).")
+    generator = serializers.CharField(required=False, allow_blank=True, max_length=200,
+                                      help_text="Raw-output formats: the model's name, over what the file says.")
+    requests = UploadField(required=False, help_text="openai-batch: the Batch input file (its messages hold the problems).")
 
-    def validate_format(self, value):
-        try:
-            get_importer(value)
-        except ImportFailed as exc:
-            raise serializers.ValidationError(exc.reason) from None
-        return value
+    def options(self):
+        return {key: self.validated_data.get(key) for key in ("split", "pattern", "generator")}
 
 
 class ImportResultSerializer(serializers.Serializer):
@@ -55,26 +74,134 @@ ImportErrorSerializer = inline_serializer(
      "field": serializers.CharField(allow_null=True)},
 )
 
+ProgressSerializer = inline_serializer(
+    "ImportProgress",
+    {"lines_read": serializers.IntegerField(), "records_stored": serializers.IntegerField(),
+     "bytes_read": serializers.IntegerField(), "fraction": serializers.FloatField(help_text="Bytes read / total."),
+     "eta_seconds": serializers.FloatField(allow_null=True)},
+)
+JobErrorSerializer = inline_serializer(
+    "ImportJobError",
+    {"message": serializers.CharField(), "file": serializers.CharField(allow_null=True),
+     "line": serializers.IntegerField(allow_null=True), "field": serializers.CharField(allow_null=True)},
+)
 
-class ImportView(APIView):
-    """Import a file into the project: all of it or, on bad input, none of it."""
+
+class ImportJobSerializer(serializers.ModelSerializer):
+    progress = serializers.SerializerMethodField()
+    error = serializers.SerializerMethodField()
+    result = ImportResultSerializer(allow_null=True)
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ImportJob
+        fields = ["id", "project", "format", "options", "file_name", "state", "bytes_total", "progress", "result",
+                  "error", "created_at", "started_at", "finished_at", "url"]
+
+    @extend_schema_field(ProgressSerializer)
+    def get_progress(self, job):
+        return jobs.live(job)
+
+    @extend_schema_field(JobErrorSerializer)
+    def get_error(self, job):
+        if job.state != ImportJob.FAILED:
+            return None
+        return {"message": job.error, "file": job.error_file or None, "line": job.error_line,
+                "field": job.error_field or None}
+
+    def get_url(self, job) -> str:
+        return reverse("api:import-job", args=[job.pk])
+
+
+class UploadView(APIView):
+    """A view whose multipart upload is streamed to a temporary file, never held in memory."""
 
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser, FormParser]
 
+    def initialize_request(self, request, *args, **kwargs):
+        # Before anything reads the body (the session's CSRF check parses the form).
+        request.upload_handlers = [TemporaryFileUploadHandler(request)]
+        return super().initialize_request(request, *args, **kwargs)
+
+    def form(self, request):
+        form = ImportRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        return form
+
+
+class ImportView(UploadView):
+    """Upload a file to import: a job on the worker, all of the file or, on bad input, none of it."""
+
     @extend_schema(
         operation_id="projects_imports_create",
         request={"multipart/form-data": ImportRequestSerializer},
-        responses={201: ImportResultSerializer, 400: ImportErrorSerializer},
+        responses={202: ImportJobSerializer, 400: ImportErrorSerializer},
     )
     def post(self, request, pk):
         project = project_for(request.user, pk, RESEARCHER)
-        form = ImportRequestSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        form = self.form(request)
+        # Bad options raise ImportFailed naming the field (labeling.api.errors answers it).
+        job = jobs.start(project, request.user, form.validated_data["format"], form.validated_data["file"],
+                         form.options(), requests=form.validated_data.get("requests"))
+        data = ImportJobSerializer(job).data
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})
+
+    @extend_schema(operation_id="projects_imports_list", responses={200: ImportJobSerializer(many=True)})
+    def get(self, request, pk):
+        """The project's latest import jobs, newest first."""
+        project = project_for(request.user, pk, RESEARCHER)
+        recent = ImportJob.objects.filter(project=project).order_by("-pk")[:RECENT_JOBS]
+        return Response(ImportJobSerializer(recent, many=True).data)
+
+
+class ImportPreviewView(UploadView):
+    """The first records of a file split into steps as the import would, with their final answers; stores nothing."""
+
+    @extend_schema(
+        operation_id="projects_imports_preview",
+        request={"multipart/form-data": ImportRequestSerializer},
+        responses={200: OpenApiTypes.OBJECT, 400: ImportErrorSerializer},
+    )
+    def post(self, request, pk):
+        project_for(request.user, pk, RESEARCHER)
+        form = self.form(request)
         upload = form.validated_data["file"]
-        # Bad input raises ImportFailed, answered {detail, line, field} by labeling.api.errors.
-        result = run_import(form.validated_data["format"], upload, project, path=upload.name)
-        return Response(ImportResultSerializer(result.as_dict()).data, status=status.HTTP_201_CREATED)
+        records = jobs.preview_upload(form.validated_data["format"], upload, form.options(),
+                                      requests=form.validated_data.get("requests"), n=PREVIEW_RECORDS)
+        return Response({"file": upload.name, "records": records})
+
+
+class ImportJobView(APIView):
+    """One import job: its state, live counts with an ETA, and its outcome."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses={200: ImportJobSerializer})
+    def get(self, request, pk):
+        job = object_for(request.user, ImportJob.objects.select_related("project"), pk, RESEARCHER)
+        return Response(ImportJobSerializer(job).data)
+
+
+class ImportJobCancelView(APIView):
+    """Cancel a queued or running import: it stores nothing (409 once it has ended)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, responses={200: ImportJobSerializer, 409: OpenApiTypes.OBJECT})
+    def post(self, request, pk):
+        job = object_for(request.user, ImportJob.objects.select_related("project"), pk, RESEARCHER)
+        return Response(ImportJobSerializer(jobs.cancel(job)).data)
+
+
+class ImportFormatsView(APIView):
+    """The import formats, their options and whether they can be previewed: what the upload form offers."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request):
+        return Response({"formats": describe_formats(), "splits": list(SPLITS), "preview_records": PREVIEW_RECORDS})
 
 
 class ExportQuerySerializer(serializers.Serializer):

@@ -28,7 +28,12 @@ urlpatterns: list = [
     # A project's members and their roles (labeling/api/members.py): its leads manage them.
     path("projects/<int:pk>/members/", members.MembersView.as_view(), name="project-members"),
     path("projects/<int:pk>/members/<int:membership_id>/", members.MemberView.as_view(), name="project-member"),
+    # Imports run as jobs on a worker (labeling/imports/jobs.py); the preview stores nothing.
     path("projects/<int:pk>/imports/", import_export.ImportView.as_view(), name="project-import"),
+    path("projects/<int:pk>/imports/preview/", import_export.ImportPreviewView.as_view(), name="project-import-preview"),
+    path("import-jobs/<int:pk>/", import_export.ImportJobView.as_view(), name="import-job"),
+    path("import-jobs/<int:pk>/cancel/", import_export.ImportJobCancelView.as_view(), name="import-job-cancel"),
+    path("import-formats/", import_export.ImportFormatsView.as_view(), name="import-formats"),
     path("projects/<int:pk>/export/", import_export.ExportView.as_view(), name="project-export"),
     path("projects/<int:pk>/next/", work.NextView.as_view(), name="project-next"),
     path("assignments/<int:pk>/", work.AssignmentView.as_view(), name="assignment-detail"),

@@ -64,11 +64,21 @@ def context(options, *, needs_requests=False):
         check_text(generator, None, "generator", max_length=200)
     ctx = Context(splitter(options.get("split") or "paragraphs", options.get("pattern")), generator)
     if needs_requests:
-        if options.get("requests") is None:
-            raise ImportFailed("is required: the Batch input file, whose messages hold the problems",
-                               field="requests")
+        _require_requests(options)
         ctx.prompts = batch_prompts(options["requests"])
     return ctx
+
+
+def check(options, *, needs_requests=False):
+    """Refuse bad options without reading any file (an upload is checked before its job is queued)."""
+    context({key: value for key, value in options.items() if key != "requests"})
+    if needs_requests:
+        _require_requests(options)
+
+
+def _require_requests(options):
+    if options.get("requests") is None:
+        raise ImportFailed("is required: the Batch input file, whose messages hold the problems", field="requests")
 
 
 def raw_format(name, *, reader=read_jsonl, options=OPTIONS):
@@ -85,6 +95,7 @@ def raw_format(name, *, reader=read_jsonl, options=OPTIONS):
             return result
 
         load.parse = parse
+        load.check = lambda options: check(options, needs_requests="requests" in load.options)
         return parse
 
     return decorator

@@ -47,9 +47,12 @@ def run_import(format_name, source, project, *, path=None, progress=None, show_p
         path = str(source)
     extra = format_options(load, options)
     progress = progress or Progress(f"import {format_name}", enabled=show_progress)
+    records = load.reader(source, path=path)
+    if hasattr(progress, "watch"):  # a job's progress counts the lines read and may stop the import
+        records = progress.watch(records)
     try:
         with transaction.atomic():
-            result = load(load.reader(source, path=path), project, progress=progress, **extra)
+            result = load(records, project, progress=progress, **extra)
             # A worker draws the [asy] diagrams once the rows are committed, never this process.
             queue_diagrams(project)
     except ImportFailed as exc:
@@ -59,6 +62,26 @@ def run_import(format_name, source, project, *, path=None, progress=None, show_p
     analyze(Problem, Solution, Step, Annotator, Assignment, Rating, Generation)
     progress.done()
     return result
+
+
+def format_names():
+    """The registered formats' names, sorted."""
+    _load_builtin_formats()
+    return sorted(IMPORTERS)
+
+
+def describe_formats():
+    """``[{"name", "options", "preview"}]``: what the upload form offers for each format."""
+    return [{"name": name, "options": list(IMPORTERS[name].options), "preview": hasattr(IMPORTERS[name], "parse")}
+            for name in format_names()]
+
+
+def check_options(format_name, options):
+    """Refuse, before any file is read, options the format would refuse (ImportFailed naming the field)."""
+    load = get_importer(format_name)
+    format_options(load, options)
+    if hasattr(load, "check"):
+        load.check(options or {})
 
 
 def format_options(load, options):

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labeling', '0016_project_membership'),
+        ('labeling', '0017_import_job'),
     ]
 
     operations = [

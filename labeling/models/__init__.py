@@ -5,12 +5,14 @@
 - ``content``: Problem, Generation, Solution and Step (the text people rate).
 - ``work``: Annotator, Assignment and Rating (what people did).
 - ``diagrams``: Diagram (an [asy] diagram of the text and its drawing).
+- ``imports``: ImportJob (an upload imported by a worker, its progress and outcome).
 - ``tokens``: ApiToken (an account's API tokens, hashed, with their expiry).
 - ``quality``: GoldRating (lead-approved answers for quality control), GoldScore,
   AnnotatorProjectStatus, GoldProposal and Adjudication.
 """
 from .content import Generation, Problem, Solution, Step
 from .diagrams import Diagram, DiagramProject
+from .imports import ImportJob
 from .projects import Membership, Project
 from .quality import Adjudication, AnnotatorProjectStatus, GoldProposal, GoldRating, GoldScore
 from .tokens import ApiToken
@@ -26,6 +28,7 @@ __all__ = [
     "DiagramProject",
     "FinishReason",
     "Generation",
+    "ImportJob",
     "GoldProposal",
     "GoldRating",
     "GoldScore",

@@ -3,9 +3,9 @@
 Found: import uploads of a truncated or corrupt gzip, text with a lone surrogate (``\\ud800``)
 or an integer of more than 4,300 digits answered 500, and ``manage.py import_prm800k``
 printed tracebacks for the same files; ``?limit=9223372036854775808`` and huge offsets were a
-500 (also an annotator's on /api/me/assignments/). Here each answers 400 in JSON naming the
-file, line and field (the API) or stops the command with a ``CommandError`` naming them (the
-CLI); an import writes all or nothing, so the records before the bad line are gone too; and a
+500 (also an annotator's on /api/me/assignments/). Here an upload's import job fails naming
+the file, line and field (the API; its preview answers 400 in JSON naming them) or the command
+stops with a ``CommandError`` naming them (the CLI); an import writes all or nothing, so the records before the bad line are gone too; and a
 real gunicorn worker goes on serving after each of them.
 """
 import gzip
@@ -17,6 +17,7 @@ import secrets
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.test import TestCase
 
 from bench._server import gunicorn
 from labeling.imports import prm800k, problems
@@ -87,17 +88,26 @@ def message_pattern(name, message, line):
     return re.escape(name) + ":" + (str(line) if line else r"\d+") + ": " + re.escape(message)
 
 
+def import_job(researcher, project, format, name, data):
+    """Upload through the API (202: a job, run inline as the request commits); the job's answer when it ended."""
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        answer = researcher.post(f"/api/projects/{project.pk}/imports/",
+                                 {"format": format, "file": SimpleUploadedFile(name, data)}, format="multipart")
+    assert answer.status_code == 202, answer.content
+    return researcher.get(answer["Location"]).json()
+
+
 @pytest.mark.parametrize("case", CASES, ids=CASES.keys())
-def test_a_bad_upload_is_a_400_naming_file_line_and_field_and_imports_nothing(case):
+def test_a_bad_upload_fails_its_job_naming_file_line_and_field_and_imports_nothing(case, eager, settings, tmp_path):
+    settings.STEPMARK_IMPORT_DIR = tmp_path
     name, data, message, line, field = CASES[case]
     project = make_project()
     researcher = client_for(make_user("res", "researcher"))
-    answer = researcher.post(f"/api/projects/{project.pk}/imports/",
-                             {"format": "problems", "file": SimpleUploadedFile(name, data)}, format="multipart")
-    assert answer.status_code == 400, answer.content
-    body = answer.json()
-    assert re.fullmatch(message_pattern(name, message, line) + ".*", body["detail"]), body
-    assert body["field"] == field and (body["line"] == line if line else body["line"] > 1)
+    job = import_job(researcher, project, "problems", name, data)
+    assert job["state"] == "failed", job
+    error = job["error"]
+    assert re.fullmatch(message_pattern(name, message, line) + ".*", error["message"]), error
+    assert error["file"] == name and error["field"] == field and (error["line"] == line if line else error["line"] > 1)
     assert not Problem.objects.exists()
 
 
@@ -118,15 +128,18 @@ def test_a_bad_file_stops_the_command_with_file_and_line(case, tmp_path):
     ('{"text": "x \\udfff"}', "field 'text': holds half of a surrogate pair (\\ud800-\\udfff alone), which is not text",
      "text"),
 ])
-def test_a_json_array_upload_checks_each_element_as_a_line(element, message, field):
+def test_a_json_array_upload_checks_each_element_as_a_line(element, message, field, eager, settings, tmp_path):
     # vLLM's outputs come as one JSON array (labeling/imports/raw_readers.py): element 2 is refused.
+    settings.STEPMARK_IMPORT_DIR = tmp_path
     project = make_project()
     researcher = client_for(make_user("res", "researcher"))
     data = ('[{"prompt": "p", "outputs": [{"text": "s"}]}, ' + element + "]").encode()
-    answer = researcher.post(f"/api/projects/{project.pk}/imports/",
-                             {"format": "vllm", "file": SimpleUploadedFile("out.json", data)}, format="multipart")
-    assert answer.status_code == 400
-    assert answer.json() == {"detail": f"out.json:2: {message}", "line": 2, "field": field}
+    job = import_job(researcher, project, "vllm", "out.json", data)
+    assert job["error"] == {"message": f"out.json:2: {message}", "file": "out.json", "line": 2, "field": field}
+    preview = researcher.post(f"/api/projects/{project.pk}/imports/preview/",
+                              {"format": "vllm", "file": SimpleUploadedFile("out.json", data)}, format="multipart")
+    assert preview.status_code == 400
+    assert preview.json() == {"detail": f"out.json:2: {message}", "line": 2, "field": field}
 
 
 def test_import_prm800k_stops_on_a_truncated_gzip_without_a_traceback(native, tmp_path):
@@ -238,13 +251,17 @@ def test_a_real_worker_answers_each_malformed_request_with_a_json_4xx_and_goes_o
                                 {"Content-Type": "application/json"})
     assert status == 200, answer
     auth = {"Authorization": f"Token {json.loads(answer)['token']}"}
-    uploads = [multipart({"format": "problems"}, {"file": (CASES[case][0], CASES[case][1])})
-               for case in ("truncated gzip", "lone surrogate", "integer of 5,000 digits")]
+    # The preview reads an upload inside the request (an import is read by a worker): the first
+    # records of raw completions, the third one malformed.
+    good = b'{"problem": "p", "completion": "a\\n\\nb"}\n' * 2
+    bad = [b'{"problem": "x \\ud800 y", "completion": "s"}', b'{"problem": "p", "completion": "s", "id": 1'
+           + b"0" * 4999 + b"}", '{"problem": "caf\u00e9", "completion": "s"}'.encode("latin-1")]
+    uploads = [multipart({"format": "completions"}, {"file": ("outputs.jsonl", good + line + b"\n")}) for line in bad]
     malformed = [
         ("POST", "/api/auth/token/", b"[" * 1000, {"Content-Type": "application/json"}, 400),
         ("POST", "/api/auth/token/", b"username=ann&password=" + b"x" * 3_000_000,
          {"Content-Type": "application/x-www-form-urlencoded"}, 413),
-        *(("POST", f"/api/projects/{project.pk}/imports/", body, {**auth, "Content-Type": kind}, 400)
+        *(("POST", f"/api/projects/{project.pk}/imports/preview/", body, {**auth, "Content-Type": kind}, 400)
           for body, kind in uploads),
         ("GET", "/api/me/assignments/?limit=9223372036854775808", b"", auth, 400),
         ("GET", "/api/me/assignments/?offset=9223372036854775808000", b"", auth, 400),

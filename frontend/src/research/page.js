@@ -3,12 +3,14 @@ import { section } from "../dashboard/dom.js";
 import { showCheckpoints } from "./checkpoints.js";
 import { showExports } from "./exports.js";
 import { showGenerations } from "./generations.js";
+import { showImports } from "./imports.js";
 import { showLoopSettings } from "./settings.js";
 import { guarded } from "./util.js";
 
 export async function showResearch(root) {
   const urls = root.dataset;
   const parts = [
+    [section("Import", "imports"), showImports],
     [section("Generations", "generations"), showGenerations],
     [section("Checkpoints", "checkpoints"), showCheckpoints],
     [section("Exports", "snapshots"), showExports],

@@ -15,7 +15,7 @@ from django.urls import get_resolver, reverse
 from rest_framework.test import APIClient
 
 from labeling.access.roles import ANNOTATOR, LEAD, RESEARCHER, ROLES, grant_role
-from labeling.models import Assignment, GoldProposal, Membership
+from labeling.models import Assignment, GoldProposal, ImportJob, Membership
 from scoring.models import Checkpoint, GenerationRun
 from tests.factories import make_project, make_solution, make_user, rated_pass, walk
 
@@ -24,7 +24,8 @@ A, L, R = ANNOTATOR, LEAD, RESEARCHER
 # route name -> the roles that act on it (the policy, written once more as the test's spec)
 ROLES_OF = {
     "api:project-members": {L}, "api:project-member": {L},
-    "api:project-import": {R}, "api:project-export": {L, R},
+    "api:project-import": {R}, "api:project-import-preview": {R}, "api:import-job": {R},
+    "api:import-job-cancel": {R}, "api:project-export": {L, R},
     "api:project-next": {A}, "api:assignment-detail": {A}, "api:assignment-draft": {A},
     "api:assignment-submit": {A},
     "api:solution-gold": {L}, "api:solution-gold-from-assignment": {L}, "api:solution-gold-propose": {L},
@@ -49,7 +50,7 @@ OWN_ROWS = {"api:assignment-detail", "api:assignment-draft", "api:assignment-sub
 # Routes without a project in them: each caller's own rows or lists filtered to their projects.
 UNSCOPED = {"openapi-schema", "api-docs", "api:auth-token", "api:me", "api:me-tokens", "api:me-token",
             "api:me-logout-everywhere", "api:me-assignments", "api:me-counts", "api:project-list",
-            "api:problem-list", "api:solution-list", "home", "account-tokens"}
+            "api:problem-list", "api:solution-list", "home", "account-tokens", "api:import-formats"}
 # A method that needs another role than the route's others: (route, method) -> its roles.
 METHOD_ROLES = {("api:project-snapshots", "post"): {R}}
 METHODS = ["get", "post", "put", "patch", "delete"]
@@ -83,11 +84,13 @@ def world(tag):
                                            ratings=[[0, 0, 1], [1, 0, 1]])
     run = GenerationRun.objects.create(project=project, size=1)
     checkpoint = Checkpoint.objects.create(project=project, status=Checkpoint.REJECTED)
+    job = ImportJob.objects.create(project=project, format="completions", file_name="x.jsonl", path="/nonexistent")
     boss = make_user(f"{tag}-lead", projects=[])
     grant_role(boss, LEAD, project)
     return project, {
         "project": project.pk, "solution": solution.pk, "problem": solution.problem_id, "assignment": done.pk,
         "proposal": proposal.pk, "run": run.pk, "annotator": annotator.pk, "checkpoint": checkpoint.pk,
+        "import_job": job.pk,
         "membership": Membership.objects.get(user=boss, project=project).pk, "worker": worker,
     }
 
@@ -95,7 +98,8 @@ def world(tag):
 def url_of(name, route, ids):
     """The route's URL naming ``ids``' rows: the first path segment says what ``pk`` is."""
     kind = {"projects": "project", "solutions": "solution", "problems": "problem", "assignments": "assignment",
-            "gold-proposals": "proposal", "generation-runs": "run", "checkpoints": "checkpoint"}
+            "gold-proposals": "proposal", "generation-runs": "run", "checkpoints": "checkpoint",
+            "import-jobs": "import_job"}
     head = route.removeprefix("api/").lstrip("^").split("/")[0]
     kwargs = {}
     _, _, sample = next(entry for entry in walk(get_resolver().url_patterns) if entry[1] == name)

@@ -1,13 +1,14 @@
-"""POST /api/projects/{id}/imports/ and GET /api/projects/{id}/export/ with real PRM800K data."""
+"""POST /api/projects/{id}/imports/ (a job, polled until it ends) and GET /api/projects/{id}/export/ with real PRM800K data."""
 import gzip
 import io
 import json
 import re
 
 import pytest
+from django.test import TestCase
 from django.urls import reverse
 
-from labeling.models import Assignment
+from labeling.models import Assignment, ImportJob
 
 
 @pytest.fixture(scope="module")
@@ -16,11 +17,31 @@ def native(data_dir):
     return gzip.decompress((data_dir / "prm800k" / "native_records.jsonl.gz").read_bytes())
 
 
-def upload(client, project, data, name="native_records.jsonl", format="prm800k"):
+@pytest.fixture(autouse=True)
+def import_jobs(settings, tmp_path, eager):
+    """Uploads land in a fresh folder; a queued import job runs inline (``upload`` commits the request)."""
+    settings.STEPMARK_IMPORT_DIR = tmp_path / "imports"
+
+
+def upload(client, project, data, name="native_records.jsonl", format="prm800k", **options):
+    """POST the file: the job is queued (202) and, the request committed, runs; returns the answer to a poll
+    of the job (or the refusal of the upload)."""
     file = io.BytesIO(data)
     file.name = name
-    return client.post(reverse("api:project-import", args=[project.pk]), {"file": file, "format": format},
-                       format="multipart")
+    with TestCase.captureOnCommitCallbacks(execute=True):  # the test's transaction never commits
+        answer = client.post(reverse("api:project-import", args=[project.pk]),
+                             {"file": file, "format": format, **options}, format="multipart")
+    if answer.status_code != 202:
+        return answer
+    assert answer.json()["state"] == "queued" and answer["Location"] == answer.json()["url"]
+    return client.get(answer["Location"])
+
+
+def outcome(answer):
+    """The result counts of a job that ended done."""
+    body = answer.json()
+    assert body["state"] == "done", body
+    return body["result"]
 
 
 def export(client, project, **params):
@@ -34,46 +55,43 @@ def lines(response):
 
 @pytest.fixture
 def imported(clients, project, native):
-    answer = upload(clients["researcher"], project, native)
-    assert answer.status_code == 201, answer.content
+    outcome(upload(clients["researcher"], project, native))
     return project
 
 
-def test_upload_imports_the_real_file_and_a_second_upload_adds_nothing(clients, project, native):
-    first = upload(clients["researcher"], project, native)
-    assert first.status_code == 201, first.content
-    assert {k: first.json()[k] for k in ("records", "created", "skipped")} == {"records": 8, "created": 8, "skipped": 0}
+def test_upload_imports_the_real_file_and_a_second_upload_adds_nothing(clients, project, native, settings):
+    first = outcome(upload(clients["researcher"], project, native))
+    assert {k: first[k] for k in ("records", "created", "skipped")} == {"records": 8, "created": 8, "skipped": 0}
     assert Assignment.objects.filter(project=project, state=Assignment.SUBMITTED).count() == 8
 
-    again = upload(clients["researcher"], project, native).json()
+    again = outcome(upload(clients["researcher"], project, native))
     assert (again["created"], again["skipped"]) == (0, 8)
     assert Assignment.objects.filter(project=project).count() == 8
+    assert list(settings.STEPMARK_IMPORT_DIR.iterdir()) == []  # each job deleted its upload
 
 
 def test_gzip_is_recognised_by_its_bytes_not_its_name(clients, project, native):
     answer = upload(clients["researcher"], project, gzip.compress(native), name="records.jsonl")
-    assert answer.status_code == 201, answer.content
-    assert answer.json()["created"] == 8
+    assert outcome(answer)["created"] == 8
 
 
-def test_a_bad_line_is_a_400_naming_file_line_and_field_and_imports_nothing(clients, project, native):
+def test_a_bad_line_fails_the_job_naming_file_line_and_field_and_imports_nothing(clients, project, native):
     broken = json.loads(native.splitlines()[0])
     del broken["label"]
     data = native.rstrip(b"\n") + b"\n" + json.dumps(broken).encode() + b"\n"
-    answer = upload(clients["researcher"], project, data, name="mine.jsonl")
-    assert answer.status_code == 400
-    body = answer.json()
-    assert body["line"] == 9
-    assert body["field"].startswith("label")
-    assert body["detail"].startswith("mine.jsonl:9: field 'label")
+    job = upload(clients["researcher"], project, data, name="mine.jsonl").json()
+    assert job["state"] == "failed" and job["result"] is None
+    error = job["error"]
+    assert (error["file"], error["line"]) == ("mine.jsonl", 9)
+    assert error["field"].startswith("label")
+    assert error["message"].startswith("mine.jsonl:9: field 'label")
     assert not Assignment.objects.filter(project=project).exists()
 
 
 def test_text_that_is_not_json_names_the_line(clients, project, native):
-    answer = upload(clients["researcher"], project, native + b"{oops\n", name="x.jsonl")
-    assert answer.status_code == 400
-    assert (answer.json()["line"], answer.json()["field"]) == (9, None)
-    assert "not valid JSON" in answer.json()["detail"]
+    error = upload(clients["researcher"], project, native + b"{oops\n", name="x.jsonl").json()["error"]
+    assert (error["line"], error["field"]) == (9, None)
+    assert "not valid JSON" in error["message"]
 
 
 def test_unknown_format_or_missing_file_is_a_400_naming_the_field(clients, project, native):
@@ -86,7 +104,7 @@ def test_unknown_format_or_missing_file_is_a_400_naming_the_field(clients, proje
 @pytest.mark.parametrize("role", ["annotator", "lead", "nobody", "anonymous"])
 def test_only_researchers_import(clients, project, native, role):
     assert upload(clients[role], project, native).status_code in (401, 403)
-    assert not Assignment.objects.exists()
+    assert not Assignment.objects.exists() and not ImportJob.objects.exists()
 
 
 def test_export_gives_back_the_imported_records_as_an_attachment(clients, imported, native):
@@ -162,7 +180,7 @@ def test_annotators_cannot_export(clients, imported, role):
 def test_a_large_export_arrives_in_several_chunks(clients, project, data_dir):
     # 101 phase-1 records (about 0.8 MB of JSON): the response streams rather than holding it.
     data = gzip.decompress((data_dir / "prm800k" / "phase1_test.reconstructed.jsonl.gz").read_bytes())
-    assert upload(clients["researcher"], project, data, name="phase1_test.jsonl").status_code == 201
+    outcome(upload(clients["researcher"], project, data, name="phase1_test.jsonl"))
     chunks = list(export(clients["researcher"], project).streaming_content)
     assert len(chunks) > 3
     assert len(b"".join(chunks).splitlines()) == 101
@@ -176,16 +194,14 @@ def head(path, n):
 def test_upload_problems_then_gsm8k_candidates(clients, project, data_dir):
     from labeling.models import Problem, Solution
 
-    problems = upload(clients["researcher"], project, head(data_dir / "math" / "math500.jsonl.gz", 10),
-                      name="math500.jsonl", format="problems")
-    assert problems.status_code == 201, problems.content
-    assert (problems.json()["records"], Problem.objects.filter(project=project).count()) == (10, 10)
+    problems = outcome(upload(clients["researcher"], project, head(data_dir / "math" / "math500.jsonl.gz", 10),
+                              name="math500.jsonl", format="problems"))
+    assert (problems["records"], Problem.objects.filter(project=project).count()) == (10, 10)
 
-    examples = upload(clients["researcher"], project,
-                      head(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz", 3),
-                      name="example_model_solutions.jsonl", format="gsm8k-examples")
-    assert examples.status_code == 201, examples.content
-    assert examples.json()["records"] == 3
+    examples = outcome(upload(clients["researcher"], project,
+                              head(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz", 3),
+                              name="example_model_solutions.jsonl", format="gsm8k-examples"))
+    assert examples["records"] == 3
     solutions = Solution.objects.filter(project=project)
     assert solutions.count() == 12  # four model solutions per GSM8K problem
     assert solutions.values("problem").distinct().count() == 3

@@ -1,0 +1,287 @@
+// Import: upload a file into the project as a job on the worker (POST .../imports/, 202), with
+// the format chosen from the server's registry and its options, a preview of the first records
+// split into steps, then the job's progress (lines read, records stored, ETA), cancel, and on
+// failure the error naming file, line and field. Text from the file is rendered by math.js.
+import "./imports.css";
+import { call } from "../dashboard/api.js";
+import { count, duration } from "../dashboard/dom.js";
+import { el } from "../dom.js";
+import { optionsFromData, renderMath } from "../math.js";
+import { bytes, poll, rows } from "./util.js";
+
+const OPEN = new Set(["queued", "running"]);
+// A preview reads the first records only: a large line-by-line file is sent cut to its head.
+const PREVIEW_HEAD = 4 * 1024 * 1024;
+const WHOLE_FILE_FORMATS = new Set(["hf-parquet", "vllm"]); // Parquet's index is at the end; a JSON array is read whole
+
+export async function showImports(box, urls) {
+  const catalogue = await call(urls.importFormatsUrl);
+  // Only raw model outputs are split here; the other formats hold their steps already.
+  const form = importForm(catalogue, (previewable) => { previewButton.hidden = !previewable; });
+  const preview = el("div", "import-preview");
+  preview.dataset.testid = "import-preview-list";
+  const status = el("div", "job-status import-status");
+  status.dataset.testid = "import-job";
+  status.setAttribute("aria-live", "polite");
+  const render = optionsFromData(urls);
+
+  const previewButton = action("Preview", "import-preview", async () => {
+    const body = form.body({ forPreview: true });
+    if (!body) return;
+    preview.replaceChildren(el("p", "muted", "Reading the first records…"));
+    try {
+      const answer = await send(urls.importPreviewUrl, body);
+      preview.replaceChildren(...previewOf(answer, render));
+    } catch (error) {
+      preview.replaceChildren(refusal(error, "The preview failed"));
+    }
+  });
+  const startButton = action("Import", "import-start", async () => {
+    const body = form.body({ forPreview: false });
+    if (!body) return;
+    status.dataset.state = "uploading";
+    status.replaceChildren(el("span", null, "Uploading…"));
+    try {
+      const job = await send(urls.importsUrl, body, (sent, total) => {
+        status.replaceChildren(bar(sent / total), el("span", null, `Uploading ${bytes(sent)} of ${bytes(total)}`));
+      });
+      follow(job, status);
+    } catch (error) {
+      status.dataset.state = "refused";
+      status.replaceChildren(refusal(error, "The upload was refused"));
+    }
+  });
+  form.node.append(el("div", "job-bar import-actions"));
+  form.node.lastChild.append(previewButton, startButton);
+  box.append(form.node, status, preview);
+
+  const latest = rows(await call(urls.importsUrl))[0];
+  if (latest) follow(latest, status);
+  form.update();
+}
+
+/** The form: format, file, and the chosen format's options. ``body()`` is its FormData (or null). */
+function importForm(catalogue, onChange) {
+  const node = el("form", "import-form");
+  node.dataset.testid = "import-form";
+  node.addEventListener("submit", (event) => event.preventDefault());
+  const formats = new Map(catalogue.formats.map((f) => [f.name, f]));
+  const format = select("import-format", "Format", catalogue.formats.map((f) => f.name));
+  format.input.value = formats.has("completions") ? "completions" : catalogue.formats[0].name;
+  const file = field("import-file", "File", el("input"));
+  file.input.type = "file";
+  file.input.required = true;
+  const split = select("import-split", "Steps", catalogue.splits, {
+    paragraphs: "blank-line paragraphs", lines: "single lines", regex: "a regular expression",
+  });
+  const pattern = field("import-pattern", "Split where", el("input"));
+  pattern.input.placeholder = "(?=Step \\d+:)";
+  const generator = field("import-generator", "Model name", el("input"));
+  generator.input.placeholder = "from the file";
+  const requests = field("import-requests", "Batch input file", el("input"));
+  requests.input.type = "file";
+  const note = el("p", "muted small");
+  const problem = el("p", "failed small");
+  problem.dataset.testid = "import-form-error";
+  node.append(format.box, file.box, split.box, pattern.box, generator.box, requests.box, note, problem);
+
+  const update = () => {
+    const chosen = formats.get(format.input.value);
+    const takes = new Set(chosen?.options ?? []);
+    split.box.hidden = !takes.has("split");
+    pattern.box.hidden = !takes.has("pattern") || split.input.value !== "regex";
+    generator.box.hidden = !takes.has("generator");
+    requests.box.hidden = !takes.has("requests");
+    note.textContent = chosen?.preview
+      ? "Whole model outputs: each completion is cut into steps as chosen; preview the first records before importing."
+      : "Steps come from the file itself (docs/formats.md); there is nothing to split, so no preview.";
+    onChange(Boolean(chosen?.preview));
+  };
+  format.input.addEventListener("change", update);
+  split.input.addEventListener("change", update);
+
+  const body = ({ forPreview }) => {
+    problem.textContent = "";
+    const chosen = file.input.files[0];
+    if (!chosen) {
+      problem.textContent = "Choose a file first.";
+      file.input.focus();
+      return null;
+    }
+    const data = new FormData();
+    const name = format.input.value;
+    const head = forPreview && !WHOLE_FILE_FORMATS.has(name) && chosen.size > PREVIEW_HEAD;
+    data.append("file", head ? chosen.slice(0, PREVIEW_HEAD) : chosen, chosen.name);
+    data.append("format", name);
+    for (const [key, part] of [["split", split], ["pattern", pattern], ["generator", generator]]) {
+      if (!part.box.hidden && part.input.value) data.append(key, part.input.value);
+    }
+    if (!requests.box.hidden && requests.input.files[0]) data.append("requests", requests.input.files[0]);
+    return data;
+  };
+  return { node, body, update };
+}
+
+function field(id, label, input) {
+  const box = el("div", "import-field");
+  input.id = id;
+  input.name = id.replace("import-", "");
+  input.dataset.testid = id;
+  const caption = el("label", null, label);
+  caption.htmlFor = id;
+  box.append(caption, input);
+  return { box, input };
+}
+
+function select(id, label, values, labels = {}) {
+  const input = el("select");
+  for (const value of values) {
+    const option = el("option", null, labels[value] ?? value);
+    option.value = value;
+    input.append(option);
+  }
+  return field(id, label, input);
+}
+
+function action(label, testid, onClick) {
+  const node = el("button", null, label);
+  node.type = "button";
+  node.dataset.testid = testid;
+  node.addEventListener("click", async () => {
+    node.disabled = true;
+    try {
+      await onClick();
+    } finally {
+      node.disabled = false;
+    }
+  });
+  return node;
+}
+
+/** The preview's records: the problem, then each completion's steps in order and its final answer. */
+function previewOf(answer, render) {
+  if (!answer.records.length) return [el("p", "muted", "No records in the first lines of the file.")];
+  const heading = el("h3", null, `The first ${answer.records.length} records of ${answer.file}, as they will be split`);
+  return [heading, ...answer.records.map((record) => {
+    const item = el("article", "import-record");
+    item.dataset.line = String(record.line);
+    const problem = el("div", "import-problem");
+    problem.append(el("span", "muted", `line ${record.line} · `), renderMath(el("span"), record.problem, render));
+    item.append(problem);
+    for (const solution of record.solutions) {
+      const steps = el("ol", "import-steps");
+      for (const step of solution.steps) steps.append(renderMath(el("li"), step, render));
+      const answerLine = el("p", "small");
+      answerLine.append(el("span", "muted", `${solution.steps.length} steps · final answer: `),
+        solution.final_answer === null ? el("span", "muted", "none found") : renderMath(el("span"), solution.final_answer, render));
+      item.append(steps, answerLine);
+    }
+    return item;
+  })];
+}
+
+const polling = new WeakMap(); // status node -> stop its poll (a new job replaces the one shown)
+
+/** Show ``job`` and poll it while it is queued or running. */
+function follow(job, status) {
+  polling.get(status)?.();
+  draw(job, status);
+  if (!OPEN.has(job.state)) return;
+  polling.set(status, poll(status, async () => {
+    const fresh = await call(job.url);
+    draw(fresh, status);
+    return !OPEN.has(fresh.state);
+  }, 1000));
+}
+
+function draw(job, status) {
+  status.dataset.state = job.state;
+  status.dataset.job = String(job.id);
+  status.className = `job-status import-status ${job.state === "failed" ? "failed" : ""}`;
+  const p = job.progress;
+  const counts = `${count(p.lines_read)} lines read · ${count(p.records_stored)} records stored`;
+  const text = el("span");
+  text.dataset.testid = "import-progress";
+  const parts = [bar(job.state === "done" ? 1 : p.fraction), text];
+  switch (job.state) {
+    case "queued":
+      text.textContent = `${job.file_name}: queued, waiting for a worker…`;
+      break;
+    case "running":
+      text.textContent = `${job.file_name}: ${counts} · ${bytes(p.bytes_read)} of ${bytes(job.bytes_total)}` +
+        (p.eta_seconds === null ? "" : ` · about ${duration(p.eta_seconds)} left`);
+      break;
+    case "done": {
+      const r = job.result;
+      text.textContent = `${job.file_name}: done. ${count(r.records)} records read, ${count(r.created)} added, ` +
+        `${count(r.skipped)} already there.`;
+      break;
+    }
+    case "cancelled":
+      text.textContent = `${job.file_name}: cancelled; nothing was stored.`;
+      break;
+    default: {
+      // The message names the file, the line and the field ("outputs.jsonl:3: field 'completion': ...").
+      text.textContent = `${job.file_name}: the import failed and nothing was stored.`;
+      const error = el("p", "failed", job.error?.message ?? "no reason given");
+      error.dataset.testid = "import-error";
+      parts.push(error);
+    }
+  }
+  if (OPEN.has(job.state)) {
+    parts.push(action("Cancel", "import-cancel", async () => {
+      try {
+        draw(await call(`${job.url}cancel/`, { method: "POST" }), status);
+      } catch (error) {
+        status.append(el("span", "failed", error.message));
+      }
+    }));
+  }
+  status.replaceChildren(...parts);
+}
+
+function bar(fraction) {
+  const node = el("progress");
+  node.max = 1;
+  node.value = Math.min(Math.max(fraction || 0, 0), 1);
+  node.setAttribute("aria-label", "import progress");
+  return node;
+}
+
+function refusal(error, what) {
+  const data = error.data ?? {};
+  // The API names the bad input: {detail, line, field}, or DRF's {field: [message]}.
+  const detail = data.detail ?? Object.entries(data).map(([key, value]) => `${key}: ${[].concat(value).join(" ")}`).join("; ");
+  const node = el("p", "failed", `${what}: ${detail || error.message}`);
+  node.dataset.testid = "import-refusal";
+  return node;
+}
+
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+/** POST a FormData with XMLHttpRequest (fetch cannot report an upload's progress); resolves to
+ * the parsed answer, throws an Error carrying ``status`` and ``data`` like api.js's ``call``. */
+function send(url, body, onProgress) {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open("POST", url);
+    request.setRequestHeader("X-CSRFToken", csrfToken());
+    request.setRequestHeader("Accept", "application/json");
+    if (onProgress) request.upload.addEventListener("progress", (e) => e.lengthComputable && onProgress(e.loaded, e.total));
+    request.addEventListener("load", () => {
+      let data = null;
+      try {
+        data = request.responseText ? JSON.parse(request.responseText) : null;
+      } catch {
+        data = { detail: request.responseText.slice(0, 200) };
+      }
+      if (request.status >= 200 && request.status < 300) return resolve(data);
+      reject(Object.assign(new Error(`${request.status}: ${data?.detail ?? request.statusText}`), { status: request.status, data }));
+    });
+    request.addEventListener("error", () => reject(new Error("the connection failed")));
+    request.send(body);
+  });
+}

@@ -1,0 +1,157 @@
+"""The research page's import in real Chromium: a researcher uploads raw completions, sees the
+first records split into steps and the job to done, and exports the labels as Parquet that
+``datasets`` reads; a running job shows its counts and ETA and is cancelled; a bad line is
+named by file, line and field.
+
+The job runs in Celery's eager mode inside the live server (the upload's request runs it); a
+real worker runs it in tests/e2e/test_import_job.py.
+"""
+import datetime
+import re
+
+import pytest
+from django.core.cache import caches
+from django.utils import timezone
+
+from labeling.imports import jobs
+from labeling.models import ImportJob, Solution
+from tests.factories import make_annotator, make_project, make_user, raw_completions, submit, take
+
+from .axe import axe_violations
+from .conftest import log_in, screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def project(settings, tmp_path):
+    settings.STEPMARK_IMPORT_DIR = tmp_path / "imports"
+    project = make_project(name="Raw outputs")
+    make_user("res", "researcher")
+    return project
+
+
+def open_research(page, live_server, project):
+    log_in(page, live_server, "res", next_path=f"/projects/{project.pk}/research/")
+    page.wait_for_selector('#research[data-state="ready"]')
+
+
+def test_a_researcher_previews_imports_and_exports_parquet(page, live_server, project, eager, tmp_path):
+    upload = tmp_path / "outputs.jsonl"
+    upload.write_bytes(raw_completions(12))
+    open_research(page, live_server, project)
+    form = page.locator('[data-testid="import-form"]')
+    assert form.locator('[data-testid="import-format"]').input_value() == "completions"
+    page.set_input_files('[data-testid="import-file"]', str(upload))
+    page.select_option('[data-testid="import-split"]', "regex")
+    page.fill('[data-testid="import-pattern"]', r"\n\n(?=So )")
+
+    page.click('[data-testid="import-preview"]')
+    records = page.locator(".import-record")
+    records.first.wait_for()
+    assert records.count() == 5
+    first = records.first
+    assert first.get_attribute("data-line") == "1"
+    steps = first.locator(".import-steps li")
+    assert steps.count() == 2
+    assert first.locator(".import-problem .katex").count() == 1  # "$2 + 3$" drawn by KaTeX, not shown raw
+    assert "So the answer is" in steps.nth(1).inner_text()
+    assert "final answer: 5" in first.locator("p.small").inner_text()
+    assert not Solution.objects.exists()  # a preview stores nothing
+
+    page.click('[data-testid="import-start"]')
+    page.wait_for_selector('[data-testid="import-job"][data-state="done"]')
+    status = page.locator('[data-testid="import-job"]')
+    assert "12 records read, 12 added" in status.inner_text()
+    assert status.locator("progress").evaluate("p => p.value") == 1
+    assert Solution.objects.filter(project=project).count() == 12
+    assert {s.steps.count() for s in Solution.objects.filter(project=project)} == {2}
+
+    # An annotator rates three of the imported solutions; the researcher exports them for TRL.
+    ann = make_annotator("ann")
+    for _ in range(3):
+        task = take(ann, project)
+        submit(task, [1, -1 if task.solution.is_correct is False else 1])
+    answer = page.request.get(f"{live_server.url}/api/projects/{project.pk}/export/?format=trl-parquet")
+    assert answer.status == 200
+    parquet = tmp_path / "labels.parquet"
+    parquet.write_bytes(answer.body())
+
+    import datasets
+
+    rows = datasets.load_dataset("parquet", data_files=str(parquet), split="train",
+                                 cache_dir=str(tmp_path / "hf-cache"))
+    assert {"prompt", "completions", "labels"} <= set(rows.column_names)
+    assert len(rows) == 3
+    assert sorted(len(r["completions"]) for r in rows) == [2, 2, 2]
+    wrong = Solution.objects.filter(project=project, is_correct=False, assignments__isnull=False)
+    labels = {r["prompt"]: r["labels"] for r in rows}
+    assert all(labels[s.problem.problem] == [True, False] for s in wrong)
+    assert sorted(map(tuple, labels.values())).count((True, True)) == 3 - wrong.count()
+
+
+def test_a_running_import_shows_its_counts_and_eta_and_is_cancelled(page, live_server, project, tmp_path):
+    job = ImportJob.objects.create(project=project, format="completions", file_name="big-outputs.jsonl",
+                                   path=str(tmp_path / "absent"), state=ImportJob.RUNNING, bytes_total=100_000_000,
+                                   started_at=timezone.now() - datetime.timedelta(seconds=30))
+    caches["stats"].set(jobs.live_key(job.pk), {"lines_read": 40_000, "records_stored": 39_500,
+                                                  "bytes_read": 40_000_000})
+    preview = tmp_path / "outputs.jsonl"
+    preview.write_bytes(raw_completions(5))
+    open_research(page, live_server, project)
+    status = page.locator('[data-testid="import-job"][data-state="running"]')
+    status.wait_for()
+    text = status.locator('[data-testid="import-progress"]').inner_text()
+    assert "40,000 lines read · 39,500 records stored" in text
+    assert "38.1 MB of 95.4 MB" in text
+    assert re.search(r"about (4[5-9]|5\d) s left", text), text  # 30 s for 40%: 45 s more, and the page's load
+    assert abs(status.locator("progress").evaluate("p => p.value") - 0.4) < 1e-6
+    # The worker moves on; the page follows without a reload.
+    caches["stats"].set(jobs.live_key(job.pk), {"lines_read": 41_000, "records_stored": 40_000,
+                                                  "bytes_read": 41_000_000})
+    page.wait_for_function("""() => document.querySelector('[data-testid="import-progress"]')
+                                    ?.textContent.includes("41,000 lines read")""")
+
+    page.set_input_files('[data-testid="import-file"]', str(preview))
+    page.click('[data-testid="import-preview"]')
+    page.locator(".import-record").first.wait_for()
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    page.locator('[data-testid="imports"]').scroll_into_view_if_needed()
+    screenshot(page, "research-import")
+
+    page.click('[data-testid="import-cancel"]')
+    page.wait_for_selector('[data-testid="import-job"][data-state="cancelled"]')
+    assert "cancelled; nothing was stored" in page.locator('[data-testid="import-job"]').inner_text()
+    assert ImportJob.objects.get(pk=job.pk).state == ImportJob.CANCELLED
+
+
+def test_a_bad_line_is_named_and_nothing_is_stored(page, live_server, project, eager, tmp_path):
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(raw_completions(2) + b'{"problem": "What is 1 + 1?", "completion": ""}\n')
+    open_research(page, live_server, project)
+    page.set_input_files('[data-testid="import-file"]', str(broken))
+    page.click('[data-testid="import-start"]')
+    error = page.locator('[data-testid="import-error"]')
+    error.wait_for()
+    assert error.inner_text().startswith("broken.jsonl:3: field 'completion': ")
+    assert "nothing was stored" in page.locator('[data-testid="import-job"]').inner_text()
+    assert not Solution.objects.exists()
+    page.select_option('[data-testid="import-format"]', "prm800k")  # steps in the file: nothing to preview
+    assert page.locator('[data-testid="import-preview"]').is_hidden()
+    assert page.locator('[data-testid="import-split"]').is_hidden()
+    page.select_option('[data-testid="import-format"]', "completions")
+
+    # Bad options are refused before anything is uploaded into a job, naming the field.
+    page.select_option('[data-testid="import-split"]', "regex")
+    page.fill('[data-testid="import-pattern"]', "(Step)")
+    page.click('[data-testid="import-preview"]')
+    refusal = page.locator('[data-testid="import-refusal"]')
+    refusal.wait_for()
+    assert "field 'pattern'" in refusal.inner_text() and "capturing group" in refusal.inner_text()
+
+
+def test_the_import_form_has_no_serious_accessibility_violations(axe_context, live_server, project):
+    page = axe_context.new_page()
+    open_research(page, live_server, project)
+    page.locator('[data-testid="import-form"]').wait_for()
+    assert [v for v in axe_violations(page) if any("import" in str(t) for t in v[2])] == []
