@@ -4,7 +4,7 @@
 import { call } from "./api.js";
 import { el } from "../dom.js";
 import { section } from "./dom.js";
-import { errorText, fieldErrors, statusLine } from "./ratings.js";
+import { settingsForm } from "./form.js";
 
 const FIELDS = [
   { group: "Gold items" },
@@ -25,88 +25,38 @@ const FIELDS = [
 
 export async function showSettings(box, url) {
   const values = await call(url);
-  const form = el("form", "q-form");
-  form.noValidate = true;
-  form.dataset.testid = "settings-form";
-  const inputs = {};
-  const errors = {};
   const count = el("p", "muted small q-span");
   count.dataset.testid = "screening-items";
-  for (const field of FIELDS) {
-    if (field.group) {
-      form.append(el("fieldset", null, field.group));
-      if (field.group === "Screening") form.append(count);
-      continue;
-    }
-    const input = el("input");
-    input.id = `setting-${field.name}`;
-    input.name = field.name;
-    if (field.checkbox) {
-      input.type = "checkbox";
-      input.checked = Boolean(values[field.name]);
-    } else {
-      input.type = "number";
-      input.step = field.step;
-      input.value = values[field.name];
-    }
-    const help = el("span", "help", field.help);
-    help.id = `${input.id}-help`;
-    const error = el("span", "field-error");
-    error.id = `${input.id}-error`;
-    error.dataset.testid = `error-${field.name}`;
-    input.setAttribute("aria-describedby", `${help.id} ${error.id}`);
-    const label = el("label", null, field.label);
-    label.htmlFor = input.id;
-    const cell = el("div");
-    cell.append(input, help, error);
-    form.append(label, cell);
-    inputs[field.name] = input;
-    errors[field.name] = error;
-  }
   const showCount = (n) => {
     count.textContent = `The screening set: ${n} screening item${n === 1 ? "" : "s"} in this project. Mark a gold ` +
       "item as one in its gold editor (on an annotator's passes, Edit gold ratings).";
   };
   showCount(values.screening_items);
-  const save = el("button", "q-button primary", "Save settings");
-  save.type = "submit";
-  const message = statusLine("settings-message");
-  const buttons = el("div");
-  buttons.append(save, message);
-  form.append(el("span"), buttons);
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    message.textContent = "";
-    message.classList.remove("errors");
-    const body = {};
-    for (const [name, input] of Object.entries(inputs)) {
-      body[name] = input.type === "checkbox" ? input.checked : input.value === "" ? "" : Number(input.value);
-      errors[name].textContent = "";
-      input.removeAttribute("aria-invalid");
-    }
-    save.disabled = true;
-    try {
-      const saved = await call(url, { method: "PATCH", body });
+  settingsForm(box, {
+    url, fields: FIELDS, values, formClass: "q-form", saveLabel: "Save settings", saveClass: "q-button primary",
+    ids: { prefix: "setting-", form: "settings-form", error: "error-", message: "settings-message" },
+    group(field, form) {
+      form.append(el("fieldset", null, field.group));
+      if (field.group === "Screening") form.append(count);
+    },
+    control(field) {
+      const input = el("input");
+      input.type = field.checkbox ? "checkbox" : "number";
+      if (!field.checkbox) input.step = field.step;
+      return input;
+    },
+    show(inputs, shown) {
       for (const [name, input] of Object.entries(inputs)) {
-        if (input.type === "checkbox") input.checked = Boolean(saved[name]);
-        else input.value = saved[name];
+        if (input.type === "checkbox") input.checked = Boolean(shown[name]);
+        else input.value = shown[name];
       }
-      showCount(saved.screening_items);
-      message.textContent = "Saved.";
-    } catch (error) {
-      const found = fieldErrors(error);
-      for (const [name, text] of Object.entries(found)) {
-        if (!errors[name]) continue;
-        errors[name].textContent = text;
-        inputs[name].setAttribute("aria-invalid", "true");
-      }
-      message.textContent = Object.keys(found).length ? "Not saved: fix the marked fields." : `Not saved: ${errorText(error)}`;
-      message.classList.add("errors");
-    } finally {
-      save.disabled = false;
-    }
+    },
+    read: (name, input) => (input.type === "checkbox" ? input.checked : input.value === "" ? "" : Number(input.value)),
+    saved(stored) {
+      showCount(stored.screening_items);
+      return "Saved.";
+    },
   });
-  box.append(form);
 }
 
 export function settingsSection() {

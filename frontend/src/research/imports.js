@@ -7,7 +7,7 @@ import { call } from "../dashboard/api.js";
 import { count, duration } from "../dashboard/dom.js";
 import { el } from "../dom.js";
 import { optionsFromData, renderMath } from "../math.js";
-import { bytes, poll, rows } from "./util.js";
+import { button, bytes, poll, rows } from "./util.js";
 
 const OPEN = new Set(["queued", "running"]);
 // A preview reads the first records only: a large line-by-line file is sent cut to its head.
@@ -25,7 +25,7 @@ export async function showImports(box, urls) {
   status.setAttribute("aria-live", "polite");
   const render = optionsFromData(urls);
 
-  const previewButton = action("Preview", "import-preview", async () => {
+  const previewButton = button("Preview", "import-preview", async () => {
     const body = form.body({ forPreview: true });
     if (!body) return;
     preview.replaceChildren(el("p", "muted", "Reading the first records…"));
@@ -36,7 +36,7 @@ export async function showImports(box, urls) {
       preview.replaceChildren(refusal(error, "The preview failed"));
     }
   });
-  const startButton = action("Import", "import-start", async () => {
+  const startButton = button("Import", "import-start", async () => {
     const body = form.body({ forPreview: false });
     if (!body) return;
     status.dataset.state = "uploading";
@@ -143,20 +143,6 @@ function select(id, label, values, labels = {}) {
   return field(id, label, input);
 }
 
-function action(label, testid, onClick) {
-  const node = el("button", null, label);
-  node.type = "button";
-  node.dataset.testid = testid;
-  node.addEventListener("click", async () => {
-    node.disabled = true;
-    try {
-      await onClick();
-    } finally {
-      node.disabled = false;
-    }
-  });
-  return node;
-}
 
 /** The preview's records: the problem, then each completion's steps in order and its final answer. */
 function previewOf(answer, render) {
@@ -229,7 +215,7 @@ function draw(job, status) {
     }
   }
   if (OPEN.has(job.state)) {
-    parts.push(action("Cancel", "import-cancel", async () => {
+    parts.push(button("Cancel", "import-cancel", async () => {
       try {
         draw(await call(`${job.url}cancel/`, { method: "POST" }), status);
       } catch (error) {

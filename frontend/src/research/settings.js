@@ -1,9 +1,7 @@
 // The loop's settings form: what a generation scores and selects, and how the PRM retrains
-// (GET/PATCH the project's loop-settings, scoring/loop_settings.py). The server judges every
-// value; a refused one gets the server's message beside its field (novalidate: the browser
-// does not pre-empt it), and nothing is stored until all of them are good.
+// (GET/PATCH the project's loop-settings, scoring/loop_settings.py), built by dashboard/form.js.
 import { call } from "../dashboard/api.js";
-import { errorText, fieldErrors, statusLine } from "../dashboard/ratings.js";
+import { settingsForm } from "../dashboard/form.js";
 import { el } from "../dom.js";
 import "./settings.css";
 
@@ -85,80 +83,25 @@ function read(name, input) {
 export async function showLoopSettings(box, urls) {
   const url = urls.loopSettingsUrl;
   const values = await call(url);
-  const form = el("form", "loop-form");
-  form.noValidate = true;
-  form.dataset.testid = "loop-settings-form";
-  const inputs = {};
-  const errors = {};
   const pool = el("p", "muted small loop-span");
   pool.dataset.testid = "candidate-pool";
-  for (const field of FIELDS) {
-    if (field.group) {
-      form.append(el("h3", "loop-group", field.group));
-      if (field.group === "Active learning") form.append(pool);
-      continue;
-    }
-    const input = control(field, values);
-    input.id = `loop-${field.name}`;
-    input.name = field.name;
-    const help = el("span", "help", field.help);
-    help.id = `${input.id}-help`;
-    const error = el("span", "field-error");
-    error.id = `${input.id}-error`;
-    error.dataset.testid = `loop-error-${field.name}`;
-    input.setAttribute("aria-describedby", `${help.id} ${error.id}`);
-    const label = el("label", null, field.label);
-    label.htmlFor = input.id;
-    const cell = el("div");
-    cell.append(input, help, error);
-    form.append(label, cell);
-    inputs[field.name] = input;
-    errors[field.name] = error;
-  }
   const showPool = (n) => {
     pool.textContent = `The candidate pool holds ${n.toLocaleString()} solution${n === 1 ? "" : "s"} ` +
       "never selected nor handed out.";
   };
-  show(inputs, values);
   showPool(values.candidate_pool);
-  const save = el("button", "primary", "Save loop settings");
-  save.type = "submit";
-  save.dataset.testid = "loop-save";
-  const message = statusLine("loop-settings-message");
-  const buttons = el("div");
-  buttons.append(save, message);
-  form.append(el("span"), buttons);
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    message.textContent = "";
-    message.classList.remove("errors");
-    const body = {};
-    for (const [name, input] of Object.entries(inputs)) {
-      body[name] = read(name, input);
-      errors[name].textContent = "";
-      input.removeAttribute("aria-invalid");
-    }
-    save.disabled = true;
-    try {
-      const saved = await call(url, { method: "PATCH", body });
-      show(inputs, saved);
-      showPool(saved.candidate_pool);
-      message.textContent = "Saved. The next generation and retrain use these settings.";
-    } catch (error) {
-      const found = fieldErrors(error);
-      let first = null;
-      for (const [name, text] of Object.entries(found)) {
-        if (!errors[name]) continue;
-        errors[name].textContent = text;
-        inputs[name].setAttribute("aria-invalid", "true");
-        first ??= inputs[name];
-      }
-      message.textContent = first ? "Not saved: fix the marked fields." : `Not saved: ${errorText(error)}`;
-      message.classList.add("errors");
-      first?.focus();
-    } finally {
-      save.disabled = false;
-    }
+  settingsForm(box, {
+    url, fields: FIELDS, values, formClass: "loop-form", saveLabel: "Save loop settings",
+    ids: { prefix: "loop-", form: "loop-settings-form", error: "loop-error-", message: "loop-settings-message",
+           save: "loop-save" },
+    group(field, form) {
+      form.append(el("h3", "loop-group", field.group));
+      if (field.group === "Active learning") form.append(pool);
+    },
+    control, show, read,
+    saved(stored) {
+      showPool(stored.candidate_pool);
+      return "Saved. The next generation and retrain use these settings.";
+    },
   });
-  box.append(form);
 }
