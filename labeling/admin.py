@@ -3,7 +3,7 @@ from django.contrib import admin
 
 from .models import (
     Adjudication, Annotator, AnnotatorProjectStatus, ApiToken, Assignment, Diagram, DiagramProject, Generation,
-    GoldProposal, GoldRating, GoldScore, Membership, Problem, Project, Rating, Solution, Step,
+    GoldProposal, GoldRating, GoldScore, ImportJob, Membership, Problem, Project, Rating, Solution, Step,
 )
 
 
@@ -12,6 +12,14 @@ class MembershipInline(admin.TabularInline):
     fk_name = "project"
     extra = 1
     raw_id_fields = ["user", "added_by"]
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "format", "file_name", "state", "requested_by", "created_at"]
+    list_filter = ["state", "format", "project"]
+    raw_id_fields = ["project", "requested_by"]
+    readonly_fields = ["state", "created_at"]
 
 
 @admin.register(Membership)

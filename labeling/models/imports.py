@@ -19,7 +19,8 @@ class ImportJob(models.Model):
     STATE_CHOICES = [(s, s) for s in (QUEUED, RUNNING, DONE, FAILED, CANCELLED)]
     OPEN_STATES = (QUEUED, RUNNING)
 
-    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="import_jobs")
+    # No index of its own: import_job_state_idx (project, state) leads with it.
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="import_jobs", db_index=False)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                      related_name="+")
     format = models.CharField(max_length=50)
