@@ -72,10 +72,11 @@ def test_a_researcher_previews_imports_and_exports_parquet(page, live_server, pr
     for _ in range(3):
         task = take(ann, project)
         submit(task, [1, -1 if task.solution.is_correct is False else 1])
-    answer = page.request.get(f"{live_server.url}/api/projects/{project.pk}/export/?format=trl-parquet")
-    assert answer.status == 200
+    page.reload()  # the researcher downloads it from the page's on-demand exports
+    with page.expect_download() as info:
+        page.click('[data-testid="on-demand-exports"] a[data-format="trl-parquet"]')
     parquet = tmp_path / "labels.parquet"
-    parquet.write_bytes(answer.body())
+    info.value.save_as(parquet)
 
     import datasets
 

@@ -5,10 +5,12 @@ import { scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { bytes, button, poll, when } from "./util.js";
 
+// [format, label, gzip]: Parquet is compressed inside, so it is not gzipped again.
 const FORMATS = [
-  ["prm800k", "PRM800K JSONL (every pass)"],
-  ["prm800k-consensus", "PRM800K JSONL (consensus of overlapping passes)"],
-  ["trl", "TRL stepwise supervision"],
+  ["prm800k", "PRM800K JSONL (every pass)", true],
+  ["prm800k-consensus", "PRM800K JSONL (consensus of overlapping passes)", true],
+  ["trl", "TRL stepwise supervision", true],
+  ["trl-parquet", "TRL stepwise supervision as Parquet (datasets.load_dataset)", false],
 ];
 const RUNNING = new Set(["queued", "running"]);
 
@@ -82,11 +84,12 @@ function retention(data) {
 function onDemand(urls) {
   const box = el("div");
   box.dataset.testid = "on-demand-exports";
-  box.append(el("h3", null, "Export now (streamed, gzip)"));
+  box.append(el("h3", null, "Export now (streamed)"));
   const list = el("ul");
-  for (const [format, label] of FORMATS) {
+  for (const [format, label, gzip] of FORMATS) {
     const link = el("a", null, label);
-    link.href = `${urls.exportUrl}?format=${encodeURIComponent(format)}&gzip=1`;
+    link.href = `${urls.exportUrl}?format=${encodeURIComponent(format)}${gzip ? "&gzip=1" : ""}`;
+    link.dataset.format = format;
     const li = el("li");
     li.append(link);
     list.append(li);
