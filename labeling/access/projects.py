@@ -7,14 +7,17 @@ for them) and 403 to a member without the role the action needs; ``projects_of``
 projects a person sees. Roles themselves are labeling/access/roles.py.
 """
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.http import Http404
 
-from labeling.models import Membership, Project
+from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Membership, Project
 
 from . import roles
 
 NOT_FOUND = "No such project."
+# A row's 404, the same bytes whether the row exists nowhere or in a project the caller does
+# not see: a different wording would tell a non-member which ids exist elsewhere (issue #26).
+NO_SUCH_ROW = "Not found."
 
 
 def projects_of(user, *needed):
@@ -67,10 +70,28 @@ def object_for(user, queryset, pk, *needed, project_of=lambda obj: obj.project):
     """The row ``pk`` of ``queryset`` if ``user`` may act in its project with one of ``needed`` roles.
 
     404 when there is no such row or its project is not the caller's (the row does not exist
-    for them), 403 for a member without the role. ``project_of`` finds the row's project.
+    for them: one answer for both), 403 for a member without the role. ``project_of`` finds
+    the row's project.
     """
     found = queryset.filter(pk=pk).first()
     if found is None:
-        raise Http404("Not found.")
-    authorize(user, project_of(found), *needed)
+        raise Http404(NO_SUCH_ROW)
+    try:
+        authorize(user, project_of(found), *needed)
+    except Http404:
+        raise Http404(NO_SUCH_ROW) from None
     return found
+
+
+def annotator_in(project, annotator_id):
+    """The annotator ``annotator_id`` if they are of ``project`` (an annotator member, or one who
+    holds work or a standing in it), else the 404 of an annotator that exists nowhere: a lead
+    learns nothing of the people of projects they do not lead (not even that the id exists)."""
+    of_project = (Exists(Membership.objects.filter(user_id=OuterRef("user_id"), project=project,
+                                                   role=roles.ANNOTATOR))
+                  | Exists(Assignment.objects.filter(annotator=OuterRef("pk"), project=project))
+                  | Exists(AnnotatorProjectStatus.objects.filter(annotator=OuterRef("pk"), project=project)))
+    annotator = Annotator.objects.select_related("user").filter(of_project, pk=annotator_id).first()
+    if annotator is None:
+        raise Http404(NO_SUCH_ROW)
+    return annotator

@@ -10,16 +10,14 @@ import io
 import json
 
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from labeling.access.projects import project_for
+from labeling.access.projects import annotator_in, project_for
 from labeling.access.roles import LEAD
 from labeling.access.permissions import IsLead
-from labeling.models import Annotator
 from labeling.stats import cache as stats_cache
 from labeling.stats import dashboard
 
@@ -163,7 +161,7 @@ class AnnotatorPassesView(APIView):
     )
     def get(self, request, pk, annotator_id):
         project = project_for(request.user, pk, LEAD)
-        annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
+        annotator = annotator_in(project, annotator_id)
         paging = PagingSerializer(data=request.query_params)
         paging.is_valid(raise_exception=True)
         answer = dashboard.annotator_passes(project, annotator, **paging.validated_data)

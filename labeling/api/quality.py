@@ -8,18 +8,16 @@ their own standing and never carries a score, a threshold, a reason or a gold va
 dashboard's (labeling/api/dashboard.py). A rule's refusal (``GoldError``, ``ConsensusError``) is
 raised, and answered by ``labeling.api.errors``.
 """
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling.access.permissions import IsAnnotator, IsLead
-from labeling.access.projects import object_for, project_for
+from labeling.access.projects import annotator_in, object_for, project_for
 from labeling.access.roles import ANNOTATOR, LEAD
 from labeling.errors import DomainError
 from labeling.models import (
-    Annotator,
     AnnotatorProjectStatus,
     Assignment,
     GoldProposal,
@@ -423,7 +421,7 @@ class StandingChangeView(APIView):
     @extend_schema(request=StandingRequestSerializer, responses=StandingSerializer)
     def post(self, request, pk, annotator_id):
         project = project_for(request.user, pk, LEAD)
-        annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
+        annotator = annotator_in(project, annotator_id)
         form = StandingRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         row = self.change(annotator, project, request.user, form.validated_data["reason"])

@@ -7,13 +7,13 @@ a project they are no member of, 403 for a page their roles there do not open.
 """
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Exists, F, OuterRef, Q
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from labeling.access import roles
-from labeling.access.projects import project_for, visible_projects
+from labeling.access.projects import annotator_in, project_for, visible_projects
 from labeling.markdown_text import render_markdown
-from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Problem, Solution
+from labeling.models import AnnotatorProjectStatus, Assignment, Problem, Solution
 from labeling.quality.screening import BLOCKED
 
 
@@ -110,7 +110,7 @@ def dashboard(request, pk):
 def dashboard_annotator(request, pk, annotator_id):
     """One annotator's passes beside the gold and the others' ratings, with Pause/Resume."""
     project = _lead_project(request, pk)
-    annotator = get_object_or_404(Annotator.objects.select_related("user"), pk=annotator_id)
+    annotator = annotator_in(project, annotator_id)
     return render(request, "labeling/dashboard_annotator.html", {"project": project, "annotator": annotator})
 
 

@@ -7,6 +7,8 @@ row of one (found by walking the URL resolver, so a route added later must be li
 ``theirs``: where R is one of the route's roles the answer must be 404 (the project does not
 exist for them), where it is not, a refusal (403/404/405); never a 2xx, a 400 (input read
 before the scope) or a 500. A member of ``theirs`` with an allowed role reads it (GET).
+And the answer to an id of ``theirs`` is the answer to an id that exists nowhere, byte for
+byte, for every method and role: a non-member cannot tell which ids exist elsewhere.
 """
 import itertools
 
@@ -166,6 +168,32 @@ def test_a_non_member_finds_nothing_and_a_member_finds_it(two, name, route, role
         allowed = {404} if name in NAMED_FILES else set()
         assert answer.status_code not in {403, 500} and (answer.status_code != 404 or 404 in allowed), (
             f"{role} of the project, GET {url}: {answer.status_code}")
+
+
+NOWHERE = 2 ** 31 - 1  # an id no row holds (the largest a URL may carry)
+SUB_IDS = ("annotator", "membership")  # rows named inside a project's URL
+
+
+def answers(client, url):
+    return {method: (answer.status_code, answer.content)
+            for method in METHODS for answer in [getattr(client, method)(url)]}
+
+
+@pytest.mark.parametrize("name, route", SCOPED, ids=[name for name, _ in SCOPED])
+def test_an_id_of_another_project_is_answered_as_one_that_exists_nowhere(two, name, route):
+    (mine, my_ids), (_, their_ids) = two
+    ghost = {kind: NOWHERE if isinstance(pk, int) else pk for kind, pk in their_ids.items()}
+    for role in ROLES:
+        outsider = person(role, mine)
+        assert answers(outsider, url_of(name, route, their_ids)) == answers(outsider, url_of(name, route, ghost)), (
+            f"{role}: {name} tells an id of another project from one that exists nowhere")
+    # An annotator or membership of another project named under one's own project, by its lead.
+    for kind in SUB_IDS:
+        if f"<int:{kind}_id>" in route:
+            lead = person(LEAD, mine)
+            theirs_here, nowhere_here = dict(my_ids, **{kind: their_ids[kind]}), dict(my_ids, **{kind: NOWHERE})
+            assert answers(lead, url_of(name, route, theirs_here)) == answers(lead, url_of(name, route, nowhere_here)), (
+                f"{name} tells the lead of one project which {kind} ids exist in another")
 
 
 def test_lists_hold_only_the_callers_projects(two):
