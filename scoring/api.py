@@ -5,7 +5,7 @@ view needs the researcher role, checked before any lookup. Included under /api/ 
 annotator/urls.py (URL names in the ``scoring`` namespace).
 
 - ``POST /api/projects/{id}/generations/``: start a generation (202; 409 when one is open)
-- ``GET  /api/projects/{id}/generations/``: the project's runs, newest first
+- ``GET  /api/projects/{id}/generations/``: the project's runs, newest first, paged (``?limit=&offset=``)
 - ``GET  /api/generation-runs/{id}/``: one run: state, scored/total (live), rate and time left, selected, error
 - ``POST /api/generation-runs/{id}/cancel/``: cancel a queued or scoring run (409 when past that)
 - ``GET  /api/projects/{id}/checkpoints/``: every checkpoint: status, reason, metrics, lineage, retrain progress
@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 from labeling.access.permissions import IsResearcher
 from labeling.access.projects import object_for, project_for
 from labeling.access.roles import RESEARCHER
+from labeling.api.paging import BoundedPaging, page
 from scoring import runs
 from scoring.loop_settings import LoopSettingsView
 from scoring.models import Checkpoint, GenerationRun
@@ -103,12 +104,13 @@ class ProjectGenerationsView(APIView):
 
     permission_classes = [IsResearcher]
     parser_classes = [JSONParser]
+    pagination_class = BoundedPaging
 
     @extend_schema(operation_id="projects_generations_list", responses=GenerationRunSerializer(many=True))
     def get(self, request, pk):
         project = project_for(request.user, pk, RESEARCHER)
-        runs = _runs().filter(project=project).order_by("-pk")[:200]
-        return Response(GenerationRunSerializer(runs, many=True).data)
+        runs = _runs().filter(project=project).order_by("-pk")
+        return page(self, request, runs, lambda rows: GenerationRunSerializer(rows, many=True).data)
 
     @extend_schema(
         operation_id="projects_generations_create", request=StartGenerationSerializer,

@@ -6,6 +6,7 @@ a bigint (a 500). Here both are checked like any other input: a whole number in 
 400 naming the parameter. ``limit`` is at most ``MAX_LIMIT``; ``offset`` at most
 ``MAX_NUMBER``, the largest whole number any query parameter here carries (far beyond any
 table, within every database's integers; the dashboard's ``generation`` and ``offset`` too).
+``page`` pages an ``APIView``'s list the same way as the viewsets' lists.
 """
 from rest_framework.pagination import LimitOffsetPagination
 
@@ -35,3 +36,12 @@ class BoundedPaging(LimitOffsetPagination):
 
     def get_offset(self, request):
         return whole_number(request.query_params, self.offset_query_param, default=0, low=0, high=MAX_NUMBER)
+
+
+def page(view, request, rows, serialize):
+    """``rows`` (a queryset or list) paged by ``?limit=&offset=`` as every list of the API:
+    ``{count, next, previous, results}``, ``results`` being ``serialize(the page's rows)``.
+    The view sets ``pagination_class = BoundedPaging`` so that its schema says so too."""
+    paging = view.pagination_class()
+    rows = paging.paginate_queryset(rows, request, view)
+    return paging.get_paginated_response(serialize(rows))

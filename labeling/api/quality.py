@@ -27,7 +27,7 @@ from labeling.models import (
 )
 from labeling.quality import consensus, feedback, gold, proposals, screening
 
-from .paging import MAX_NUMBER, whole_number
+from .paging import MAX_NUMBER, BoundedPaging, page, whole_number
 from .work import annotator_of
 
 
@@ -279,10 +279,19 @@ class GoldProposeView(APIView):
         return Response(ProposalSerializer(proposal).data, status=status.HTTP_201_CREATED)
 
 
+def with_evidence(rows):
+    """Proposals with their problem and steps' votes now (one read for the page), serialized."""
+    found = proposals.evidence(rows)
+    for row in rows:
+        row.problem, row.steps = found[row.pk]["problem"], found[row.pk]["steps"]
+    return ProposalWithEvidenceSerializer(rows, many=True).data
+
+
 class ProposalListView(APIView):
-    """The project's gold proposals, newest first."""
+    """The project's gold proposals, newest first, a page at a time (``?limit=&offset=``)."""
 
     permission_classes = [IsLead]
+    pagination_class = BoundedPaging
 
     @extend_schema(
         operation_id="projects_gold_proposals_list",
@@ -298,11 +307,8 @@ class ProposalListView(APIView):
             if state not in dict(GoldProposal.STATE_CHOICES):
                 raise DomainError("state must be pending, approved or rejected.", field="state")
             rows = rows.filter(state=state)
-        rows = list(rows.select_related("solution__problem", "solution__project").order_by("-created_at", "-pk"))
-        found = proposals.evidence(rows)
-        for row in rows:
-            row.problem, row.steps = found[row.pk]["problem"], found[row.pk]["steps"]
-        return Response(ProposalWithEvidenceSerializer(rows, many=True).data)
+        rows = rows.select_related("solution__problem", "solution__project").order_by("-created_at", "-pk")
+        return page(self, request, rows, with_evidence)
 
 
 class ProposalDecisionView(APIView):

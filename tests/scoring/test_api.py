@@ -72,7 +72,7 @@ def test_start_lists_and_reads_a_run(people, project, broker):
     assert again.status_code == 409 and again.json()["run"]["id"] == run.pk
     assert len(queued(broker)) == 1  # the refused second run queued nothing
     listed = client.get(reverse("scoring:project-generations", args=[project.pk])).json()
-    assert [r["id"] for r in listed] == [run.pk]
+    assert listed["count"] == 1 and [r["id"] for r in listed["results"]] == [run.pk]
     GenerationRun.objects.filter(pk=run.pk).update(state="scoring", scored=5, total=20)
     detail = client.get(reverse("scoring:generation-run-detail", args=[run.pk])).json()
     assert detail["progress"] == 0.25 and detail["generation"] is None
@@ -180,3 +180,14 @@ def test_only_researchers_read_a_report(people, project, who, code):
     outsider = client_for(outsider)
     assert outsider.get(reverse("scoring:checkpoint-report", args=[checkpoint.pk])).status_code == 404
     assert people["researcher"].get(reverse("scoring:checkpoint-report", args=[999999])).status_code == 404
+
+
+def test_the_runs_list_is_paged_like_every_list(people, project):
+    ids = [GenerationRun.objects.create(project=project, size=1, state="done").pk for _ in range(3)]
+    url = reverse("scoring:project-generations", args=[project.pk])
+    first = people["researcher"].get(url, {"limit": 2}).json()
+    assert first["count"] == 3 and [r["id"] for r in first["results"]] == ids[:0:-1] and first["next"]
+    rest = people["researcher"].get(first["next"]).json()
+    assert [r["id"] for r in rest["results"]] == ids[:1] and rest["next"] is None
+    refused = people["researcher"].get(url, {"limit": 0})
+    assert refused.status_code == 400 and refused.json()["field"] == "limit"

@@ -5,15 +5,22 @@ import { call } from "./api.js";
 import { el } from "../dom.js";
 import { errorText, rating, statusLine, stepNumber, votes } from "./ratings.js";
 
+const PAGE = 100;
+
 export async function showProposals(box, urls, options) {
   const list = el("div", "q-list");
   const message = statusLine("proposals-message");
   box.append(message, list);
-  const pending = await call(`${urls.proposals}?state=pending`);
+  // The list is paged: the newest page of pending proposals; deciding them brings the next.
+  const pending = await call(`${urls.proposals}?state=pending&limit=${PAGE}`);
   const empty = () => {
     if (!list.querySelector(".q-item")) list.replaceChildren(el("p", "muted", "No proposals wait for a decision."));
   };
-  for (const proposal of pending) list.append(item(proposal, urls, options, message, empty));
+  for (const proposal of pending.results) list.append(item(proposal, urls, options, message, empty));
+  if (pending.count > pending.results.length) {
+    box.append(el("p", "muted small", `The newest ${pending.results.length} of ${pending.count} pending proposals; `
+      + "reload the page after deciding these for the next ones."));
+  }
   empty();
 }
 

@@ -115,7 +115,7 @@ def test_gold_from_a_submitted_pass(clients, project, world):
 
 def test_proposals_are_listed_approved_once_and_become_gold(clients, project, world):
     lead, shared = clients["lead"], world["shared"]
-    listed = lead.get(reverse("api:project-gold-proposals", args=[project.pk]), {"state": "pending"}).json()
+    listed = lead.get(reverse("api:project-gold-proposals", args=[project.pk]), {"state": "pending"}).json()["results"]
     assert [(p["solution"], p["votes"], p["ratings"]) for p in listed] == [
         (shared.pk, 3, [{"position": 0, "alternative": 0, "value": 1}, {"position": 1, "alternative": 0, "value": -1}])]
     again = lead.post(reverse("api:solution-gold-propose", args=[shared.pk]))
@@ -125,7 +125,7 @@ def test_proposals_are_listed_approved_once_and_become_gold(clients, project, wo
     assert (answer.status_code, answer.json()["state"], answer.json()["decided_by"]) == (200, "approved", "lead")
     assert gold.gold_ratings(shared) == {(0, 0): 1, (1, 0): -1}
     assert lead.post(approve).status_code == 400
-    assert lead.get(reverse("api:project-gold-proposals", args=[project.pk]), {"state": "pending"}).json() == []
+    assert lead.get(reverse("api:project-gold-proposals", args=[project.pk]), {"state": "pending"}).json()["results"] == []
     assert lead.get(reverse("api:project-gold-proposals", args=[project.pk]), {"state": "nope"}).status_code == 400
     lonely = make_solution(project, steps=1)
     refused = lead.post(reverse("api:solution-gold-propose", args=[lonely.pk]))
@@ -237,3 +237,16 @@ def test_a_superuser_without_an_annotator_row_gets_a_status(project):
     staff = client_for(make_user("boss", is_staff=True, is_superuser=True))
     answer = staff.get(reverse("api:project-my-status", args=[project.pk]))
     assert answer.status_code == 200 and answer.json()["state"] == "active"
+
+
+def test_the_proposals_list_is_paged_like_every_list(clients, project):
+    ids = [GoldProposal.objects.create(solution=make_solution(project, steps=2), votes=2,
+                                       ratings=[[0, 0, 1], [1, 0, -1]]).pk for _ in range(3)]
+    url = reverse("api:project-gold-proposals", args=[project.pk])
+    first = clients["lead"].get(url, {"state": "pending", "limit": 2}).json()
+    assert first["count"] == 3 and [p["id"] for p in first["results"]] == ids[:0:-1] and first["next"]
+    assert [s["value"] for s in first["results"][0]["steps"]] == [1, -1]  # the evidence rides along
+    rest = clients["lead"].get(first["next"]).json()
+    assert [p["id"] for p in rest["results"]] == ids[:1] and rest["next"] is None
+    refused = clients["lead"].get(url, {"offset": "-1"})
+    assert refused.status_code == 400 and refused.json()["field"] == "offset"

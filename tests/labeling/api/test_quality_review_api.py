@@ -79,7 +79,7 @@ def test_only_leads_read_the_adjudication_queue(clients, project, split, role):
 
 def test_proposals_carry_the_votes_they_rest_on(clients, project, split):
     proposals.propose_gold_from_consensus(split["split"])
-    listed = clients["lead"].get(reverse("api:project-gold-proposals", args=[project.pk])).json()
+    listed = clients["lead"].get(reverse("api:project-gold-proposals", args=[project.pk])).json()["results"]
     assert listed[0]["problem"] == "Split $x$"
     assert listed[0]["steps"] == [
         {"position": 0, "alternative": 0, "text": "step 0.0", "value": 1, "votes": {"1": 3}},
