@@ -1,6 +1,12 @@
 from django.conf import settings
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
+
+# The shortest lease a project may set. At 0 every lease lapsed at once (issue #26): whoever
+# asked next took a pass being rated. The page renews a lease every third of it while in use,
+# so a minute leaves two renewals to miss before the work is lost.
+MIN_LEASE_SECONDS = 60
 
 
 class Project(models.Model):
@@ -30,7 +36,8 @@ class Project(models.Model):
         default=False, help_text="Phase 1 rule: an annotator may write their own step."
     )
     lease_seconds = models.PositiveIntegerField(
-        default=1800, help_text="An assignment without activity for this long returns to the queue."
+        default=1800, validators=[MinValueValidator(MIN_LEASE_SECONDS)],
+        help_text=f"An assignment without activity for this long returns to the queue (at least {MIN_LEASE_SECONDS})."
     )
     requires_screening = models.BooleanField(
         default=False, help_text="New annotators pass the screening items before real work."
@@ -109,6 +116,7 @@ class Project(models.Model):
                 condition=Q(gold_threshold__gte=0) & Q(gold_threshold__lte=1), name="project_gold_threshold_range"
             ),
             models.CheckConstraint(condition=Q(gold_window__gte=1), name="project_gold_window_positive"),
+            models.CheckConstraint(condition=Q(lease_seconds__gte=MIN_LEASE_SECONDS), name="project_lease_seconds_min"),
             models.CheckConstraint(
                 condition=Q(selection_wrong_share__gte=0) & Q(selection_wrong_share__lte=1),
                 name="project_wrong_share_range",

@@ -1,5 +1,6 @@
 """/api/projects/: what each role sees, counts, and who may create or change projects."""
 import pytest
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from labeling.models import Assignment, Problem, Project, Solution
@@ -77,6 +78,20 @@ def test_invalid_project_rules_are_refused_by_field(clients):
     answer = clients["lead"].post(LIST, {"name": "Bad", "overlap": 0}, format="json")
     assert answer.status_code == 400
     assert "overlap" in answer.json()
+
+
+@pytest.mark.parametrize("short", [0, 59])
+def test_a_lease_shorter_than_a_minute_is_refused_by_field(clients, project, short):
+    # At 0 every lease lapsed at once: the next person to ask took a pass being rated.
+    for answer in (clients["lead"].patch(detail(project), {"lease_seconds": short}, format="json"),
+                   clients["lead"].post(LIST, {"name": "Short", "lease_seconds": short}, format="json")):
+        assert answer.status_code == 400
+        assert answer.json() == {"lease_seconds": ["Ensure this value is greater than or equal to 60."]}
+    assert Project.objects.get(pk=project.pk).lease_seconds == 1800 and not Project.objects.filter(name="Short")
+    with pytest.raises(IntegrityError), transaction.atomic():  # nor can any other writer store it
+        Project.objects.filter(pk=project.pk).update(lease_seconds=short)
+    changed = clients["lead"].patch(detail(project), {"lease_seconds": 60}, format="json")
+    assert changed.status_code == 200 and changed.json()["lease_seconds"] == 60
 
 
 def test_annotators_cannot_create_or_change_projects(clients, project):
