@@ -4,10 +4,13 @@ Views do not catch domain refusals: a ``labeling.errors.DomainError`` raised any
 view becomes ``{"detail": message, "field": field}`` (an import's also names its ``line``) with
 the error's status, 400 unless it says otherwise. Django's refusals of a body it will not read
 (over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, too many fields or files), which it would answer with a
-bare HTML 400, get the same shape: 413 and 400. Everything else is DRF's own answer.
+bare HTML 400, get the same shape: 413 and 400; so does a body its parser cannot read (DRF's
+``ParseError``, e.g. malformed JSON), naming the field ``body``. Everything else is DRF's own
+answer.
 """
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from rest_framework.exceptions import ParseError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
@@ -24,6 +27,8 @@ def exception_handler(exc, context):
         exc = too_large(size, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
     elif isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
         exc = DomainError(str(exc))
+    elif isinstance(exc, ParseError):
+        exc = DomainError(str(exc.detail), field="body")
     if isinstance(exc, DomainError):
         set_rollback()  # as DRF does for its own errors (under ATOMIC_REQUESTS)
         retry_after = getattr(exc, "retry_after", None)  # a 429 or 503 says when to ask again

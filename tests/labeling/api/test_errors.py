@@ -15,7 +15,7 @@ from labeling.imports import ImportFailed
 from labeling.quality.consensus import ConsensusError
 from labeling.quality.gold import GoldError
 from labeling.work.submission import LabellingError
-from tests.factories import make_project, make_user, token_client
+from tests.factories import make_project, make_solution, make_user, token_client
 
 
 def answer_to(error):
@@ -88,3 +88,19 @@ def test_the_loops_lists_answer_json_to_a_token_whatever_accept_asks(name, empty
     refused, elsewhere = client.get(reverse(name)), client.get(reverse("api:me"))
     assert (refused.status_code, refused.content) == (elsewhere.status_code, elsewhere.content)
     assert refused.json() == {"detail": "Invalid token."}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("method, name", [("patch", "api:assignment-draft"), ("put", "api:assignment-draft"),
+                                          ("post", "api:assignment-submit")])
+def test_malformed_json_on_the_loop_is_a_400_naming_the_body(method, name):
+    project = make_project()
+    make_solution(project, steps=2)
+    client = token_client(make_user("alice", "annotator"))
+    taken = client.post(reverse("api:project-next", args=[project.pk]))
+    assert taken.status_code == 201
+    answer = getattr(client, method)(reverse(name, args=[taken.json()["id"]]), b'{"ratings": [',
+                                     content_type="application/json")
+    assert answer.status_code == 400 and answer["Content-Type"] == "application/json"
+    assert answer.content == (b'{"detail":"JSON parse error - Expecting value: line 1 column 14 (char 13)",'
+                              b'"field":"body"}')
