@@ -247,7 +247,7 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.JSONRenderer",
         "labeling.api.renderers.BrowsableAPIRenderer",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "labeling.api.autoschema.AutoSchema",  # drf-spectacular's, with the common refusals
     "DEFAULT_PAGINATION_CLASS": "labeling.api.paging.BoundedPaging",  # ?limit=&offset=, checked
     "PAGE_SIZE": 100,
     # A domain refusal (labeling.errors.DomainError) becomes {"detail", "field"} here, not in each view.

@@ -4,6 +4,8 @@ from django.urls import include, path
 from annotator.api_docs import DocsView
 from labeling.api.schema import SchemaView
 
+handler404 = "labeling.api.not_found.not_found"  # JSON under /api/, Django's page elsewhere
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("labeling.access.accounts")),  # Django's, password reset only with mail

@@ -17,13 +17,16 @@ from django.urls.converters import IntConverter, UUIDConverter
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from labeling.access.roles import grant_role
+from labeling.access.roles import ANNOTATOR, LEAD, grant_role
 from labeling.access.tokens import issue
 from labeling.data import open_text
 from labeling.models import (
     Annotator,
     Assignment,
     Generation,
+    GoldProposal,
+    ImportJob,
+    Membership,
     Problem,
     Project,
     Rating,
@@ -33,6 +36,7 @@ from labeling.models import (
 from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
 from labeling.quality import gold, gold_passes
 from labeling.work import queue, submission
+from scoring.models import Checkpoint, GenerationRun
 
 # The clock of the queue and submission tests: they pass ``now`` explicitly.
 NOW = timezone.now()
@@ -220,6 +224,32 @@ def rated_pass(solution, annotator, values, *, at=T0, seconds=60, state=Assignme
     Rating.objects.bulk_create(
         [Rating(assignment=assignment, step=steps[key], value=v, rated_at=at) for key, v in slots.items()])
     return assignment
+
+
+def make_world(tag):
+    """A project with one of each row a route can name; returns ``(project, {kind: id})``.
+
+    A solution (two steps) with a submitted pass by ``worker`` (an annotator), a gold proposal,
+    a generation run, a rejected checkpoint, an import job, and a lead (``membership``).
+    """
+    project = make_project(name=f"{tag} project", overlap=2)
+    solution = make_solution(project, steps=2)
+    worker = make_user(f"{tag}-worker", projects=[])
+    annotator = grant_role(worker, ANNOTATOR, project)
+    done = rated_pass(solution, annotator, [1, 1])
+    proposal = GoldProposal.objects.create(solution=solution, votes=2,
+                                           ratings=[[0, 0, 1], [1, 0, 1]])
+    run = GenerationRun.objects.create(project=project, size=1)
+    checkpoint = Checkpoint.objects.create(project=project, status=Checkpoint.REJECTED)
+    job = ImportJob.objects.create(project=project, format="completions", file_name="x.jsonl", path="/nonexistent")
+    boss = make_user(f"{tag}-lead", projects=[])
+    grant_role(boss, LEAD, project)
+    return project, {
+        "project": project.pk, "solution": solution.pk, "problem": solution.problem_id, "assignment": done.pk,
+        "proposal": proposal.pk, "run": run.pk, "annotator": annotator.pk, "checkpoint": checkpoint.pk,
+        "import_job": job.pk,
+        "membership": Membership.objects.get(user=boss, project=project).pk, "worker": worker,
+    }
 
 
 # Files ------------------------------------------------------------------------------------

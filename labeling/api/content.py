@@ -2,12 +2,13 @@
 from django.db.models import Prefetch
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
-from rest_framework.exceptions import ValidationError
 
 from labeling.access.permissions import LeadOrResearcher
 from labeling.access.projects import projects_of
 from labeling.access.roles import LEAD, RESEARCHER
 from labeling.models import Problem, Solution, Step
+
+from .paging import MAX_NUMBER, whole_number
 
 
 class ProblemSerializer(serializers.ModelSerializer):
@@ -42,14 +43,8 @@ class SolutionDetailSerializer(SolutionSerializer):
 
 
 def project_filter(request):
-    """The ``?project=`` id as an int, or None; a bad value is a 400 naming the parameter."""
-    value = request.query_params.get("project")
-    if value in (None, ""):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ValidationError({"project": "must be a project id (an integer)."}) from None
+    """The ``?project=`` id as an int, or None; a bad value is a 400 ``{detail, field: "project"}``."""
+    return whole_number(request.query_params, "project", default=None, low=0, high=MAX_NUMBER)
 
 
 _BY_PROJECT = extend_schema(parameters=[OpenApiParameter("project", int, description="Only this project's rows.")])

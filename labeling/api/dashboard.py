@@ -11,7 +11,7 @@ import json
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
 
@@ -64,6 +64,11 @@ def cached_dashboard(request, project):
     )
 
 
+# labeling/stats/cache.py: nothing cached for the filter and the caller's computes are spent (the
+# body is the common refusal's, labeling/api/autoschema.py; a busy project is the 503 every operation declares).
+COMPUTES_SPENT = OpenApiResponse(description="Too many dashboard computes this minute: Retry-After says when.")
+
+
 def _json(raw):
     return json.dumps(raw, separators=(",", ":")).encode()
 
@@ -76,7 +81,7 @@ class DashboardView(APIView):
     @extend_schema(
         operation_id="projects_dashboard_retrieve",
         parameters=FILTER_PARAMETERS,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: OpenApiTypes.OBJECT, 429: COMPUTES_SPENT},
         description="Agreement (alpha with bootstrap intervals overall, over time and per generation; "
         "first-error agreement), the kappa matrix, per-annotator figures and throughput. `cache` says how "
         "fresh the figures are; `statuses` holds the standing, read live, of each annotator who is not simply active.",
@@ -116,7 +121,8 @@ class AnnotatorTableView(APIView):
     @extend_schema(
         operation_id="projects_annotators_list",
         parameters=[OpenApiParameter("format", str, enum=["json", "csv"], default="json"), *FILTER_PARAMETERS],
-        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
+        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR,
+                   429: COMPUTES_SPENT},
     )
     def get(self, request, pk):
         project = project_for(request.user, pk, LEAD)

@@ -8,7 +8,7 @@ must be a snapshot file directly inside the project's folder.
 from django.conf import settings
 from django.http import FileResponse, Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from kombu.exceptions import OperationalError
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -74,7 +74,7 @@ class SnapshotListView(APIView):
     @extend_schema(
         operation_id="projects_snapshots_create",
         request=None,
-        responses={202: SnapshotListSerializer, 503: OpenApiTypes.OBJECT},
+        responses={202: SnapshotListSerializer, 503: OpenApiResponse(description="The job queue is unreachable.")},
     )
     def post(self, request, pk):
         project = project_for(request.user, pk, RESEARCHER)

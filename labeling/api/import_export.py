@@ -10,7 +10,7 @@ from django.http import StreamingHttpResponse
 from django.utils import timezone
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -68,11 +68,8 @@ class ImportResultSerializer(serializers.Serializer):
     details = serializers.DictField()
 
 
-ImportErrorSerializer = inline_serializer(
-    "ImportError",
-    {"detail": serializers.CharField(), "line": serializers.IntegerField(allow_null=True),
-     "field": serializers.CharField(allow_null=True)},
-)
+# The body is the common refusal's (labeling/api/autoschema.py): an import's names its line.
+BAD_FILE = OpenApiResponse(description="Bad options ({field: [messages]}) or a bad line ({detail, line, field}).")
 
 ProgressSerializer = inline_serializer(
     "ImportProgress",
@@ -84,6 +81,7 @@ JobErrorSerializer = inline_serializer(
     "ImportJobError",
     {"message": serializers.CharField(), "file": serializers.CharField(allow_null=True),
      "line": serializers.IntegerField(allow_null=True), "field": serializers.CharField(allow_null=True)},
+    allow_null=True,  # null unless the job failed
 )
 
 
@@ -136,7 +134,7 @@ class ImportView(UploadView):
     @extend_schema(
         operation_id="projects_imports_create",
         request={"multipart/form-data": ImportRequestSerializer},
-        responses={202: ImportJobSerializer, 400: ImportErrorSerializer},
+        responses={202: ImportJobSerializer, 400: BAD_FILE},
     )
     def post(self, request, pk):
         project = project_for(request.user, pk, RESEARCHER)
@@ -161,7 +159,7 @@ class ImportPreviewView(UploadView):
     @extend_schema(
         operation_id="projects_imports_preview",
         request={"multipart/form-data": ImportRequestSerializer},
-        responses={200: OpenApiTypes.OBJECT, 400: ImportErrorSerializer},
+        responses={200: OpenApiTypes.OBJECT, 400: BAD_FILE},
     )
     def post(self, request, pk):
         project_for(request.user, pk, RESEARCHER)

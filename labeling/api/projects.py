@@ -6,6 +6,7 @@ creates one and becomes its lead and researcher. Members are managed in labeling
 """
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import (
     PolymorphicProxySerializer,
     extend_schema,
@@ -81,6 +82,17 @@ class ProjectForMember(ProjectSerializer):
         if roles.roles_in(user, project.pk) & {roles.LEAD, roles.RESEARCHER}:
             return whole
         return {name: whole[name] for name in AnnotatorProjectSerializer.Meta.fields}
+
+
+class AnnotatorProjectOnly(OpenApiSerializerExtension):
+    """The annotator's project holds its three fields and nothing else: said in the schema, so
+    that a lead's whole project matches ``Project`` only, as ``ProjectForRole``'s oneOf needs."""
+
+    target_class = AnnotatorProjectSerializer
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        return {**schema, "additionalProperties": False}
 
 
 _EITHER = PolymorphicProxySerializer(

@@ -5,6 +5,8 @@ process's CPU, and YAML rendering another 25 ms, open to any signed-in account (
 The schema depends only on the code a process runs (it is public: the same for every caller),
 so each process keeps the bytes it rendered, one entry per output format. ``?version=`` and
 ``?lang=`` are ignored: Stepmark has one of each, and arbitrary values would be new entries.
+
+What it declares beyond each view's own answers: labeling/api/autoschema.py.
 """
 import threading
 

@@ -36,7 +36,6 @@ from .work_serializers import (
     DraftSerializer,
     MyCountsSerializer,
     MyPassSerializer,
-    RefusalSerializer,
     SubmitSerializer,
     assignment_payload,
     domain_ratings,
@@ -50,10 +49,12 @@ LEASE_LOST = (
     "your ratings are kept, but this assignment can no longer change. Take the next task."
 )
 
+# Their bodies are the common refusal's, {detail, field} (labeling/api/autoschema.py).
 _REFUSED = {
-    400: OpenApiResponse(RefusalSerializer, description="Input that breaks a labelling rule."),
+    400: OpenApiResponse(description="Input that breaks a labelling rule."),
     404: OpenApiResponse(description="No such assignment of yours."),
-    409: OpenApiResponse(RefusalSerializer, description="The lease expired and someone else holds the solution."),
+    409: OpenApiResponse(description="The lease expired and someone else holds the solution, or the project "
+                                     "was deactivated."),
 }
 
 

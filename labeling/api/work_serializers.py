@@ -25,13 +25,6 @@ from labeling.work import rows
 # Responses ------------------------------------------------------------------------------
 
 
-class RefusalSerializer(serializers.Serializer):
-    detail = serializers.CharField()
-    field = serializers.CharField(
-        allow_null=True, help_text="The offending input, such as ratings[2].value; null for the whole request."
-    )
-
-
 class TaskRulesSerializer(serializers.Serializer):
     """The project's rules a client needs to lay out the workspace and check input early."""
 

@@ -17,9 +17,8 @@ from django.urls import get_resolver, reverse
 from rest_framework.test import APIClient
 
 from labeling.access.roles import ANNOTATOR, LEAD, RESEARCHER, ROLES, grant_role
-from labeling.models import Assignment, GoldProposal, ImportJob, Membership
-from scoring.models import Checkpoint, GenerationRun
-from tests.factories import make_project, make_solution, make_user, rated_pass, walk
+from labeling.models import Assignment
+from tests.factories import make_user, make_world, walk
 
 A, L, R = ANNOTATOR, LEAD, RESEARCHER
 
@@ -75,28 +74,6 @@ def test_every_route_is_listed_with_its_roles_or_as_unscoped():
     assert set(ROLES_OF) <= names and UNSCOPED <= names, "a listed route no longer exists"
 
 
-def world(tag):
-    """A project with one of each row a route can name; returns ``(project, {kwarg kind: id})``."""
-    project = make_project(name=f"{tag} project", overlap=2)
-    solution = make_solution(project, steps=2)
-    worker = make_user(f"{tag}-worker", projects=[])
-    annotator = grant_role(worker, ANNOTATOR, project)
-    done = rated_pass(solution, annotator, [1, 1])
-    proposal = GoldProposal.objects.create(solution=solution, votes=2,
-                                           ratings=[[0, 0, 1], [1, 0, 1]])
-    run = GenerationRun.objects.create(project=project, size=1)
-    checkpoint = Checkpoint.objects.create(project=project, status=Checkpoint.REJECTED)
-    job = ImportJob.objects.create(project=project, format="completions", file_name="x.jsonl", path="/nonexistent")
-    boss = make_user(f"{tag}-lead", projects=[])
-    grant_role(boss, LEAD, project)
-    return project, {
-        "project": project.pk, "solution": solution.pk, "problem": solution.problem_id, "assignment": done.pk,
-        "proposal": proposal.pk, "run": run.pk, "annotator": annotator.pk, "checkpoint": checkpoint.pk,
-        "import_job": job.pk,
-        "membership": Membership.objects.get(user=boss, project=project).pk, "worker": worker,
-    }
-
-
 def url_of(name, route, ids):
     """The route's URL naming ``ids``' rows: the first path segment says what ``pk`` is."""
     kind = {"projects": "project", "solutions": "solution", "problems": "problem", "assignments": "assignment",
@@ -140,7 +117,7 @@ def fast_password_hashing(settings):
 
 @pytest.fixture
 def two(db, export_dir):
-    return world("mine"), world("theirs")
+    return make_world("mine"), make_world("theirs")
 
 
 @pytest.mark.parametrize("name, route", SCOPED, ids=[name for name, _ in SCOPED])

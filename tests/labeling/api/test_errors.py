@@ -104,3 +104,15 @@ def test_malformed_json_on_the_loop_is_a_400_naming_the_body(method, name):
     assert answer.status_code == 400 and answer["Content-Type"] == "application/json"
     assert answer.content == (b'{"detail":"JSON parse error - Expecting value: line 1 column 14 (char 13)",'
                               b'"field":"body"}')
+
+
+@pytest.mark.django_db
+def test_a_url_under_the_api_that_names_no_route_is_a_json_404():
+    # <int:pk> takes no sign: the URL matched no route and Django answered its HTML page.
+    client = token_client(make_user("alice", "annotator"))
+    for path in ("/api/assignments/-1/", "/api/no-such-thing/"):
+        answer = client.get(path)
+        assert (answer.status_code, answer["Content-Type"], answer.content) == (
+            404, "application/json", b'{"detail":"Not found."}'), path
+    page = client.get("/no-such-page/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")

@@ -49,3 +49,28 @@ def test_the_docs_page_loads_swagger_ui_from_this_server_not_a_cdn(db):
     assert "swagger-ui-bundle.js" in html
     assert "cdn.jsdelivr.net" not in html and "unpkg.com" not in html
     assert "/static/drf_spectacular_sidecar/" in html
+
+
+def test_every_operation_declares_its_refusals_with_their_bodies(tmp_path):
+    # Before issue #26 most operations declared only their 2xx: a client could not know a 404's
+    # body, and a schema checker took every refusal for an undeclared answer.
+    out = tmp_path / "schema.yaml"
+    call_command("spectacular", "--file", str(out), stdout=io.StringIO())
+    schema = yaml.safe_load(out.read_text())
+    refusal = {"$ref": "#/components/schemas/Refusal"}
+    operations = [(method, path, op) for path, methods in schema["paths"].items() for method, op in methods.items()]
+    assert len(operations) > 60
+    for method, path, op in operations:
+        answers = op["responses"]
+        body = {code: answer.get("content", {}).get("application/json", {}).get("schema") for code, answer in answers.items()}
+        assert body["503"] == refusal, (method, path)
+        if path != "/api/auth/token/":
+            assert body["403"] == refusal, (method, path)
+        if "{" in path:
+            assert "404" in body, (method, path)
+        if "requestBody" in op:
+            assert body["400"] == {"anyOf": [refusal, {"$ref": "#/components/schemas/FieldErrors"}]}, (method, path)
+            assert body["413"] == refusal, (method, path)
+    assert schema["components"]["schemas"]["Refusal"]["required"] == ["detail"]
+    job = schema["components"]["schemas"]["ImportJob"]["properties"]["error"]
+    assert job.get("nullable") or {"nullable": True} in job.get("allOf", []) + job.get("oneOf", []), job
