@@ -11,6 +11,8 @@ is the same each time, and a new answer that breaks the schema fails it.
 """
 import collections
 import json
+import os
+import secrets
 
 import pytest
 import schemathesis
@@ -33,7 +35,12 @@ from labeling.access.tokens import issue
 from tests.factories import make_user, make_world
 from tests.scoring.test_api import broker  # noqa: F401  (autouse: queued jobs go to a flushed Redis database)
 
-EXAMPLES = 2  # per operation and generation mode; each is sent 6 times (3 roles, generated and real ids)
+# Per operation and generation mode; each is sent up to 6 times (3 roles, generated and real ids).
+# A deeper run: STEPMARK_SCHEMA_FUZZ_EXAMPLES=50 (the suite's run stays within about 30 s of CPU).
+EXAMPLES = int(os.environ.get("STEPMARK_SCHEMA_FUZZ_EXAMPLES", "2"))
+# A private client address of this run's own: the token endpoint's throttle and the login
+# lockouts count per address, and other tests sign in from 127.0.0.1.
+ADDRESS = f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.{secrets.randbelow(254) + 1}"
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 # The first segment of a path says what its {id} names (the world's rows).
 KIND = {"projects": "project", "solutions": "solution", "problems": "problem", "assignments": "assignment",
@@ -116,7 +123,8 @@ def real_ids(case, ids, token_id):
 def check(case, key):
     # buffered: the answer is read and closed as a server does (Django's request_finished, the
     # upload's temporary file).
-    response = case.call(app=APP, headers={"Authorization": f"Token {key}"}, buffered=True)
+    response = case.call(app=APP, headers={"Authorization": f"Token {key}"}, buffered=True,
+                         environ_base={"REMOTE_ADDR": ADDRESS})
     STATUSES[response.status_code] += 1
     case.validate_response(response, checks=CHECKS)
 
