@@ -226,6 +226,12 @@ def rated_pass(solution, annotator, values, *, at=T0, seconds=60, state=Assignme
     return assignment
 
 
+# What a URL's {pk} names, by the path's first segment under /api/: the key of make_world's ids.
+WORLD_ROW_OF = {"projects": "project", "solutions": "solution", "problems": "problem", "assignments": "assignment",
+                "gold-proposals": "proposal", "generation-runs": "run", "checkpoints": "checkpoint",
+                "import-jobs": "import_job"}
+
+
 def make_world(tag):
     """A project with one of each row a route can name; returns ``(project, {kind: id})``.
 

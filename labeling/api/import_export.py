@@ -269,10 +269,12 @@ class ExportView(APIView):
             OpenApiParameter("exclude_paused", bool, default=False,
                              description="true leaves out the labels of annotators paused in the project."),
         ],
+        # Each format's own media type (trl-parquet's is Parquet's), or gzip's with ?gzip=true.
         responses={
-            (200, "application/x-ndjson"): OpenApiTypes.BINARY,
-            (200, "application/gzip"): OpenApiTypes.BINARY,
-            (400, "application/json"): OpenApiTypes.OBJECT,
+            **{(200, media_type): OpenApiTypes.BINARY
+               for media_type in sorted({get_exporter(name).content_type for name in EXPORT_FORMATS}
+                                        | {"application/gzip"})},
+            400: OpenApiResponse(description="A bad filter or format, named."),
         },
     )
     def get(self, request, pk):

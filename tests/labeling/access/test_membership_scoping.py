@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 
 from labeling.access.roles import ANNOTATOR, LEAD, RESEARCHER, ROLES, grant_role
 from labeling.models import Assignment
-from tests.factories import make_user, make_world, walk
+from tests.factories import WORLD_ROW_OF, make_user, make_world, walk
 
 A, L, R = ANNOTATOR, LEAD, RESEARCHER
 
@@ -76,15 +76,12 @@ def test_every_route_is_listed_with_its_roles_or_as_unscoped():
 
 def url_of(name, route, ids):
     """The route's URL naming ``ids``' rows: the first path segment says what ``pk`` is."""
-    kind = {"projects": "project", "solutions": "solution", "problems": "problem", "assignments": "assignment",
-            "gold-proposals": "proposal", "generation-runs": "run", "checkpoints": "checkpoint",
-            "import-jobs": "import_job"}
     head = route.removeprefix("api/").lstrip("^").split("/")[0]
     kwargs = {}
     _, _, sample = next(entry for entry in walk(get_resolver().url_patterns) if entry[1] == name)
     for key in sample:
         if key == "pk":
-            kwargs[key] = ids[kind[head]]
+            kwargs[key] = ids[WORLD_ROW_OF[head]]
         elif key == "annotator_id":
             kwargs[key] = ids["annotator"]
         elif key == "membership_id":

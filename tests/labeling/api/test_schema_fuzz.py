@@ -32,7 +32,7 @@ from schemathesis.specs.openapi.checks import (
 
 from labeling.access.roles import RESEARCHER, grant_role
 from labeling.access.tokens import issue
-from tests.factories import make_user, make_world
+from tests.factories import WORLD_ROW_OF, make_user, make_world
 from tests.scoring.test_api import broker  # noqa: F401  (autouse: queued jobs go to a flushed Redis database)
 
 # Per operation and generation mode; each is sent up to 6 times (3 roles, generated and real ids).
@@ -42,10 +42,6 @@ EXAMPLES = int(os.environ.get("STEPMARK_SCHEMA_FUZZ_EXAMPLES", "2"))
 # lockouts count per address, and other tests sign in from 127.0.0.1.
 ADDRESS = f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}.{secrets.randbelow(254) + 1}"
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
-# The first segment of a path says what its {id} names (the world's rows).
-KIND = {"projects": "project", "solutions": "solution", "problems": "problem", "assignments": "assignment",
-        "gold-proposals": "proposal", "generation-runs": "run", "checkpoints": "checkpoint",
-        "import-jobs": "import_job"}
 SENT = collections.Counter()
 STATUSES = collections.Counter()
 
@@ -113,7 +109,7 @@ def world(db, export_dir, settings, tmp_path):
 def real_ids(case, ids, token_id):
     """The case's path parameters naming the world's rows (the others as generated); None: it has none."""
     head = case.operation.path.removeprefix("/api/").split("/")[0]
-    real = {"id": ids.get(KIND.get(head)), "annotator_id": ids["annotator"], "membership_id": ids["membership"],
+    real = {"id": ids.get(WORLD_ROW_OF.get(head)), "annotator_id": ids["annotator"], "membership_id": ids["membership"],
             "token_id": token_id}
     if case.path_parameters is None:
         return None
