@@ -125,8 +125,11 @@ def assignment_payload(assignment):
     if not Solution.problem.is_cached(solution):  # a hand-out's solution comes without it
         solution.problem = rows.fetch_one(_SQL_PROBLEM, [solution.problem_id], (Problem, _PROBLEM_FIELDS))[0]
     problem = solution.problem
+    visible = _visible(assignment)
+    local = _own_step_numbers(visible)
     positions, ratings = {}, []
-    for position, alternative, text, source, author_id, rating_id, value, flagged in _visible(assignment):
+    for position, alternative, text, source, author_id, rating_id, value, flagged in visible:
+        alternative = local.get((position, alternative), alternative)
         if author_id == assignment.pk or (author_id is None and source != Step.HUMAN):
             positions.setdefault(position, []).append({"alternative": alternative, "text": text, "source": source})
         if rating_id is not None:
@@ -156,6 +159,22 @@ def assignment_payload(assignment):
         "steps": [{"position": p, "alternatives": alts} for p, alts in positions.items()],
         "ratings": ratings,
     }
+
+
+def _own_step_numbers(visible):
+    """``{(position, stored alternative): shown alternative}`` for the annotator's own steps.
+
+    An own step is stored with the next free index at its position over every annotator's
+    steps (``submission._human_entry``), so the stored number counts other people's hidden
+    steps; gold items, which bypass overlap, collect many, and the number told gold apart
+    (issue #26). The annotator sees it numbered after the model's alternatives they see.
+    """
+    models = {}
+    for position, alternative, _, source, author_id, *_ in visible:
+        if author_id is None and source != Step.HUMAN:
+            models[position] = max(models.get(position, 0), alternative)
+    return {(position, alternative): models.get(position, 0) + 1
+            for position, alternative, _, source, author_id, *_ in visible if source == Step.HUMAN}
 
 
 def _visible(assignment):

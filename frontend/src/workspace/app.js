@@ -103,7 +103,7 @@ export function start(root) {
       panel(standing.kind, {
         title: standing.text,
         text: "Your work so far is kept. Press r to check again once a lead has let you go on.",
-        keys: [["r", "check again", () => loadNext()], ["c", "where your checked tasks differed", null, checksUrl],
+        keys: [["r", "check again", () => loadNext()], ["c", "your checked results", null, checksUrl],
                ["h", "back to projects", null, homeUrl]],
       });
       return;
