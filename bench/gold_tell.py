@@ -14,7 +14,8 @@ withdraws both (the number the own step gets), then ``POST /api/assignments/{id}
 ratings, and the every-minute gold job. Around each hand-out it records what an annotator can
 observe: each request's wall time, the home page's project card before, during and after, the
 status code and the shape of every answer (the payload's keys, the own step's number, the
-submit's answer, the standing, the checked results), and how its own counts moved. Afterwards
+submit's answer, the standing, the checked results), how its own counts moved, and whether the
+card changed across ``next`` and across the submit, and the checked results across the gold job. Afterwards
 the database says which hand-outs were gold. A gold pass's scoring job is published to the real
 broker (Redis, as in production; ``--sqlite`` uses the demo's filesystem broker).
 
@@ -215,6 +216,10 @@ def _drive(project_id, token, handouts, warmup, functions, rng):
         after = _counts(client)
         seen["counts moved"] = {k: after.get(k, 0) - counts.get(k, 0) for k in ("submitted_today", "submitted_total",
                                                                                "in_progress")}
+        # What a person compares: did the card or the checked results change across next, across the submit?
+        seen["card moved at next"] = seen["card during"] != seen["card before"]
+        seen["card moved at submit"] = seen["card after"] != seen["card during"]
+        seen["checks moved"] = seen["checks after"] != seen["checks during"]
         if i >= warmup:
             timed.append((task["id"], next_seconds, submit_seconds))
             observed.append((task["id"], seen))
@@ -374,8 +379,13 @@ def _report_empty_queue(functions, ordinary=12, gold_items=6, asks=12):
         client.post(f"/api/assignments/{taken.json()['id']}/submit/", {"finish_reason": "give_up", "note": "n"},
                     content_type="application/json")
     Project.objects.filter(pk=project.pk).update(quality_control_rate=1.0)
-    after = [client.post(url, content_type="application/json").status_code for _ in range(asks)]
-    handed = sum(code != 204 for code in after)
+    handed = 0
+    for _ in range(asks):
+        taken = client.post(url, content_type="application/json")
+        if taken.status_code != 204:
+            handed += 1
+            client.post(f"/api/assignments/{taken.json()['id']}/submit/", {"finish_reason": "give_up", "note": "n"},
+                        content_type="application/json")
     gold_after = Assignment.objects.filter(project=project, is_quality_control=True).count()
     project.delete()
     ok = handed == 0
