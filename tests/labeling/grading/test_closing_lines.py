@@ -17,8 +17,13 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from labeling.grading.answers import grade, grade_pairs
 from labeling.grading.extraction import extract_answer
+from labeling.imports import run_import
+from labeling.models import Solution
+from tests.factories import make_project, write_jsonl
 
 VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "closing_lines.jsonl"
 GOAL = 0.99
@@ -54,3 +59,19 @@ def test_a_cut_answer_is_not_graded_as_the_whole():
     assert grade("-12", "-12+15i") is False
     assert grade("2", "2-\\sqrt{3}") is False
     assert grade("(1", "(1,-2)") is False
+
+
+@pytest.mark.django_db
+def test_imported_completions_ending_in_each_style_are_graded_right(tmp_path):
+    # What a generator's raw outputs go through: each closing line ends a completion of its own
+    # problem whose ground truth is the expected answer; the import extracts and grades it.
+    lines = closing_lines()
+    path = write_jsonl(tmp_path / "outputs.jsonl", [
+        {"problem": f"Problem {n} ({r['style']})", "completion": f"We work it out.\n\n{r['line']}",
+         "ground_truth_answer": r["expected"], "model": r["style"]}
+        for n, r in enumerate(lines)
+    ])
+    project = make_project(name="closing lines")
+    assert run_import("completions", path, project).created == len(lines)
+    graded = Counter(Solution.objects.filter(project=project).values_list("is_correct", flat=True))
+    assert graded[True] >= GOAL * len(lines), graded
