@@ -400,7 +400,8 @@ def _merge_item(project, assignment, sheet, i, item):
         entry = sheet.get((position, alternative))
         if entry is None:
             raise LabellingError(
-                f"This solution has no step {position + 1} (position {position}), alternative {alternative}.", field=where
+                f"This solution has no step {position + 1} (position {position}), alternative {alternative}.",
+                field=where,
             )
         if alternative > 0 and not entry.human and not project.allow_alternatives:
             raise LabellingError("This project does not rate alternative completions.", field=where)
@@ -424,7 +425,8 @@ def _human_entry(project, assignment, sheet, position, item, where):
     text = item["human_text"]
     at_position = [e for (p, _), e in sheet.items() if p == position]
     if not at_position:
-        raise LabellingError(f"This solution has no step {position + 1} (position {position}).", field=f"{where}.position")
+        raise LabellingError(f"This solution has no step {position + 1} (position {position}).",
+                             field=f"{where}.position")
     own = next((e for e in at_position if e.human), None)
     if text is None:
         if own is None:
@@ -495,7 +497,8 @@ def _check_order(sheet):
             continue
         if error is not None and error not in human_at and position > error:
             raise LabellingError(
-                f"Step {position + 1} is rated after the -1 at step {error + 1}; nothing after the first error is rated.",
+                f"Step {position + 1} is rated after the -1 at step {error + 1}; nothing after the first error"
+                " is rated.",
                 field=entry.field,
             )
         if first_unrated is not None and position > first_unrated:
@@ -530,7 +533,8 @@ def _check_finish(project, sheet, reason, note):
         missing = [p for p in main if p not in rated]
         if not main or missing:
             raise LabellingError(
-                f"solution needs every step rated; step {missing[0] + 1 if missing else 1} is not.", field="finish_reason"
+                f"solution needs every step rated; step {missing[0] + 1 if missing else 1} is not.",
+                field="finish_reason",
             )
         by_alternative = project.allow_alternatives and not project.stop_at_first_error
         wrong = [

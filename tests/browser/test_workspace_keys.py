@@ -10,32 +10,22 @@ from labeling.models import Assignment, Rating
 from tests.factories import make_task, make_user
 
 from .conftest import current, log_in, open_workspace, screenshot, stored_ratings, wait_saved, workspace_url
-from .test_workspace_day import OTHERS, export_of, going_on
+from .test_workspace_day import OTHERS, export_of, going_on, rated_to_two_ways_on
 from .test_workspace_more import PHASE_ONE, STEPS, rate_step_two_wrong_everywhere
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-# Phase 1 with alternatives and no own steps: a -1 without an alternative to go on from ends the pass.
-ALTERNATIVES_ONLY = dict(PHASE_ONE, allow_human_steps=False)
-
 
 def hint(page):
     return page.inner_text(".ws-hint")
 
 
 def test_after_two_completions_can_carry_the_solution_3_rates_the_next_step_and_only_p_picks(page, live_server):
-    project, _ = make_task(STEPS, alternatives={1: OTHERS}, **ALTERNATIVES_ONLY)
-    make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
-    open_workspace(page, live_server, project)
-
-    page.keyboard.press("1")
-    for alternative, key in (("0", "3"), ("1", "2"), ("2", "1")):  # step 2 -1; its alternatives 0 and +1
-        assert current(page) == ("1", alternative)
-        page.keyboard.press(key)
+    # Step 1 +1, step 2 -1, its alternatives 0 and +1 (no own steps in this project).
+    project = rated_to_two_ways_on(page, live_server, allow_human_steps=False)
     # Two completions can carry the solution on: the page says which one it goes on from, and that p changes it.
     assert going_on(page) == "2" and current(page) == ("2", "0")
-    assert page.inner_text("[data-testid=continuation]") == "Step 2 goes on from alternative 2 · p switches to alternative 1"
+    continuation = page.locator("[data-testid=continuation]")
+    assert continuation.inner_text() == "Step 2 goes on from alternative 2 · p switches to alternative 1"
     assert "Rate step 3" in hint(page) and "Press 2" not in hint(page)
     screenshot(page, "workspace-continuation-key")
 
@@ -48,7 +38,7 @@ def test_after_two_completions_can_carry_the_solution_3_rates_the_next_step_and_
 
     page.keyboard.press("p")  # the key of its own changes the continuation, and says so
     assert going_on(page) == "1"
-    assert page.inner_text("[data-testid=continuation]") == "Step 2 goes on from alternative 1 · p switches to alternative 2"
+    assert continuation.inner_text() == "Step 2 goes on from alternative 1 · p switches to alternative 2"
     page.keyboard.press("p")
     page.keyboard.press("p")
     assert going_on(page) == "1"
@@ -67,7 +57,7 @@ def test_after_two_completions_can_carry_the_solution_3_rates_the_next_step_and_
 
 
 def test_p_says_so_where_there_is_nothing_to_pick(page, live_server):
-    project, _ = make_task(STEPS, alternatives={1: OTHERS}, **ALTERNATIVES_ONLY)
+    project, _ = make_task(STEPS, alternatives={1: OTHERS}, **PHASE_ONE)
     make_user("ann", "annotator")
     log_in(page, live_server, "ann")
     open_workspace(page, live_server, project)

@@ -23,7 +23,7 @@ export const KEYS = [
   ["g", null, "give up"],
   ["b", null, "bad problem"],
   ["w", null, "write own step"],
-  ["p", null, "pick the completion to go on from"],
+  ["p", null, "pick continuation"],
   ["?", "i", "instructions"],
   ["t", null, "timer"],
 ];
