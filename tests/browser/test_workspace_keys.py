@@ -178,3 +178,37 @@ def test_a_save_in_one_tab_tells_the_other_at_once(context, live_server, two_tab
     assert "submitted in another tab" in b.inner_text(".ws-panel")
     assert stored_ratings("ann") == {(0, 0): (1, False), (1, 0): (0, False), (2, 0): (1, False)}
     assert not a.errors and not b.errors
+
+
+def test_ratings_kept_offline_in_a_closed_tab_are_not_laid_over_what_another_device_saved_since(
+    browser, context, live_server, two_tabs
+):
+    project, first = two_tabs
+    a = tab(context, live_server, project)
+    a.keyboard.press("1")
+    wait_saved(a)
+    context.set_offline(True)
+    a.keyboard.press("3")  # -1 on step 2, kept in this browser only
+    a.locator('[data-testid="offline-banner"]').wait_for(state="visible")
+    a.close()
+
+    other = browser.new_context()  # another device: its own storage, no BroadcastChannel shared
+    try:
+        device = other.new_page()
+        log_in(device, live_server, "ann")
+        open_workspace(device, live_server, project)
+        assert current(device) == ("1", "0")
+        device.keyboard.press("1")  # +1 on step 2 there
+        wait_saved(device)
+    finally:
+        other.close()
+
+    context.set_offline(False)
+    again = tab(context, live_server, project)  # the unsent -1 comes back, on the revision it was made on
+    again.wait_for_selector('#workspace[data-state="conflict"]')
+    assert "Not saved from this tab: step 2 −1." in again.inner_text(".ws-panel")
+    assert stored_ratings("ann") == {(0, 0): (1, False), (1, 0): (1, False)}
+    again.keyboard.press("r")
+    again.wait_for_selector('#workspace[data-state="working"]')
+    assert again.locator('.ws-step[data-position="1"]').get_attribute("data-rating") == "1"
+    assert not again.errors

@@ -169,7 +169,7 @@ export function start(root) {
       persist: (unsent) => persist(t, unsent),
       onState: (state, detail) => t === task && saveState(state, detail),
       onSaved: (revision) => tabs && tabs.postMessage({ assignment: assignment.id, revision }),
-    }, ownSteps.map((s) => s.position), assignment.revision);
+    }, ownSteps.map((s) => s.position), unsentBase(stored, assignment));
     persist(t);
     t.keepAlive = setInterval(() => {
       const lease = t.assignment.project.lease_seconds * 1000;
@@ -192,6 +192,13 @@ export function start(root) {
     if (current && current.human && !current.text && t.writing[current.position]) write(false);
   }
 
+  // Unsent ratings from before a reload go to the server on the revision they were made on: if the
+  // assignment changed since (another device, or this browser's other tab), the server refuses them
+  // and the page says so, rather than laying them over ratings this page never showed.
+  function unsentBase(stored, assignment) {
+    return Object.keys(stored.unsent).length && stored.revision ? stored.revision : assignment.revision;
+  }
+
   function persist(t, unsent) {
     const data = local.load(t.assignment.id);
     local.save(t.assignment.id, {
@@ -200,6 +207,7 @@ export function start(root) {
       submitKey: t.submitKey,
       writing: t.writing,
       picks: t.picks,
+      revision: t.queue ? t.queue.revision : data.revision,
     });
   }
 
