@@ -212,3 +212,19 @@ def test_ratings_kept_offline_in_a_closed_tab_are_not_laid_over_what_another_dev
     again.wait_for_selector('#workspace[data-state="working"]')
     assert again.locator('.ws-step[data-position="1"]').get_attribute("data-rating") == "1"
     assert not again.errors
+
+
+def test_a_tab_behind_that_makes_the_same_change_as_the_other_is_told_of_the_rest(context, live_server, two_tabs):
+    # The server takes a change on an older revision when it stores nothing new (a save sent again);
+    # the page then finds in the answer what else the other tab changed.
+    project, first = two_tabs
+    a = tab(context, live_server, project, broadcast=False)
+    b = tab(context, live_server, project, broadcast=False)
+    b.keyboard.press("1")
+    b.keyboard.press("3")
+    wait_saved(b)
+    a.keyboard.press("1")  # the same +1 on step 1: taken, and step 2's -1 shows A is behind
+    a.wait_for_selector('#workspace[data-state="conflict"]')
+    assert "not what this page shows" in a.inner_text(".ws-panel")
+    assert stored_ratings("ann") == {(0, 0): (1, False), (1, 0): (-1, False)}
+    assert not a.errors and not b.errors

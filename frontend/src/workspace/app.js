@@ -168,7 +168,7 @@ export function start(root) {
     t.queue = new DraftQueue(assignment.id, stored.unsent, {
       persist: (unsent) => persist(t, unsent),
       onState: (state, detail) => t === task && saveState(state, detail),
-      onSaved: (revision) => tabs && tabs.postMessage({ assignment: assignment.id, revision }),
+      onSaved: (body, changed) => t === task && saved(t, body, changed),
     }, ownSteps.map((s) => s.position), unsentBase(stored, assignment));
     persist(t);
     t.keepAlive = setInterval(() => {
@@ -551,12 +551,39 @@ export function start(root) {
     });
   }
 
+  // A save the server took: tell this browser's other tabs of the new revision, and check that the
+  // server holds what this page shows (apart from what is still on its way). The server takes a
+  // change on an older revision when it stores nothing new (a save sent again after its answer was
+  // lost); had another device made the same change meanwhile, the rest of what it changed shows here.
+  function saved(t, body, changed) {
+    if (changed && tabs) tabs.postMessage({ assignment: t.assignment.id, revision: body.revision });
+    if (!body.steps) return;
+    const held = ratingsFrom(body);
+    const pending = new Set(t.queue.pending.keys());
+    for (const key of new Set([...held.keys(), ...t.ratings.keys()])) {
+      if (!pending.has(key) && !sameRating(held.get(key), t.ratings.get(key))) {
+        return changedElsewhere("What the server holds for this solution is not what this page shows: it was"
+          + " changed in another tab or on another device.");
+      }
+    }
+  }
+
   function otherTab({ assignment, revision, submitted }) {
     if (!task || task.assignment.id !== assignment) return;
     if (submitted) return changedElsewhere("This solution was submitted in another tab.");
     if (revision !== task.queue.revision) {
       changedElsewhere("Another tab saved a change to this solution: this page no longer shows what is saved.");
     }
+  }
+
+  // Two ratings say the same (no rating, an undone one and a withdrawn own step all say nothing).
+  function sameRating(a, b) {
+    const said = (r) => (r && (isSet(r.value) || isSet(r.text)) ? [r.value ?? null, Boolean(r.flagged), r.text ?? null] : null);
+    return JSON.stringify(said(a)) === JSON.stringify(said(b));
+  }
+
+  function isSet(x) {
+    return x !== null && x !== undefined;
   }
 
   /** A rating item as the page names it: "step 2 −1", "step 2 alternative 1 +1", "your own step 2". */

@@ -27,7 +27,8 @@ export class DraftQueue {
    * "saving", "retrying" (saves fail; detail = unsent count), "lost" (409; detail = the
    * server's message), "conflict" (409 on the revision: changed elsewhere), "gone" (404: no
    * such assignment of theirs any more), "signedout" (401/403) or "refused" (400; detail = the
-   * server's message); onSaved(revision) after each save the server took. ``ownSteps``:
+   * server's message); onSaved(body, changed) after each save the server took (its answer, and
+   * whether the revision changed). ``ownSteps``:
    * positions where the server holds a step this annotator wrote. ``revision``: the payload's.
    */
   constructor(assignmentId, pending, hooks, ownSteps, revision) {
@@ -128,7 +129,6 @@ export class DraftQueue {
     this.failures = 0;
     const before = this.revision;
     this.revision = (answer.body || {}).revision || this.revision;
-    if (this.revision !== before && this.hooks.onSaved) this.hooks.onSaved(this.revision);
     for (const [key, rating] of sent) {
       if (typeof rating.text === "string") this.ownSteps.add(rating.position);
       else if (rating.text === null) this.ownSteps.delete(rating.position);
@@ -138,7 +138,8 @@ export class DraftQueue {
       }
     }
     this.hooks.persist(Object.fromEntries(this.pending));
-    return true;
+    if (this.hooks.onSaved) this.hooks.onSaved(answer.body || {}, this.revision !== before);
+    return !this.stopped;
   }
 
   /** Hold saves (while a submit carries the pending ratings itself); waits for one in flight. */
