@@ -53,7 +53,8 @@ LEASE_LOST = (
 _REFUSED = {
     400: OpenApiResponse(RefusalSerializer, description="Input that breaks a labelling rule."),
     404: OpenApiResponse(description="No such assignment of yours."),
-    409: OpenApiResponse(RefusalSerializer, description="The lease expired and someone else holds the solution."),
+    409: OpenApiResponse(RefusalSerializer, description="The lease expired and someone else holds the solution; or"
+                         " (field revision) the ratings changed since the revision the request is based on."),
 }
 
 
@@ -166,7 +167,7 @@ class DraftView(LoopView):
         check_size(assignment, raw_ratings(request.data))  # before a single item is checked
         data = checked(DraftSerializer, request)
         with lease_checked(assignment):
-            save_draft(assignment, domain_ratings(data))
+            save_draft(assignment, domain_ratings(data), revision=data.get("revision"))
         return render(assignment)
 
 
@@ -192,6 +193,7 @@ class SubmitView(LoopView):
                 ratings=domain_ratings(data),
                 submit_key=data.get("submit_key"),
                 client_elapsed_ms=data.get("client_elapsed_ms"),
+                revision=data.get("revision"),
             )
         return render(assignment)
 

@@ -20,6 +20,7 @@ from rest_framework import serializers
 from labeling.markdown_text import render_markdown
 from labeling.models import FinishReason, Problem, Solution, Step
 from labeling.work import rows
+from labeling.work.revision import of_payload
 
 
 # Responses ------------------------------------------------------------------------------
@@ -29,6 +30,9 @@ class RefusalSerializer(serializers.Serializer):
     detail = serializers.CharField()
     field = serializers.CharField(
         allow_null=True, help_text="The offending input, such as ratings[2].value; null for the whole request."
+    )
+    revision = serializers.CharField(
+        required=False, help_text="A submit refused for its finish keeps the ratings as a draft: the draft's revision."
     )
 
 
@@ -92,6 +96,10 @@ class AssignmentSerializer(serializers.Serializer):
     problem = TaskProblemSerializer()
     steps = StepPositionSerializer(many=True, help_text="In order; alternatives in index order.")
     ratings = OwnRatingSerializer(many=True, help_text="This assignment's own ratings (the draft, or what was submitted).")
+    revision = serializers.CharField(
+        help_text="A fingerprint of the stored ratings and own steps: send it back with a draft or submit, which is"
+        " then refused (409, field revision) if they changed since, in another tab or on another device."
+    )
 
 
 # Every step of the solution an assignment may see (model steps, human steps it wrote) next
@@ -135,6 +143,7 @@ def assignment_payload(assignment):
         if rating_id is not None:
             ratings.append({"position": position, "alternative": alternative, "value": value,
                             "flagged": None if flagged is None else bool(flagged)})
+    steps = [{"position": p, "alternatives": alts} for p, alts in positions.items()]
     return {
         "id": assignment.pk,
         "state": assignment.state,
@@ -156,8 +165,9 @@ def assignment_payload(assignment):
             "show_calculator_markup": project.show_calculator_markup,
         },
         "problem": {"problem": problem.problem, "ground_truth_answer": problem.ground_truth_answer},
-        "steps": [{"position": p, "alternatives": alts} for p, alts in positions.items()],
+        "steps": steps,
         "ratings": ratings,
+        "revision": of_payload(ratings, steps),
     }
 
 
@@ -256,6 +266,10 @@ class RatingItemSerializer(serializers.Serializer):
 
 class DraftSerializer(serializers.Serializer):
     ratings = RatingItemSerializer(many=True, help_text="Merged into the stored draft.")
+    revision = serializers.CharField(
+        required=False, allow_null=True, max_length=64,
+        help_text="The assignment's revision this change is based on (from its payload); left out, not checked.",
+    )
 
 
 class SubmitSerializer(serializers.Serializer):
@@ -271,6 +285,10 @@ class SubmitSerializer(serializers.Serializer):
     )
     client_elapsed_ms = serializers.FloatField(
         required=False, allow_null=True, min_value=0, help_text="Visible time; clamped to the wall time."
+    )
+    revision = serializers.CharField(
+        required=False, allow_null=True, max_length=64,
+        help_text="The assignment's revision this change is based on (from its payload); left out, not checked.",
     )
 
 
@@ -299,6 +317,10 @@ def plain_submit(data):
     if "submit_key" in data:
         key = out["submit_key"] = data["submit_key"]
         if key is not None and not (_plain_text(key, 100) and key and key.strip() == key):
+            return None
+    if "revision" in data:
+        base = out["revision"] = data["revision"]
+        if base is not None and not (_plain_text(base, 64) and base and base.strip() == base):
             return None
     if "client_elapsed_ms" in data:
         elapsed = data["client_elapsed_ms"]
