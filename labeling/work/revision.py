@@ -29,20 +29,26 @@ def fingerprint(ratings, own_steps):
     return hashlib.blake2b(json.dumps(data, separators=(",", ":")).encode(), digest_size=8).hexdigest()
 
 
+# An own step stands in the fingerprint as OWN (-1) at its position, not by its index: the index is
+# stored over every annotator's steps there and shown renumbered after what the annotator sees
+# (work_serializers._own_step_numbers), and one own step per position is all an assignment has.
+OWN = -1  # alternatives are 0 and up
+
+
 def of_sheet(sheet):
     """The revision of a sheet ``{(position, alternative): submission.Entry}`` as its entries stand."""
-    ratings = [(e.step.position, e.step.alternative, e.value, _flag(e.flagged)) for e in sheet.values()
-               if e.value is not None]
-    own = [(e.step.position, e.step.alternative, e.step.text) for e in sheet.values() if e.human]
+    ratings = [(e.step.position, OWN if e.human else e.step.alternative, e.value, _flag(e.flagged))
+               for e in sheet.values() if e.value is not None]
+    own = [(e.step.position, OWN, e.step.text) for e in sheet.values() if e.human]
     return fingerprint(ratings, own)
 
 
 def of_payload(ratings, steps):
     """The revision of an assignment payload's ``ratings`` and ``steps`` (work_serializers)."""
-    rated = [(r["position"], r["alternative"], r["value"], _flag(r["flagged"])) for r in ratings
-             if r["value"] is not None]
-    own = [(s["position"], a["alternative"], a["text"]) for s in steps for a in s["alternatives"]
-           if a["source"] == "human"]
+    mine = {(s["position"], a["alternative"]) for s in steps for a in s["alternatives"] if a["source"] == "human"}
+    rated = [(r["position"], OWN if (r["position"], r["alternative"]) in mine else r["alternative"], r["value"],
+              _flag(r["flagged"])) for r in ratings if r["value"] is not None]
+    own = [(s["position"], OWN, a["text"]) for s in steps for a in s["alternatives"] if a["source"] == "human"]
     return fingerprint(rated, own)
 
 

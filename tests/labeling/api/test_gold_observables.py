@@ -30,7 +30,7 @@ pytestmark = pytest.mark.django_db
 # Values that differ from one hand-out to the next whatever its kind (ids, times, a list's size
 # and links as passes pile up): compared by type only.
 VARYING = {"id", "assignment", "handed_out_at", "lease_expires_at", "submitted_at", "total_time", "through",
-           "count", "next", "previous"}
+           "count", "next", "previous", "revision"}
 HEADERS_VARYING = {"Content-Length", "Date"}
 
 
@@ -104,10 +104,16 @@ def play_one(client, project):
     seen["assignment"] = answer(client.get(reverse("api:assignment-detail", args=[pk])))
     draft = reverse("api:assignment-draft", args=[pk])
     wrong = [{"position": 0, "alternative": a, "value": -1} for a in range(3)]
-    seen["own step"] = answer(client.patch(draft, {"ratings": [*wrong, {"position": 0, "text": "Mine.",
-                                                                        "value": 1}]}, format="json"))
-    seen["own step withdrawn"] = answer(client.patch(draft, {"ratings": [{"position": 0, "text": None}]},
-                                                     format="json"))
+    # Each change names the revision it is based on, as the page does: an own step numbered apart
+    # from how it is stored must not make the next change look stale.
+    written = client.patch(draft, {"revision": taken.json()["revision"], "ratings": [
+        *wrong, {"position": 0, "text": "Mine.", "value": 1}]}, format="json")
+    seen["own step"] = answer(written)
+    seen["own step withdrawn"] = answer(client.patch(draft, {"revision": written.json()["revision"], "ratings": [
+        {"position": 0, "text": None, "value": None}]}, format="json"))
+    assert seen["own step"]["status"] == seen["own step withdrawn"]["status"] == 200, seen
+    own = [a for s in seen["own step"]["body"]["steps"] for a in s["alternatives"] if a["source"] == "human"]
+    assert [a["alternative"] for a in own] == [3]  # after the model's 0, 1 and 2 at that position
     seen["submit"] = answer(client.post(reverse("api:assignment-submit", args=[pk]),
                                         {"finish_reason": "give_up", "note": "unsure"}, format="json"))
     score_gold()  # the every-minute job, run here
