@@ -6,8 +6,8 @@ and socket timeouts in annotator/settings.py turn silence into an error). While 
 
 - a request that meets it is answered 503 with ``Retry-After`` (``answer``): JSON
   ``{"detail", "field": null}`` under /api/ (the browser's queues ask again), a plain page
-  elsewhere. DRF's exception handler (labeling/api/errors.py) and ``OutageMiddleware`` (every
-  other view) both ask ``unavailable``, so the mapping lives here only;
+  elsewhere. ``OutageMiddleware`` answers for every view: DRF's exception handler
+  (labeling/api/errors.py) leaves these errors alone, so DRF raises them on to it;
 - each process logs one line when an outage starts and one when the service answers again
   (``note``, ``note_back``), not a traceback per request: Django's own log line of the 503 is
   skipped. A service counts as back when it answers: a new database connection
@@ -151,7 +151,7 @@ def answer(request, refusal):
 
 
 class OutageMiddleware:
-    """Answers a view's outage error (outside DRF, whose views labeling/api/errors.py covers) with ``answer``."""
+    """Answers a view's outage error with ``answer`` (the API's views and the pages alike)."""
 
     def __init__(self, get_response):
         self.get_response = get_response

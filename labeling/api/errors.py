@@ -4,9 +4,7 @@ Views do not catch domain refusals: a ``labeling.errors.DomainError`` raised any
 view becomes ``{"detail": message, "field": field}`` (an import's also names its ``line``) with
 the error's status, 400 unless it says otherwise. Django's refusals of a body it will not read
 (over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, too many fields or files), which it would answer with a
-bare HTML 400, get the same shape: 413 and 400. A backing service that cannot be reached
-(PostgreSQL, Redis, the job queue) is a 503 with ``Retry-After`` (labeling/outages.py). Everything
-else is DRF's own answer.
+bare HTML 400, get the same shape: 413 and 400. Everything else is DRF's own answer.
 """
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
@@ -15,15 +13,11 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from labeling.errors import DomainError
-from labeling.outages import answer, unavailable
 
 from .limits import too_large
 
 
 def exception_handler(exc, context):
-    if (refusal := unavailable(exc)) is not None:
-        set_rollback()
-        return answer(context["request"], refusal)
     if isinstance(exc, RequestDataTooBig):
         request = context.get("request")
         size = int((request.META.get("CONTENT_LENGTH") or 0) if request is not None else 0)
