@@ -6,11 +6,9 @@ port that refuses, or at a listener that accepts and never answers a byte. A rea
 (production settings) serves where the per-request machinery matters: Django's test client
 leaves out the connection checks that run between requests.
 """
-import contextlib
 import http.client
 import logging
 import re
-import socket
 import threading
 
 import psycopg
@@ -25,7 +23,7 @@ from labeling.diagrams.tasks import draw_project_diagrams
 from labeling.imports import jobs as import_jobs
 from labeling.locks import IMPORT_JOB_LOCK
 from labeling.models import ImportJob
-from tests.conftest import database_url
+from tests.conftest import database_url, silent_port
 from tests.factories import PASSWORD, client_for, make_project, make_solution, make_user, token_client
 
 
@@ -34,15 +32,6 @@ def no_outage_yet():
     outages._down.clear()
     yield
     outages._down.clear()
-
-
-@contextlib.contextmanager
-def silent_port():
-    """A port whose connections the kernel accepts (the listen backlog) and nobody ever answers."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(64)
-        yield listener.getsockname()[1]
 
 
 @pytest.fixture
