@@ -126,7 +126,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A server that stops answering without refusing (packets dropped, a half-open connection)
-    # must not hold a request or a job for ever (docs/configuration.md#backing-services): a
+    # must not hold a request or a job for ever (docs/configuration.md#backing-services-timeouts-and-outages): a
     # connection opens within STEPMARK_DB_CONNECT_TIMEOUT or fails; on an open one, data the
     # server leaves unacknowledged (tcp_user_timeout) or an idle link whose keepalive probes go
     # unanswered ends it within about STEPMARK_DB_SOCKET_TIMEOUT. A long query is not cut: the
@@ -335,6 +335,8 @@ if STEPMARK_BROKER == "redis":
         # still running then is delivered a second time and steps aside (advisory locks); the
         # retries' longest countdown (120 s, labeling/outages.py) must stay below it.
         "visibility_timeout": float(os.environ.get("STEPMARK_VISIBILITY_TIMEOUT", "600")),
+        # A waiting worker looks for such tasks every 10 s (kombu's default scans every 100 s).
+        "unacked_restore_throttle": 1,
         "socket_connect_timeout": REDIS_TIMEOUT,
         "socket_timeout": REDIS_TIMEOUT,
         "socket_keepalive": True,

@@ -21,8 +21,10 @@ from labeling import outages
 from labeling.access.tokens import issue
 from labeling.diagrams.tasks import draw_project_diagrams
 from labeling.imports import jobs as import_jobs
+from labeling.imports.jobs import run_import_job
 from labeling.locks import IMPORT_JOB_LOCK
 from labeling.models import ImportJob
+from labeling.tasks import export_project_snapshot
 from tests.conftest import database_url, silent_port
 from tests.factories import PASSWORD, client_for, make_project, make_solution, make_user, token_client
 
@@ -177,14 +179,31 @@ def test_while_postgresql_is_away_api_and_pages_answer_503_and_the_log_has_one_l
 # One-shot jobs retry on an outage ---------------------------------------------------------------------
 
 
-def test_a_job_whose_connection_was_terminated_runs_again_and_succeeds(transactional_db, eager):
-    project = make_project(name="diagrams")
+def problems_job(project, folder):
+    """A queued import job of one MATH problem."""
+    upload = folder / "problems.jsonl"
+    upload.write_text('{"problem": "1+1?", "solution": "$1+1=\\\\boxed{2}$", "answer": "2"}\n')
+    return ImportJob.objects.create(project=project, format="problems", path=str(upload), file_name=upload.name,
+                                    bytes_total=upload.stat().st_size)
+
+
+@pytest.mark.parametrize("job", ["diagrams", "snapshot", "import"])
+def test_a_one_shot_job_whose_connection_was_terminated_runs_again_and_succeeds(job, transactional_db, eager,
+                                                                                export_dir, tmp_path):
+    project = make_project(name="one shot")
+    job_id = problems_job(project, tmp_path).pk
+    queue = {"diagrams": lambda: draw_project_diagrams.delay(project.pk),
+             "snapshot": lambda: export_project_snapshot.delay(project.pk),
+             "import": lambda: run_import_job.delay(job_id)}[job]
     dead = own_pid()
-    assert terminate_backends() == 1
-    result = draw_project_diagrams.delay(project.pk)  # eager: the retry runs inline
+    assert terminate_backends() == 1  # the job's first query meets the dead connection
+    result = queue()  # eager: the retry runs inline
     assert result.successful(), result.traceback
-    assert result.get() == {"diagrams": 0, "drawn": 0, "failed": 0}
     assert connection.connection.info.backend_pid != dead
+    if job == "snapshot":
+        assert [path.name for path in export_dir.rglob("*.jsonl.gz")] == [result.get()]
+    else:
+        assert result.get() == {"diagrams": {"diagrams": 0, "drawn": 0, "failed": 0}, "import": ImportJob.DONE}[job]
 
 
 def test_the_retry_schedule_is_bounded_and_stays_under_the_visibility_timeout(settings):
@@ -199,13 +218,26 @@ def test_the_retry_schedule_is_bounded_and_stays_under_the_visibility_timeout(se
 
 def test_a_second_delivery_of_a_running_import_job_steps_aside(transactional_db, tmp_path, settings):
     settings.STEPMARK_IMPORT_DIR = tmp_path
-    project = make_project(name="import")
+    job = problems_job(make_project(name="import"), tmp_path)
     upload = tmp_path / "problems.jsonl"
-    upload.write_text('{"problem": "1+1?", "solution": "$1+1=\\\\boxed{2}$", "answer": "2"}\n')
-    job = ImportJob.objects.create(project=project, format="problems", path=str(upload), file_name="problems.jsonl",
-                                   bytes_total=upload.stat().st_size)
     with psycopg.connect(database_url(), autocommit=True) as first_worker:
         first_worker.execute("SELECT pg_advisory_lock(%s, %s)", [IMPORT_JOB_LOCK, job.pk])
         assert import_jobs.run(job.pk) == ImportJob.QUEUED
         assert upload.exists()
     assert import_jobs.run(job.pk) == ImportJob.DONE, ImportJob.objects.get(pk=job.pk).error
+
+
+def test_a_redis_connection_the_server_closed_is_replaced_without_an_error(transactional_db, redis_url):
+    import redis
+
+    project = make_project(name="redis restart")
+    lead = client_for(make_user("lead", "lead"))
+    dashboard = reverse("api:project-dashboard", args=[project.pk])
+    assert lead.get(dashboard).status_code == 200  # the caches' pools now hold open connections
+    admin = redis.Redis.from_url(redis_url)
+    db = admin.connection_pool.connection_kwargs.get("db", 0)
+    mine = admin.client_id()
+    # Close this test database's other connections, as a Redis restart does (other databases' clients are left alone).
+    ids = [c["id"] for c in admin.client_list() if int(c["db"]) == db and int(c["id"]) != mine]
+    assert ids and all(admin.client_kill_filter(_id=i) == 1 for i in ids)
+    assert [lead.get(dashboard).status_code for _ in range(3)] == [200, 200, 200]
