@@ -170,6 +170,9 @@ class OutageMiddleware:
 class RetriedOnOutage(Task):
     """A one-shot job that runs again on an outage: after 2, 4, 8, 16, 32, 64, 120 and 120 s (then fails).
 
+    ``autoretry_for`` takes types, so a database error of the statement's own kind (a deadlock)
+    is retried too: harmless, every such job is safe to run twice.
+
     Acknowledged late: a job whose worker dies is delivered again after the broker's visibility
     timeout. The countdowns stay under that timeout (annotator/settings.py), or Redis would hand
     a waiting retry to a second worker too.

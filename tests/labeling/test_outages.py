@@ -79,6 +79,16 @@ def own_pid():
     return connection.connection.info.backend_pid
 
 
+def test_a_statements_own_error_is_not_an_outage(db):
+    from django.db import OperationalError, transaction
+
+    with pytest.raises(OperationalError) as cancelled, transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL statement_timeout = 1")
+        cursor.execute("SELECT pg_sleep(1)")  # QueryCanceled (57014): PostgreSQL answered
+    assert outages.service_of(cancelled.value) is None and outages.note(cancelled.value) is None
+    assert outages._down == {}
+
+
 # Redis away: /api/ answers a JSON 503, the log has one line -------------------------------------------
 
 
