@@ -131,6 +131,18 @@ def unavailable(exc):
     return Unavailable(f"{sentence_case(service)} is not answering; try again in a few seconds.")
 
 
+def queued_or_failed(send, failed):
+    """``send()`` (queue a job for a row just made); when the job queue cannot be reached,
+    ``failed(reason)`` marks the row so that it does not wait "queued" for ever, and the error goes
+    on to ``OutageMiddleware``'s 503. Returns what ``send`` returned."""
+    try:
+        return send()
+    except OUTAGE_ERRORS as exc:
+        if service_of(exc) is not None:
+            failed(f"could not queue the job: {' '.join(str(exc).split())}")
+        raise
+
+
 def sentence_case(service):
     return service[0].upper() + service[1:]
 

@@ -28,7 +28,7 @@ from django.utils import timezone
 from labeling.errors import DomainError
 from labeling.locks import IMPORT_JOB_LOCK, advisory_lock
 from labeling.models import ImportJob
-from labeling.outages import RetriedOnOutage, will_retry
+from labeling.outages import RetriedOnOutage, queued_or_failed, will_retry
 
 from .common import ImportFailed, Progress
 from .raw_outputs import preview
@@ -63,8 +63,17 @@ def start(project, user, format_name, upload, options=None, requests=None):
         requests_path=str(requests_path or ""), bytes_total=path.stat().st_size,
     )
     job_id = job.pk
-    transaction.on_commit(lambda: run_import_job.delay(job_id))
+    transaction.on_commit(lambda: queued_or_failed(lambda: run_import_job.delay(job_id),
+                                                   lambda reason: _not_queued(job_id, reason)))
     return job
+
+
+def _not_queued(job_id, reason):
+    """The job queue was away when the job was made: failed, its upload removed (not "queued" for ever)."""
+    job = ImportJob.objects.get(pk=job_id)
+    job.state, job.error, job.finished_at = ImportJob.FAILED, reason, timezone.now()
+    job.save(update_fields=["state", "error", "finished_at"])
+    remove_files(job)
 
 
 def save_upload(upload):

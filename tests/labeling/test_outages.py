@@ -251,3 +251,35 @@ def test_a_redis_connection_the_server_closed_is_replaced_without_an_error(trans
     ids = [c["id"] for c in admin.client_list() if int(c["db"]) == db and int(c["id"]) != mine]
     assert ids and all(admin.client_kill_filter(_id=i) == 1 for i in ids)
     assert [lead.get(dashboard).status_code for _ in range(3)] == [200, 200, 200]
+
+
+def test_a_job_the_queue_could_not_take_is_failed_not_left_queued(transactional_db, settings, tmp_path):
+    """An import job and a generation run are made before their job is queued: with the job queue
+    away the request answers 503 and the row says why, instead of waiting "queued" for ever."""
+    from celery import current_app
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from scoring.models import GenerationRun
+    from tests.conftest import use_broker
+
+    settings.STEPMARK_IMPORT_DIR = tmp_path / "imports"
+    project = make_project(name="queue away")
+    make_solution(project)
+    researcher = make_user("res", "researcher")
+    client = client_for(researcher)
+    saved = current_app.conf.broker_url, current_app.conf.broker_transport_options
+    use_broker(current_app, f"redis://127.0.0.1:{free_port()}/0", settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+    try:
+        upload = SimpleUploadedFile("problems.jsonl", b'{"problem": "1+1?", "answer": "2"}\n')
+        imported = client.post(reverse("api:project-import", args=[project.pk]),
+                               {"file": upload, "format": "problems"}, format="multipart")
+        generated = client.post(reverse("scoring:project-generations", args=[project.pk]), {}, format="json")
+    finally:
+        use_broker(current_app, *saved)
+    for answer in (imported, generated):
+        assert_503(answer, service="The job queue")
+    job = ImportJob.objects.get()
+    assert (job.state, job.error.startswith("could not queue the job")) == (ImportJob.FAILED, True)
+    assert not list((tmp_path / "imports").iterdir())  # the upload is not kept for a job that never runs
+    run = GenerationRun.objects.get()
+    assert (run.state, run.error.startswith("could not queue the job")) == (GenerationRun.FAILED, True)
