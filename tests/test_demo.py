@@ -41,9 +41,10 @@ def demo_debug(settings):
     settings.DEBUG = True
 
 
-# Four model solutions for each of GSM8K's 1,319 test problems; the gsm8k-examples importer
-# documents no skipped entries, and this file has no duplicate solutions.
-GSM8K_CANDIDATES = 1319 * 4
+# Four model solutions for each of GSM8K's 1,319 test problems, less the 8 that repeat another
+# model's solution to the same problem word for word: a candidate is its problem and steps
+# (labeling/imports/hashing.py), so those are stored once.
+GSM8K_CANDIDATES = 1319 * 4 - 8
 
 
 def load(data_dir):
@@ -159,7 +160,7 @@ def check_research_jobs(math, gsm8k, monkeypatch):
     from labeling.exports import snapshots
     from scoring.models import Checkpoint, GenerationRun, SolutionScore
 
-    # The demo's generation scores the first DEMO_POOL_LIMIT candidates of the 5,276 (about
+    # The demo's generation scores the first DEMO_POOL_LIMIT candidates of the 5,268 (about
     # 20 s on a CPU); here the same limit, smaller.
     monkeypatch.setattr(demo_jobs, "DEMO_POOL_LIMIT", 40)
     monkeypatch.setattr(demo_jobs, "DEMO_GENERATION_SIZE", 10)
