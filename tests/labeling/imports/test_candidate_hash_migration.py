@@ -3,32 +3,16 @@ key (which counted the generator and final answer) become one solution, and a re
 import hashlib
 import json
 
-import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
-
 from labeling.imports import run_import
 from labeling.imports.hashing import candidate_hash, problem_hash
 from labeling.models import Project as CurrentProject
 from tests.factories import write_jsonl
+from tests.migrating import at_the_newest_migrations_afterwards, migrate  # noqa: F401 (a fixture)
 
 BEFORE = [("labeling", "0018_loop_settings")]
 AFTER = [("labeling", "0019_candidate_hash_steps_only")]
 PROBLEM = "What is $2 + 3$?"
 STEPS = ["We add.", "$2 + 3 = 5$, so the answer is $\\boxed{5}$."]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def at_the_newest_migrations_afterwards(transactional_db):
-    yield
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())  # whatever the test did
 
 
 def old_key(problem, steps, final_answer, generator):
