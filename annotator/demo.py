@@ -2,13 +2,28 @@
 
 Runs the embedded configuration: SQLite under ``var/`` and a filesystem Celery broker (no
 PostgreSQL, no Redis). It migrates, loads the demo projects and accounts (``load_demo``),
-then runs and watches two children: the web server (gunicorn, static files by WhiteNoise)
-and a Celery worker for both queues. Ctrl-C (or SIGTERM) stops both and exits; if either
-child dies the other is stopped too and the demo exits with an error.
+then runs and watches three children: the web server (gunicorn, static files by WhiteNoise),
+a Celery worker for both queues and Celery beat. Ctrl-C (or SIGTERM) stops them all and
+exits; if one child dies the others are stopped too and the demo exits with an error.
+
+Nothing the demo started outlives it, however it ends:
+
+- Ctrl-C or SIGTERM: each child gets one SIGTERM; after ``STOP_GRACE_SECONDS`` whatever is
+  left in each child's process group (the child, and its own children: gunicorn's worker, a
+  process a job started) is SIGKILLed. Each child leads a process group of its own
+  (``start_new_session``), so that group holds exactly what the child started.
+- The demo itself killed (SIGKILL, or a crash): nothing of ours runs any more, so each child
+  asked Linux to signal it when its parent dies (``PR_SET_PDEATHSIG``, ``DEATH_SIGNALS``).
+  Gunicorn and beat stop on SIGTERM (gunicorn stops its worker, which also leaves by itself
+  once its parent is gone); the worker gets SIGKILL, as a solo worker would finish its
+  current job first on SIGTERM (minutes, with nobody left to stop it). It has no children of
+  its own: ``--pool=solo``, and beat is a child of the demo rather than ``--beat`` inside the
+  worker, whose beat process would outlive a killed worker.
 
 Environment set here unless already set: DJANGO_DEBUG=1, STEPMARK_BROKER=filesystem.
 ``STEPMARK_DEMO_PORT`` picks the port (8000).
 """
+import functools
 import os
 import signal
 import subprocess
@@ -46,13 +61,17 @@ def prepare():
     from annotator.demo_jobs import start_demo_jobs
 
     start_demo_jobs(log=lambda line: print(line, flush=True))
-    # The default beat schedule, which the worker's embedded beat runs: among it the job that
+    # The default beat schedule, which the demo's beat runs: among it the job that
     # scores gold passes every minute (labeling/quality/gold_passes.py).
     call_command("setup_schedules")
 
 
+# What each child gets when the demo process dies without stopping it (see the module docstring).
+DEATH_SIGNALS = {"web": signal.SIGTERM, "worker": signal.SIGKILL, "beat": signal.SIGTERM}
+
+
 def children(port):
-    """The commands of the two supervised processes."""
+    """The commands of the supervised processes."""
     web = [
         sys.executable, "-m", "gunicorn", "annotator.wsgi:application",
         "--bind", f"{HOST}:{port}",
@@ -66,29 +85,49 @@ def children(port):
     worker = [
         sys.executable, "-m", "celery", "-A", "annotator", "worker",
         "-Q", "default,gpu", "--pool=solo", "--loglevel=INFO", "--hostname", "demo@%h",
-        # Beat inside the worker (settings.CELERY_BEAT_SCHEDULER: the schedule in the database):
-        # the scheduled jobs, gold scoring every minute among them.
-        "--beat",
     ]
-    return {"web": web, "worker": worker}
+    # Beat (settings.CELERY_BEAT_SCHEDULER: the schedule in the database) runs the scheduled
+    # jobs, gold scoring every minute among them; a child of the demo, not of the worker.
+    beat = [sys.executable, "-m", "celery", "-A", "annotator", "beat", "--loglevel=INFO"]
+    return {"web": web, "worker": worker, "beat": beat}
 
 
-def _die_with_parent():
-    """In the child: get SIGTERM if the demo process dies without stopping us (Linux)."""
+def die_with_parent(parent, signum):
+    """In the child, between fork and exec: get ``signum`` when the demo process dies (Linux).
+
+    The setting outlives exec; a parent that died before it was made is caught by the check
+    after it (the child has been adopted by then).
+    """
     try:
         import ctypes
 
         PR_SET_PDEATHSIG = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signum))
     except (OSError, AttributeError):
-        pass  # not Linux: Ctrl-C and SIGTERM to the demo still stop the children
+        return  # not Linux: Ctrl-C and SIGTERM to the demo still stop the children
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def start(name, cmd):
+    """Start a child in a session (so a process group) of its own, dying with the demo."""
+    return subprocess.Popen(cmd, start_new_session=True,
+                            preexec_fn=functools.partial(die_with_parent, os.getpid(), DEATH_SIGNALS[name]))
+
+
+def exited(proc):
+    """Whether ``proc`` has exited, without reaping it: while it is unreaped its process group
+    id cannot be taken by a new process, so ``stop`` can still signal the group safely."""
+    if proc.returncode is not None:
+        return True
+    return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
 
 def wait_until_serving(url, process, stopped, timeout=60):
     """True once ``url`` answers; False if ``process`` exits, ``stopped()`` or time runs out."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if process.poll() is not None or stopped():
+        if exited(process) or stopped():
             return False
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
@@ -101,18 +140,23 @@ def wait_until_serving(url, process, stopped, timeout=60):
 
 
 def stop(processes):
-    """SIGTERM every live child, wait for them, SIGKILL whatever outlives the grace period."""
+    """SIGTERM every live child, wait for them, then SIGKILL whatever is left in their process
+    groups: a child that outlived the grace period, and anything a child left behind."""
     for proc in processes.values():
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
+        if not exited(proc):
+            os.kill(proc.pid, signal.SIGTERM)  # not Popen.send_signal, whose poll() may reap it
     deadline = time.monotonic() + STOP_GRACE_SECONDS
     for name, proc in processes.items():
-        try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
+        while not exited(proc) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not exited(proc):
             print(f"{name} did not stop in {STOP_GRACE_SECONDS}s; killing it", flush=True)
-            proc.kill()
-            proc.wait()
+    for proc in processes.values():
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the group's leader is not reaped yet: still ours
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
 
 
 # What to try first, one line per role (printed under the accounts).
@@ -160,10 +204,7 @@ def main():
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
 
-    processes = {
-        name: subprocess.Popen(cmd, start_new_session=True, preexec_fn=_die_with_parent)
-        for name, cmd in children(port).items()
-    }
+    processes = {name: start(name, cmd) for name, cmd in children(port).items()}
     status = 0
     try:
         if wait_until_serving(url + "accounts/login/", processes["web"], lambda: stopping):
@@ -173,12 +214,12 @@ def main():
             status = 1
         while not stopping and status == 0:
             for name, proc in processes.items():
-                if proc.poll() is not None:
-                    print(f"The {name} process exited with status {proc.returncode}; stopping the demo.", flush=True)
+                if exited(proc):
+                    print(f"The {name} process exited; stopping the demo.", flush=True)
                     status = 1
             time.sleep(0.5)
     finally:
-        print("Stopping the web server and the worker...", flush=True)
+        print("Stopping the web server, the worker and beat...", flush=True)
         stop(processes)
     print("Stopped.", flush=True)
     return status

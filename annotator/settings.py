@@ -73,6 +73,8 @@ MIDDLEWARE = [
     # First: REMOTE_ADDR becomes the client's address (STEPMARK_TRUSTED_PROXIES below).
     "labeling.access.client_address.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # A view meeting an unreachable PostgreSQL or Redis answers 503, not 500 (labeling/outages.py).
+    "labeling.outages.OutageMiddleware",
     # The Content-Security-Policy header (SECURE_CSP below).
     "annotator.headers.ContentSecurityPolicyMiddleware",
     # Static files straight from gunicorn (demo and compose have no separate file server).
@@ -109,7 +111,10 @@ TEMPLATES = [
 WSGI_APPLICATION = "annotator.wsgi.application"
 
 DATABASE_URL = os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'stepmark.sqlite3'}"
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+# Connections live 60 s across requests and are checked (a SELECT 1) before a request's first
+# query: after a PostgreSQL restart each process would otherwise answer one more error on its
+# dead connection.
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # WAL and a busy timeout let the demo's web and worker processes share the file.
@@ -119,7 +124,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("STEPMARK_PG_PREPARE", True):
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A server that stops answering without refusing (packets dropped, a half-open connection)
+    # must not hold a request or a job for ever (docs/configuration.md#backing-services-timeouts-and-outages): a
+    # connection opens within STEPMARK_DB_CONNECT_TIMEOUT or fails; on an open one, data the
+    # server leaves unacknowledged (tcp_user_timeout) or an idle link whose keepalive probes go
+    # unanswered ends it within about STEPMARK_DB_SOCKET_TIMEOUT. A long query is not cut: the
+    # server's kernel answers the probes while it runs.
+    DB_SOCKET_TIMEOUT = int(os.environ.get("STEPMARK_DB_SOCKET_TIMEOUT", "20"))
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        connect_timeout=int(os.environ.get("STEPMARK_DB_CONNECT_TIMEOUT", "5")),
+        keepalives=1, keepalives_idle=max(1, DB_SOCKET_TIMEOUT // 2),
+        keepalives_interval=max(1, DB_SOCKET_TIMEOUT // 6), keepalives_count=3,
+        tcp_user_timeout=DB_SOCKET_TIMEOUT * 1000,
+    )
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("STEPMARK_PG_PREPARE", True):
     # Server-side binding lets psycopg prepare the statements a connection runs 5 times
     # (the annotator loop's, on every task), so PostgreSQL stops parsing and planning them:
     # about a third of the database's CPU per loop (bench/annotator_loop.py). Behind a
@@ -306,11 +325,23 @@ if STEPMARK_BROKER == "filesystem":
         "control_folder": str(broker_dir / "control"),
         "store_processed": False,
     }
-if STEPMARK_BROKER == "redis" and os.environ.get("STEPMARK_VISIBILITY_TIMEOUT"):
-    # Seconds before Redis hands an unacknowledged task (its worker died) to another worker.
-    # Kombu's default is an hour; the fault-tolerance tests set a few seconds. It must exceed
-    # the longest task, or a live task is redelivered too (harmless: jobs are idempotent).
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": float(os.environ["STEPMARK_VISIBILITY_TIMEOUT"])}
+# Seconds a Redis client (the caches, the broker) waits to connect and then for an answer
+# before it gives up: a Redis that drops packets costs a request this long, not for ever.
+REDIS_TIMEOUT = float(os.environ.get("STEPMARK_REDIS_TIMEOUT", "3"))
+if STEPMARK_BROKER == "redis":
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Seconds before Redis hands an unacknowledged task (its worker died) to another
+        # worker (kombu's default: an hour; the fault-tolerance tests set a few seconds). A job
+        # still running then is delivered a second time and steps aside (advisory locks); the
+        # retries' longest countdown (120 s, labeling/outages.py) must stay below it.
+        "visibility_timeout": float(os.environ.get("STEPMARK_VISIBILITY_TIMEOUT", "600")),
+        # A waiting worker looks for such tasks every 10 s (kombu's default scans every 100 s).
+        "unacked_restore_throttle": 1,
+        "socket_connect_timeout": REDIS_TIMEOUT,
+        "socket_timeout": REDIS_TIMEOUT,
+        "socket_keepalive": True,
+    }
+    CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_TIMEOUT
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ACKS_LATE = True  # a task whose worker dies is redelivered, never lost
@@ -328,15 +359,20 @@ CELERY_TIMEZONE = TIME_ZONE
 # benchmarks) apart.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 if STEPMARK_BROKER == "redis":
+    # The timeouts above; the pool tells the outage log when Redis answers again.
+    REDIS_CACHE_OPTIONS = {"socket_connect_timeout": REDIS_TIMEOUT, "socket_timeout": REDIS_TIMEOUT,
+                           "pool_class": "labeling.outages.WatchedRedisPool"}
     CACHES["default"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": f"stepmark-throttle:{DATABASES['default']['NAME']}",
+        "OPTIONS": REDIS_CACHE_OPTIONS,
     }
     CACHES["stats"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": f"stepmark:{DATABASES['default']['NAME']}",
+        "OPTIONS": REDIS_CACHE_OPTIONS,
     }
 else:
     CACHES["stats"] = {

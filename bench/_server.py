@@ -43,15 +43,18 @@ def server_env(database_url, **extra):
 
 
 @contextlib.contextmanager
-def gunicorn(database_url, *, workers, threads, ready_path, headers=None, timeout=90, extra_args=()):
+def gunicorn(database_url, *, workers, threads, ready_path, headers=None, timeout=90, extra_args=(), env=None,
+             log_path=None):
     """Run ``gunicorn annotator.wsgi`` on a free port; yield ``(port, pid)`` once it answers.
 
     ``ready_path`` is GET until it answers 200 with ``headers``. The server gets SIGTERM (a
     graceful stop: requests in flight finish) when the block ends; its log is printed if it
-    failed to start.
+    failed to start. ``env`` adds to its environment; its log (stderr) goes to ``log_path`` if
+    given and is kept there, else to a temporary file.
     """
     port = free_port()
-    log = tempfile.NamedTemporaryFile(prefix="stepmark-gunicorn-", suffix=".log", delete=False)
+    log = (open(log_path, "wb") if log_path else
+           tempfile.NamedTemporaryFile(prefix="stepmark-gunicorn-", suffix=".log", delete=False))
     command = [
         sys.executable, "-m", "gunicorn", "annotator.wsgi",
         "--bind", f"127.0.0.1:{port}",
@@ -64,7 +67,7 @@ def gunicorn(database_url, *, workers, threads, ready_path, headers=None, timeou
         "--error-logfile", log.name,
         *extra_args,
     ]
-    process = subprocess.Popen(command, cwd=ROOT, env=server_env(database_url), stdout=log, stderr=log)
+    process = subprocess.Popen(command, cwd=ROOT, env=server_env(database_url, **(env or {})), stdout=log, stderr=log)
     try:
         _wait_ready(process, port, ready_path, headers or {}, timeout, log.name)
         yield port, process.pid
@@ -77,7 +80,8 @@ def gunicorn(database_url, *, workers, threads, ready_path, headers=None, timeou
                 process.kill()
                 process.wait()
         log.close()
-        os.unlink(log.name)
+        if not log_path:
+            os.unlink(log.name)
 
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"

@@ -22,3 +22,11 @@ class LabelingConfig(AppConfig):
         from labeling.access import tokens
 
         post_save.connect(tokens.on_user_saved, sender=settings.AUTH_USER_MODEL, dispatch_uid="tokens_password")
+        # The end of an outage is logged when the service answers again (labeling/outages.py).
+        from celery.signals import after_task_publish
+        from django.db.backends.signals import connection_created
+
+        from labeling import outages
+
+        connection_created.connect(outages.database_connected, dispatch_uid="outages_database")
+        after_task_publish.connect(outages.job_published, dispatch_uid="outages_broker")

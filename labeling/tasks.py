@@ -11,6 +11,7 @@ from django.conf import settings
 
 from labeling.exports import snapshots
 from labeling.models import Project
+from labeling.outages import RetriedOnOutage, will_retry
 # The jobs that live with their rules, imported here so that workers register them: gold
 # scoring, drawing the [asy] diagrams of an import, and an upload's import job.
 from labeling.diagrams.tasks import draw_project_diagrams  # noqa: F401
@@ -20,12 +21,13 @@ from labeling.quality.gold_passes import score_pending_gold_passes  # noqa: F401
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="labeling.tasks.export_project_snapshot", acks_late=True)
-def export_project_snapshot(project_id):
+@shared_task(name="labeling.tasks.export_project_snapshot", base=RetriedOnOutage, bind=True)
+def export_project_snapshot(self, project_id):
     """Write a PRM800K snapshot of one project, then apply the retention rule.
 
-    Returns the snapshot's file name (None when the project is gone). A failure is recorded
-    for the researcher page, then raised so the worker logs it.
+    Returns the snapshot's file name (None when the project is gone). An outage runs it again
+    (``RetriedOnOutage``); a failure for good is recorded for the researcher page, then raised
+    so the worker logs it.
     """
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
@@ -41,7 +43,8 @@ def export_project_snapshot(project_id):
             keep=[path],
         )
     except Exception as exc:
-        snapshots.record_job(project, snapshots.FAILED, error=f"{type(exc).__name__}: {exc}")
+        if not will_retry(self, exc):
+            snapshots.record_job(project, snapshots.FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
     snapshots.record_job(project, snapshots.DONE, name=path.name, deleted=len(deleted))
     if deleted:
@@ -49,7 +52,7 @@ def export_project_snapshot(project_id):
     return path.name
 
 
-@shared_task(name="labeling.tasks.export_all_snapshots", acks_late=True)
+@shared_task(name="labeling.tasks.export_all_snapshots", base=RetriedOnOutage)
 def export_all_snapshots():
     """Queue a snapshot of every project (one job each, so one failure stops no other)."""
     ids = list(Project.objects.order_by("pk").values_list("pk", flat=True))

@@ -15,6 +15,7 @@ annotator/urls.py (URL names in the ``scoring`` namespace).
   (``scoring.loop_settings``)
 """
 from django.db.models import F
+from django.utils import timezone
 from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -26,6 +27,7 @@ from labeling.access.permissions import IsResearcher
 from labeling.access.projects import object_for, project_for
 from labeling.access.roles import RESEARCHER
 from labeling.api.paging import BoundedPaging, page
+from labeling.outages import queued_or_failed
 from scoring import runs
 from scoring.loop_settings import LoopSettingsView
 from scoring.models import Checkpoint, GenerationRun
@@ -128,7 +130,9 @@ class ProjectGenerationsView(APIView):
             return Response({"detail": str(conflict), "run": GenerationRunSerializer(conflict.existing).data},
                             status=status.HTTP_409_CONFLICT)
         limit = {"pool_limit": project.pool_limit} if project.pool_limit else {}  # 0: the whole pool
-        sent = tasks.run_generation.delay(run.pk, **limit)
+        sent = queued_or_failed(lambda: tasks.run_generation.delay(run.pk, **limit), lambda reason: (
+            GenerationRun.objects.filter(pk=run.pk).update(state=GenerationRun.FAILED, error=reason,
+                                                           finished_at=timezone.now())))
         GenerationRun.objects.filter(pk=run.pk, task_id="").update(task_id=sent.id)
         return Response(GenerationRunSerializer(_runs().get(pk=run.pk)).data, status=status.HTTP_202_ACCEPTED)
 

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from scoring import worker
-from scoring.locks import CHAMPION_LOCK, advisory_lock
+from labeling.locks import CHAMPION_LOCK, advisory_lock
 from scoring.models import Checkpoint
 
 

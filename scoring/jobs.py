@@ -6,11 +6,11 @@ run twice, because Celery redelivers a task whose worker died:
 - scores are written once per (solution, checkpoint) and a rerun scores only what is missing;
 - selection happens in one transaction that also marks the run done, so a second run finds
   it done and does nothing;
-- a worker holds a PostgreSQL advisory lock (``scoring.locks``) on what it works on, so a
+- a worker holds a PostgreSQL advisory lock (``labeling.locks``) on what it works on, so a
   redelivered copy that arrives while the first is still alive steps aside.
 
 Starting and cancelling a run (what the web process does) lives in ``scoring.runs``, the
-champion in ``scoring.champions``, the locks in ``scoring.locks``, retraining and promotion in
+champion in ``scoring.champions``, the locks in ``labeling.locks``, retraining and promotion in
 ``scoring.retrain``. Torch is imported only inside the functions that need it, so
 the web process may import this module.
 """
@@ -23,7 +23,7 @@ from labeling.analyze import analyze
 from labeling.models import Generation, Project, Solution, Step
 from scoring import worker
 from scoring.champions import ensure_champion
-from scoring.locks import GENERATION_LOCK, advisory_lock
+from labeling.locks import GENERATION_LOCK, advisory_lock
 from scoring.models import GenerationRun, SolutionScore
 from scoring.prm import selection
 from scoring.runs import candidate_pool

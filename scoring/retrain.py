@@ -30,7 +30,7 @@ from labeling.exports import ExportFilters, write_export
 from labeling.models import Assignment, Generation, Project, Solution
 from scoring import worker
 from scoring.champions import base_model, champion, checkpoint_root, ensure_champion
-from scoring.locks import RETRAIN_LOCK, advisory_lock
+from labeling.locks import RETRAIN_LOCK, advisory_lock
 from scoring.models import Checkpoint
 from scoring.prm.metrics import PROMOTION_METRICS
 from scoring.progress import RetrainProgress

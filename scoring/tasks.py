@@ -2,8 +2,10 @@
 
 Thin wrappers over ``scoring.jobs`` and ``scoring.retrain``. Tasks are acknowledged late
 (settings), so a task whose worker dies is redelivered; the jobs are idempotent, so running
-one twice is safe. A task that fails for good writes the error on its run or checkpoint row,
-where the researcher's page shows it, and then raises so that the worker logs it too.
+one twice is safe. A generation run also runs again after an outage (``RetriedOnOutage``); a
+retrain that failed is queued again by the hourly ``retrain_all_due`` while the project is due.
+A task that fails for good writes the error on its run or checkpoint row, where the
+researcher's page shows it, and then raises so that the worker logs it too.
 
 Names other modules rely on (the beat schedule, the researcher API):
 ``scoring.tasks.run_generation(run_id, pool_limit=None)``, ``scoring.tasks.retrain_if_due(project_id, force=False)``
@@ -11,16 +13,21 @@ and ``scoring.tasks.retrain_all_due()``.
 """
 from celery import shared_task
 
+from labeling.outages import RetriedOnOutage, will_retry
 from scoring import jobs, retrain
 
 
-@shared_task(bind=True, name="scoring.tasks.run_generation")
+@shared_task(bind=True, name="scoring.tasks.run_generation", base=RetriedOnOutage)
 def run_generation(self, run_id, pool_limit=None):
-    """Score the candidate pool (its first ``pool_limit`` solutions if given) and select the generation of GenerationRun ``run_id``."""
+    """Score the candidate pool (its first ``pool_limit`` solutions if given) and select the generation of GenerationRun ``run_id``.
+
+    Queued once per run, so an outage runs it again (the scores written so far are kept).
+    """
     try:
         run = jobs.run_generation(run_id, task_id=self.request.id or "", pool_limit=pool_limit)
     except Exception as exc:
-        jobs.mark_run_failed(run_id, f"{type(exc).__name__}: {exc}")
+        if not will_retry(self, exc):
+            jobs.mark_run_failed(run_id, f"{type(exc).__name__}: {exc}")
         raise
     return None if run is None else {"run": run.pk, "state": run.state, "selected": run.selected}
 

@@ -5,8 +5,10 @@ The suite runs against the real PostgreSQL and Redis named by DATABASE_URL and R
 never skipped. The PRM core's tests (tests/scoring/prm) also run without Django
 (`-p no:django`, as `make test` runs them first); then no database is checked, none is used.
 """
+import contextlib
 import json
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,24 @@ def database_url():
     db = connection.settings_dict
     auth = f"{db['USER']}:{db['PASSWORD']}" if db.get("PASSWORD") else db["USER"]
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@contextlib.contextmanager
+def silent_port():
+    """A port on 127.0.0.1 whose connections the kernel accepts (the listen backlog) and nobody
+    ever answers: a backing service that stopped answering without refusing."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        yield listener.getsockname()[1]
+
+
+def use_broker(app, url, transport_options=None):
+    """Point the Celery app of this process at ``url``, dropping connections to the old one."""
+    app.conf.broker_url = url
+    app.conf.broker_transport_options = transport_options or {}
+    app._pool = None
+    app.amqp._producer_pool = None  # the publisher's pool caches the old connection
 
 
 @pytest.fixture(scope="session")

@@ -149,6 +149,17 @@ def test_snapshot_retention_is_configurable(compose):
     assert (env["STEPMARK_EXPORT_KEEP"], env["STEPMARK_EXPORT_RETENTION_DAYS"]) == ("7", "90")
 
 
+def test_a_dead_workers_job_is_delivered_again_after_ten_minutes(compose):
+    from labeling.outages import RetriedOnOutage
+
+    for name in [*APP_SERVICES, "migrate"]:
+        assert compose["services"][name]["environment"]["STEPMARK_VISIBILITY_TIMEOUT"] == "600", name
+    # An outage's retries wait at most 120 s, under it: Redis never hands a waiting retry to a second worker.
+    assert RetriedOnOutage.retry_backoff_max < 600
+    custom = load_compose({**REQUIRED_ENV, "STEPMARK_VISIBILITY_TIMEOUT": "300"})
+    assert custom["services"]["gpu-worker"]["environment"]["STEPMARK_VISIBILITY_TIMEOUT"] == "300"
+
+
 def test_settings_come_from_the_environment(compose):
     for name in [*APP_SERVICES, "migrate"]:
         env = compose["services"][name]["environment"]

@@ -41,9 +41,10 @@ def demo_debug(settings):
     settings.DEBUG = True
 
 
-# Four model solutions for each of GSM8K's 1,319 test problems; the gsm8k-examples importer
-# documents no skipped entries, and this file has no duplicate solutions.
-GSM8K_CANDIDATES = 1319 * 4
+# Four model solutions for each of GSM8K's 1,319 test problems, less the 8 that repeat another
+# model's solution to the same problem word for word: a candidate is its problem and steps
+# (labeling/imports/hashing.py), so those are stored once.
+GSM8K_CANDIDATES = 1319 * 4 - 8
 
 
 def load(data_dir):
@@ -126,7 +127,7 @@ def test_every_flow_has_something_to_show(client, data_dir, eager, settings, tmp
 
     ann = get_user_model().objects.get(username="ann")
     waiting = waiting_for(ann, [math.pk, gsm8k.pk])
-    assert waiting[math.pk] > 0 and waiting[gsm8k.pk] > 0, waiting
+    assert waiting == {math.pk, gsm8k.pk}, waiting
     # What the queue hands ann in MATH is phase-1 work (own steps allowed), from the solutions the
     # demo annotators left open; 81 of those 89 carry alternatives at their steps (the queue
     # serves them in a scrambled order, so the first one handed out may be among the other 8).
@@ -159,7 +160,7 @@ def check_research_jobs(math, gsm8k, monkeypatch):
     from labeling.exports import snapshots
     from scoring.models import Checkpoint, GenerationRun, SolutionScore
 
-    # The demo's generation scores the first DEMO_POOL_LIMIT candidates of the 5,276 (about
+    # The demo's generation scores the first DEMO_POOL_LIMIT candidates of the 5,268 (about
     # 20 s on a CPU); here the same limit, smaller.
     monkeypatch.setattr(demo_jobs, "DEMO_POOL_LIMIT", 40)
     monkeypatch.setattr(demo_jobs, "DEMO_GENERATION_SIZE", 10)
@@ -222,28 +223,102 @@ def port_open(port):
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_make_demo_runner_serves_then_stops_on_ctrl_c_and_runs_again(tmp_path):
+def process_table():
+    """``{pid: (state, ppid, pgrp, start time, command line)}`` of every process now, from /proc."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # it ended meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
+        table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]), int(fields[19]), command)
+    return table
+
+
+def started_by(root):
+    """``{(pid, start time): command line}`` of every process below ``root`` (children, grandchildren...)."""
+    table, found, todo = process_table(), {}, [root]
+    while todo:
+        parent = todo.pop()
+        for pid, (state, ppid, _, start, command) in table.items():
+            if ppid == parent and state != "Z":
+                found[(pid, start)] = command
+                todo.append(pid)
+    return found
+
+
+def still_running(processes, groups):
+    """Of ``processes`` (as ``started_by`` gives them) and of the members of ``groups``, those alive
+    (a zombie has ended: only its entry waits for whoever adopted it to reap it)."""
+    left = {}
+    for pid, (state, _, pgrp, start, command) in process_table().items():
+        if state != "Z" and ((pid, start) in processes or pgrp in groups):
+            left[pid] = command
+    return left
+
+
+def kill_all(processes, groups):
+    """So that a failing test leaves nothing behind."""
+    for pid in still_running(processes, groups):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=["ctrl-c", "sigterm", "sigkill"])
+def test_make_demo_runner_serves_then_stops_everything_it_started(signum, tmp_path_factory):
+    """Whatever ends the demo (Ctrl-C, SIGTERM, or the demo process killed outright), every process it
+    started is gone after it: web server and its worker, the Celery worker, beat, and anything below."""
+    var = tmp_path_factory.getbasetemp() / "demo-var"  # one demo database for the three runs
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "STEPMARK_BROKER", "DJANGO_DEBUG")}
     # No data directory named: the demo finds the repository's data/ by itself.
-    env.update(STEPMARK_VAR_DIR=str(tmp_path), STEPMARK_DEMO_PORT=str(port))
-    for signum, expect in ((signal.SIGINT, "Created project"), (signal.SIGTERM, "Found project")):
-        proc, lines = start_demo(env)
-        try:
-            wait_for(lambda: any("Press Ctrl-C" in line for line in lines), proc, lines)
-            output = "".join(lines)
-            assert expect in output  # the second run finds what the first one loaded
-            assert f"http://127.0.0.1:{port}/" in output and "ann       / demo-annotator" in output
-            assert (tmp_path / "stepmark.sqlite3").exists()  # the embedded SQLite, not PostgreSQL
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/") as response:
-                assert response.status == 200
-            wait_for(lambda: any("ready." in line for line in lines), proc, lines)  # the Celery worker
-            # ... with beat inside it: the scheduled jobs (gold scoring every minute) run in the demo.
-            wait_for(lambda: any("beat: Starting" in line for line in lines), proc, lines)
-            proc.send_signal(signum)
-            assert proc.wait(timeout=60) == 0, "".join(lines)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        assert "Stopped." in "".join(lines)
+    env.update(STEPMARK_VAR_DIR=str(var), STEPMARK_DEMO_PORT=str(port))
+    first_run = not (var / "stepmark.sqlite3").exists()
+    proc, lines = start_demo(env)
+    processes, groups = {}, set()
+    try:
+        wait_for(lambda: any("Press Ctrl-C" in line for line in lines), proc, lines)
+        output = "".join(lines)
+        # The second run finds what the first one loaded.
+        assert ("Created project" if first_run else "Found project") in output
+        assert f"http://127.0.0.1:{port}/" in output and "ann       / demo-annotator" in output
+        assert (var / "stepmark.sqlite3").exists()  # the embedded SQLite, not PostgreSQL
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/") as response:
+            assert response.status == 200
+        wait_for(lambda: any("ready." in line for line in lines), proc, lines)  # the Celery worker
+        # ... and beat: the scheduled jobs (gold scoring every minute) run in the demo.
+        wait_for(lambda: any("beat: Starting" in line for line in lines), proc, lines)
+
+        processes = started_by(proc.pid)
+        commands = list(processes.values())
+        assert sum("gunicorn" in c for c in commands) >= 2, commands  # the arbiter and its worker, a grandchild
+        assert sum(" worker " in c and "celery" in c for c in commands) == 1, commands
+        assert sum(" beat " in c and "celery" in c for c in commands) == 1, commands
+        groups = {process_table()[pid][2] for pid, _ in processes}
+
+        proc.send_signal(signum)
+        code = proc.wait(timeout=60)
+        if signum == signal.SIGKILL:
+            assert code == -signal.SIGKILL  # nothing of the demo ran after this: its children are on their own
+        else:
+            assert code == 0, "".join(lines)
+            assert "Stopped." in "".join(lines)
+        deadline = time.monotonic() + 60
+        while still_running(processes, groups) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert still_running(processes, groups) == {}, "outlived the demo"
         assert not port_open(port), "the web server outlived the demo"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        kill_all(processes, groups)

@@ -1,6 +1,7 @@
-// Entry of an annotator's "gold results" page (labeling/templates/labeling/my_missed.html): the
-// submitted passes that were checked against gold and missed it, each step rated otherwise with
-// the approved rating. The API lists only submitted, scored passes (labeling/quality/feedback.py).
+// Entry of an annotator's "checked results" page (labeling/templates/labeling/my_missed.html): the
+// gold passes as one daily figure, and the screening passes that missed, each step rated otherwise
+// with the approved rating. Gold passes are never shown one by one: that would name gold items
+// still in use (labeling/quality/feedback.py).
 import "./main.js";
 import "./dashboard/dashboard.css";
 import "./dashboard/quality.css";
@@ -20,10 +21,11 @@ if (root) {
 
 async function show(root) {
   const options = optionsFromData(root.dataset);
-  const { results } = await call(root.dataset.missedUrl);
+  const { results, checks } = await call(root.dataset.missedUrl);
   root.querySelector(".dash-loading")?.remove();
+  root.append(checksFigure(checks));
   if (!results.length) {
-    const none = el("p", "card", "Nothing to show: none of your checked tasks differed from the gold so far.");
+    const none = el("p", "card", "Nothing to show: none of your screening tasks differed from the reference.");
     none.dataset.testid = "no-missed";
     root.append(none);
   }
@@ -31,7 +33,7 @@ async function show(root) {
     const card = el("section", "card missed-pass");
     card.dataset.assignment = entry.assignment;
     const n = entry.steps.length;
-    card.append(el("h2", null, `A checked task you submitted ${new Date(entry.submitted_at).toLocaleString()}` +
+    card.append(el("h2", null, `A screening task you submitted ${new Date(entry.submitted_at).toLocaleString()}` +
       (n ? ` · ${n} step${n === 1 ? "" : "s"} differed` : "")));
     card.append(renderMath(el("div", "q-problem"), entry.problem, options));
     if (entry.rated_none) card.append(el("p", "muted", "You rated none of the steps this task was checked on."));
@@ -54,4 +56,23 @@ async function show(root) {
     root.append(card);
   }
   root.dataset.state = "ready";
+}
+
+/** The gold passes as the one figure the API gives: how many matched, up to its daily cut-off. */
+function checksFigure(gold) {
+  const card = el("section", "card gold-figure");
+  card.dataset.testid = "gold-figure";
+  const through = new Date(gold.through).toLocaleString();
+  card.append(el("h2", null, "Checked tasks"));
+  if (!gold.checked) {
+    card.append(el("p", null, `None of your tasks submitted before ${through} was a checked one.`));
+  } else {
+    const share = Math.round(100 * gold.mean_exact_share);
+    card.append(el("p", null, `Of your ${gold.checked} checked task${gold.checked === 1 ? "" : "s"} submitted ` +
+      `before ${through}, ${gold.matched} matched the approved ratings on every step; ` +
+      `${share}% of their steps matched.`));
+  }
+  card.append(el("p", "muted", "Checked tasks are not shown one by one, and this figure moves once a day: " +
+    "anything more would tell which tasks are checks."));
+  return card;
 }

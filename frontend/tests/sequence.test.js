@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { HUMAN, ratingsFrom, sequence, stepKey } from "../src/workspace/sequence.js";
+import { HUMAN, latestChoice, ratingsFrom, sequence, stepKey } from "../src/workspace/sequence.js";
 
 const { scenarios } = JSON.parse(
   readFileSync(new URL("../../tests/vectors/submission_rules.json", import.meta.url), "utf8"),
@@ -72,4 +72,24 @@ test("an own step comes back under its HUMAN key with its text", () => {
   const scenario = scenarios.find((s) => s.name === "phase 1: own step rated +1 carries the pass on");
   const ratings = ratingsFrom(payloadOf(scenario));
   assert.deepEqual(ratings.get(stepKey(1, HUMAN)), { position: 1, value: 1, flagged: false, text: "my own step" });
+});
+
+test("the p key's choice is the latest step where two or more completions can carry the pass on", () => {
+  // Phase 1: step 1 -1 with alternatives 0 and +1 (a choice), step 2 -1 with one alternative +1 (none).
+  const assignment = payloadOf({
+    project: { stop_at_first_error: false, allow_alternatives: true, allow_human_steps: false },
+    steps: 3,
+    alternatives: { 0: 2, 1: 1 },
+    ratings: [],
+  });
+  const rated = [[0, 0, -1], [0, 1, 0], [0, 2, 1], [1, 0, -1], [1, 1, 1]];
+  const ratings = new Map(rated.map(([p, a, value]) => [stepKey(p, a), { position: p, alternative: a, value }]));
+  const choice = latestChoice(sequence(assignment, ratings));
+  assert.equal(choice.position, 0);
+  assert.deepEqual(choice.options.map((i) => i.alternative), [1, 2]);
+  assert.equal(choice.going.alternative, 2); // the default: the +1 one
+  ratings.get(stepKey(0, 1)).chosen = true; // picked: the pass goes on from alternative 1
+  assert.equal(latestChoice(sequence(assignment, ratings)).going.alternative, 1);
+  ratings.set(stepKey(0, 2), { position: 0, alternative: 2, value: -1 }); // one left: nothing to pick
+  assert.equal(latestChoice(sequence(assignment, ratings)), null);
 });

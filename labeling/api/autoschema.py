@@ -21,6 +21,8 @@ REFUSAL = {
         "field": {"type": "string", "nullable": True,
                   "description": "The input that was refused (`ratings[2].value`, `limit`, `body`...); null: the whole request."},
         "line": {"type": "integer", "nullable": True, "description": "An import's line that was refused."},
+        "revision": {"type": "string", "description": "A submit refused for its finish keeps the ratings as a "
+                                                      "draft: the draft's revision."},
     },
     "required": ["detail"],
 }

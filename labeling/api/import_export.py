@@ -54,7 +54,8 @@ class ImportRequestSerializer(serializers.Serializer):
     pattern = serializers.CharField(required=False, allow_blank=True, max_length=1000,
                                     help_text="With split=regex: where to split (zero-width keeps the marker).")
     generator = serializers.CharField(required=False, allow_blank=True, max_length=200,
-                                      help_text="Raw-output formats: the model's name, over what the file says.")
+                                      help_text="Raw-output formats: the model's name, over what the file says; "
+                                                "required for vllm, whose files do not name it.")
     requests = UploadField(required=False, help_text="openai-batch: the Batch input file (its messages hold the problems).")
 
     def options(self):
@@ -63,8 +64,13 @@ class ImportRequestSerializer(serializers.Serializer):
 
 class ImportResultSerializer(serializers.Serializer):
     records = serializers.IntegerField(help_text="Lines read.")
-    created = serializers.IntegerField(help_text="Records that added something.")
-    skipped = serializers.IntegerField(help_text="Records already present (a re-import).")
+    created = serializers.IntegerField(help_text="How many were added, counted in `unit`.")
+    skipped = serializers.IntegerField(help_text="How many were there already (a re-import, or repeated in the file), "
+                                                 "counted in `unit`.")
+    # A job that ended before `unit` existed counted records.
+    unit = serializers.ChoiceField(choices=["solutions", "problems", "records"], default="records",
+                                   help_text="What created and skipped count: solutions (candidate and raw-output "
+                                             "formats), problems (problem files) or records (PRM800K, one pass each).")
     details = serializers.DictField()
 
 

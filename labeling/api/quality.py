@@ -137,8 +137,16 @@ class MissedPassSerializer(serializers.Serializer):
     steps = MissedStepSerializer(many=True, help_text="The steps you rated otherwise than the reference.")
 
 
+class GoldFigureSerializer(serializers.Serializer):
+    checked = serializers.IntegerField(help_text="Your scored gold passes submitted before `through`.")
+    matched = serializers.IntegerField(help_text="Of those, the passes that matched the gold on every step.")
+    mean_exact_share = serializers.FloatField(allow_null=True, help_text="The mean share of steps that matched.")
+    through = serializers.DateTimeField(help_text="The cut-off: an hour before the last midnight, server time.")
+
+
 class MissedPassListSerializer(serializers.Serializer):
-    results = MissedPassSerializer(many=True)
+    results = MissedPassSerializer(many=True, help_text="Screening passes that missed, newest first.")
+    checks = GoldFigureSerializer(help_text="Gold passes, as one daily figure: never item by item.")
 
 
 class ConsensusItemSerializer(serializers.Serializer):
@@ -476,10 +484,10 @@ class MyStatusView(APIView):
 
 
 class MyMissedPassesView(APIView):
-    """The caller's submitted checked passes that missed the gold: the steps rated otherwise, and the gold's value.
+    """The caller's checked passes: screening passes that missed (the steps rated otherwise, and
+    the gold's value), and gold passes as one daily figure (labeling/quality/feedback.py says why).
 
-    Only submitted and scored passes appear (gold passes are scored by a job within a minute
-    of the submit); an ordinary pass or one in progress never does.
+    Only submitted and scored passes count; an ordinary pass or one in progress never does.
     """
 
     permission_classes = [IsAnnotator]
@@ -487,5 +495,6 @@ class MyMissedPassesView(APIView):
     @extend_schema(operation_id="projects_my_missed_list", responses=MissedPassListSerializer)
     def get(self, request, pk):
         project = project_for(request.user, pk, ANNOTATOR)
-        found = feedback.missed_passes(annotator_of(request.user), project)
-        return Response(MissedPassListSerializer({"results": found}).data)
+        annotator = annotator_of(request.user)
+        return Response(MissedPassListSerializer({"results": feedback.missed_passes(annotator, project),
+                                                  "checks": feedback.gold_figure(annotator, project)}).data)

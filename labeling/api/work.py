@@ -54,7 +54,8 @@ _REFUSED = {
     400: OpenApiResponse(description="Input that breaks a labelling rule."),
     404: OpenApiResponse(description="No such assignment of yours."),
     409: OpenApiResponse(description="The lease expired and someone else holds the solution, or the project "
-                                     "was deactivated."),
+                                     "was deactivated; or (field revision) the ratings changed since the revision "
+                                     "the request is based on."),
 }
 
 
@@ -167,7 +168,7 @@ class DraftView(LoopView):
         check_size(assignment, raw_ratings(request.data))  # before a single item is checked
         data = checked(DraftSerializer, request)
         with lease_checked(assignment):
-            save_draft(assignment, domain_ratings(data))
+            save_draft(assignment, domain_ratings(data), revision=data.get("revision"))
         return render(assignment)
 
 
@@ -193,6 +194,7 @@ class SubmitView(LoopView):
                 ratings=domain_ratings(data),
                 submit_key=data.get("submit_key"),
                 client_elapsed_ms=data.get("client_elapsed_ms"),
+                revision=data.get("revision"),
             )
         return render(assignment)
 

@@ -20,6 +20,7 @@ from rest_framework import serializers
 from labeling.markdown_text import render_markdown
 from labeling.models import FinishReason, Problem, Solution, Step
 from labeling.work import rows
+from labeling.work.revision import of_payload
 
 
 # Responses ------------------------------------------------------------------------------
@@ -85,6 +86,10 @@ class AssignmentSerializer(serializers.Serializer):
     problem = TaskProblemSerializer()
     steps = StepPositionSerializer(many=True, help_text="In order; alternatives in index order.")
     ratings = OwnRatingSerializer(many=True, help_text="This assignment's own ratings (the draft, or what was submitted).")
+    revision = serializers.CharField(
+        help_text="A fingerprint of the stored ratings and own steps: send it back with a draft or submit, which is"
+        " then refused (409, field revision) if they changed since, in another tab or on another device."
+    )
 
 
 # Every step of the solution an assignment may see (model steps, human steps it wrote) next
@@ -118,13 +123,17 @@ def assignment_payload(assignment):
     if not Solution.problem.is_cached(solution):  # a hand-out's solution comes without it
         solution.problem = rows.fetch_one(_SQL_PROBLEM, [solution.problem_id], (Problem, _PROBLEM_FIELDS))[0]
     problem = solution.problem
+    visible = _visible(assignment)
+    local = _own_step_numbers(visible)
     positions, ratings = {}, []
-    for position, alternative, text, source, author_id, rating_id, value, flagged in _visible(assignment):
+    for position, alternative, text, source, author_id, rating_id, value, flagged in visible:
+        alternative = local.get((position, alternative), alternative)
         if author_id == assignment.pk or (author_id is None and source != Step.HUMAN):
             positions.setdefault(position, []).append({"alternative": alternative, "text": text, "source": source})
         if rating_id is not None:
             ratings.append({"position": position, "alternative": alternative, "value": value,
                             "flagged": None if flagged is None else bool(flagged)})
+    steps = [{"position": p, "alternatives": alts} for p, alts in positions.items()]
     return {
         "id": assignment.pk,
         "state": assignment.state,
@@ -146,9 +155,26 @@ def assignment_payload(assignment):
             "show_calculator_markup": project.show_calculator_markup,
         },
         "problem": {"problem": problem.problem, "ground_truth_answer": problem.ground_truth_answer},
-        "steps": [{"position": p, "alternatives": alts} for p, alts in positions.items()],
+        "steps": steps,
         "ratings": ratings,
+        "revision": of_payload(ratings, steps),
     }
+
+
+def _own_step_numbers(visible):
+    """``{(position, stored alternative): shown alternative}`` for the annotator's own steps.
+
+    An own step is stored with the next free index at its position over every annotator's
+    steps (``submission._human_entry``), so the stored number counts other people's hidden
+    steps; gold items, which bypass overlap, collect many, and the number told gold apart
+    (issue #26). The annotator sees it numbered after the model's alternatives they see.
+    """
+    models = {}
+    for position, alternative, _, source, author_id, *_ in visible:
+        if author_id is None and source != Step.HUMAN:
+            models[position] = max(models.get(position, 0), alternative)
+    return {(position, alternative): models.get(position, 0) + 1
+            for position, alternative, _, source, author_id, *_ in visible if source == Step.HUMAN}
 
 
 def _visible(assignment):
@@ -230,6 +256,10 @@ class RatingItemSerializer(serializers.Serializer):
 
 class DraftSerializer(serializers.Serializer):
     ratings = RatingItemSerializer(many=True, help_text="Merged into the stored draft.")
+    revision = serializers.CharField(
+        required=False, allow_null=True, max_length=64,
+        help_text="The assignment's revision this change is based on (from its payload); left out, not checked.",
+    )
 
 
 class SubmitSerializer(serializers.Serializer):
@@ -245,6 +275,10 @@ class SubmitSerializer(serializers.Serializer):
     )
     client_elapsed_ms = serializers.FloatField(
         required=False, allow_null=True, min_value=0, help_text="Visible time; clamped to the wall time."
+    )
+    revision = serializers.CharField(
+        required=False, allow_null=True, max_length=64,
+        help_text="The assignment's revision this change is based on (from its payload); left out, not checked.",
     )
 
 
@@ -273,6 +307,10 @@ def plain_submit(data):
     if "submit_key" in data:
         key = out["submit_key"] = data["submit_key"]
         if key is not None and not (_plain_text(key, 100) and key and key.strip() == key):
+            return None
+    if "revision" in data:
+        base = out["revision"] = data["revision"]
+        if base is not None and not (_plain_text(base, 64) and base and base.strip() == base):
             return None
     if "client_elapsed_ms" in data:
         elapsed = data["client_elapsed_ms"]

@@ -1,17 +1,19 @@
 """The Celery job that draws a project's diagrams, queued when an import commits.
 
-On the ``default`` (CPU) queue. Safe to run twice or at once in two workers (store.py). The
-worker registers it through labeling/tasks.py.
+On the ``default`` (CPU) queue. Safe to run twice or at once in two workers (store.py); queued
+once per import, so it runs again on an outage (``RetriedOnOutage``). The worker registers it
+through labeling/tasks.py.
 """
 from celery import shared_task
 from django.db import transaction
 
 from labeling.models import Project
+from labeling.outages import RetriedOnOutage
 
 from . import store
 
 
-@shared_task(name="labeling.diagrams.draw_project_diagrams", acks_late=True)
+@shared_task(name="labeling.diagrams.draw_project_diagrams", base=RetriedOnOutage)
 def draw_project_diagrams(project_id):
     """Find the project's diagrams and draw those not drawn yet; returns the counts."""
     project = Project.objects.filter(pk=project_id).first()

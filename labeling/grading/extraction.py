@@ -14,7 +14,12 @@
 
 Forms 2, 4 and 5 are math-verify's own extraction regexes (``LatexExtractionConfig`` and
 ``ExprExtractionConfig``, its priorities, and its order: within a form the rightmost match
-wins), read from math-verify rather than copied. Only their regex stage runs here: math-verify
+wins), read from math-verify rather than copied. Where an anchor of forms 2 and 4 ("final
+answer is", "answer:", "answer is", "option is") is followed by an answer without ``$`` or a
+box, math-verify reads only its first number; here the whole expression up to the end of its
+sentence is read instead ("The answer is: -12+15i", "So the answer is (B).", "Final Answer:
+The final answer is 2-\\sqrt{3}. I hope it is correct."), leaving out a unit or prose after
+it ("The answer is 18 dollars." gives 18). Only math-verify's regex stage runs here: it
 would also parse every match into sympy and skip the ones that fail, but sympy can hang, and a
 solution's import must not. Here a match is skipped when it holds nothing (an empty box, a
 ``$ $``); sympy runs later, when the answer is graded, in the killable worker processes of
@@ -51,6 +56,36 @@ _EQUALS = re.compile(r"(?<![\\<>!])=")
 _RESULT = re.compile(
     r"\s*(?:\\?\$|\\\(|\\\[)?\s*(-?\d[\d,]*(?:\.\d+)?)(?![\d.,]*\s*(?:[-+*/×÷^(]|\\(?:times|cdot|div)\b))"
 )
+# The longest answer read without delimiters: a final answer is short, and the bound keeps a
+# text of many anchors linear.
+MAX_UNDELIMITED_CHARS = 300
+# The anchors of math-verify's forms, by priority, after which an answer may stand without
+# delimiters (see _undelimited_answers), and the form each gives.
+_ANCHORS = {
+    0: re.compile(r"(?i)\bfinal answer is\s*:?"),
+    50: re.compile(r"(?i)\bfinal answer(?:[^.\n$]{0,100}?)?\s+is\s*:?"),
+    100: re.compile(r"(?i)\banswer\s*:"),
+    200: re.compile(
+        r"(?i)\banswer(?:\s+to\s[^.\n$]{0,60}?)?\s+(?:is|would be|will be|should be|must be)\s*:?"
+        r"|\b(?:option|choice)\s+is\s*:?"
+    ),
+}
+_FORM_OF_ANCHOR = {0: "final answer is ... I hope", 50: "final answer is", 100: "answer:", 200: "answer"}
+_I_HOPE = re.compile(r"\.?\s*I hope")
+# Where an undelimited answer starts (after the anchor), and what ends or refuses one.
+_ANSWER_START = re.compile(r"[ \t]*(?:\n[ \t]*)?(?:\*\*[ \t]*)?")
+_DELIMITERS = ("$", "\\(", "\\[", "\\boxed", "\\fbox")
+_COMMAND = re.compile(r"\\[a-zA-Z]+")
+# A word of prose or a unit: two letters or more (function names in plain text excepted), at
+# an answer's start or after a space or a comma in it ("18 dollars", "5 cm", "10, since").
+_WORD = r"(?!(?:sin|cos|tan|log|ln|sqrt|pi)\b)[A-Za-z]{2,}"
+_STARTS_WITH_WORD = re.compile(_WORD)
+_PROSE = re.compile(rf"(?:,\s*|\s+){_WORD}")
+# A number alone, read as math-verify reads one: thousands separators go ("1,000" gives "1000";
+# "2,3" is two numbers), "7.00" and "25%" stay.
+_PLAIN_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?")
+_MATH = re.compile(r"\d|\\[a-zA-Z]")
+_WORD_AFTER = re.compile(r"\s+[A-Za-z]")
 # "\\boxed{\\15}": a currency "\\$" whose "$" the model lost (a line break "\\\\2" is no such thing).
 _LOST_DOLLAR = re.compile(r"(?<!\\)\\(?=\d)")
 # Where the closing sentence starts: the end of the sentence, displayed formula or line before it.
@@ -166,6 +201,9 @@ def _forms():
 def _math_verify_answers(text, low, high):
     """``(answer, form, match)`` of math-verify's matches with ``low <= priority < high``, in
     its order: strongest form first, within one the rightmost end first, then the leftmost start.
+    Beside each anchored form's matches stand the answers written after its anchor without
+    math delimiters (``_undelimited_answers``; their match is None), in place of math-verify's
+    number matches from the same anchor, which hold a piece of them.
 
     Its expression regexes read a text where ``\\$`` is `` $`` (same length, so positions
     still compare): they take ``$324`` for a number but not ``\\$324``.
@@ -174,14 +212,101 @@ def _math_verify_answers(text, low, high):
     for priority, patterns in _forms():
         if not low <= priority < high:
             continue
-        matches = [
-            (m, is_latex) for pattern, is_latex in patterns for m in pattern.finditer(text if is_latex else plain)
+        found = [(end, start, answer, None) for start, end, answer in _undelimited_answers(text, priority)]
+        found += [
+            (m.end(), m.start(), is_latex, m) for pattern, is_latex in patterns
+            for m in pattern.finditer(text if is_latex else plain)
+            if is_latex or not any(start <= m.start() < end for end, start, _, _ in found)
         ]
-        matches.sort(key=lambda item: (item[0].end(), -item[0].start()), reverse=True)
-        for match, is_latex in matches:
-            answer = _latex_answer(match) if is_latex else _number_answer(match)
+        found.sort(key=lambda item: (item[0], -item[1]), reverse=True)
+        for _, _, answer_or_latex, match in found:
+            if match is None:
+                yield answer_or_latex, _FORM_OF_ANCHOR[priority], None
+                continue
+            answer = _latex_answer(match) if answer_or_latex else _number_answer(match)
             if answer:
                 yield answer, _form_name(priority, match), match
+
+
+def _undelimited_answers(text, priority):
+    """``(start, end, answer)`` of each answer written without math delimiters after one of
+    math-verify's anchors of this priority: "Final Answer: The final answer is -12+15i. I hope
+    it is correct.", "The answer is: 2-\\sqrt{3}", "So the answer is (B).", "**Answer:** y = 3x - 1".
+
+    math-verify reads such an answer only up to its first symbol (``-12``, ``2``) or not at all
+    (``(1,-2)``, ``\\text{(B)}``); here the whole expression up to the end of its sentence is
+    read (``_read_expression``), a number alone as math-verify reads it (``1,000`` gives
+    ``1000``). An answer in ``$``, ``\\(``, ``\\[`` or a box is left to its LaTeX forms.
+    """
+    anchor = _ANCHORS.get(priority)
+    if anchor is None:
+        return
+    for match in anchor.finditer(text):
+        found = _read_expression(text, match.end())
+        if found is None:
+            continue
+        start, end = found
+        if priority == 0 and not _I_HOPE.match(text, end):
+            continue  # math-verify's strongest form is Minerva's whole sentence; else "final answer is" (50)
+        answer = _value_of(text[start:end])
+        if _PLAIN_NUMBER.fullmatch(answer):
+            yield match.start(), end, answer.replace(",", "")
+        elif _is_expression(answer, text, end):
+            yield match.start(), end, answer
+
+
+def _read_expression(text, pos):
+    """``(start, end)`` of the expression written from ``pos`` (after spaces and a bold ``**``)
+    to the end of its sentence, or None where it starts with a math delimiter or a word, or
+    runs past ``MAX_UNDELIMITED_CHARS``.
+
+    It ends at a line's end or a ``$``, and, outside brackets, at a ``**``, a period that is not
+    a decimal point, ``;``, ``!``, ``?`` or a closing bracket never opened; and outside braces
+    at a space or comma before a word of two letters or more: the unit or prose after the
+    answer ("18 dollars", "5 cm", "10, since"; "\\text{ cm}" is kept). Brackets count
+    together, so intervals ``(2, 5]`` close; a LaTeX command is read whole, and ``\\{``,
+    ``\\$`` and the like as one character.
+    """
+    start = _ANSWER_START.match(text, pos).end()
+    if text.startswith(_DELIMITERS, start) or _STARTS_WITH_WORD.match(text, start):
+        return None
+    open_brackets, i, n = [], start, min(len(text), start + MAX_UNDELIMITED_CHARS + 1)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            command = _COMMAND.match(text, i)
+            i = command.end() if command else i + 2
+            continue
+        if c in "\n$":
+            break
+        if c in "([{":
+            open_brackets.append(c)
+        elif c in ")]}":
+            if not open_brackets:
+                break
+            open_brackets.pop()
+        elif not open_brackets and (
+            c in ";!?"
+            or text.startswith("**", i)
+            or (c == "." and not (text[i - 1:i].isdigit() and text[i + 1:i + 2].isdigit()))
+        ):
+            break
+        elif "{" not in open_brackets and _PROSE.match(text, i):
+            break
+        i += 1
+    if i > start + MAX_UNDELIMITED_CHARS:
+        return None
+    while i > start and text[i - 1] in " \t,:":
+        i -= 1
+    return (start, i) if i > start else None
+
+
+def _is_expression(answer, text, end):
+    """Whether a read answer is math: it holds a digit or a LaTeX command ("\\text{(B)}"), or
+    is a choice letter ("(B)"; a bare "B" only where no word follows it: "A line")."""
+    if _MATH.search(answer) or re.fullmatch(r"\([A-E]\)", answer):
+        return True
+    return bool(re.fullmatch(r"[A-E]", answer)) and not _WORD_AFTER.match(text, end)
 
 
 def _closing_sentence_answer(text):

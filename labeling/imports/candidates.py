@@ -13,8 +13,9 @@ Two formats (see docs/formats.md):
 
 Each candidate becomes a Solution (``has_pre_generated``, its steps as alternative 0 at
 positions 0..n-1) of a Problem found or created by ``hashing.problem_hash``. The solution's
-``content_hash`` covers the problem hash, steps, final answer and generator, so re-importing
-adds nothing. A missing ``final_answer`` is extracted from the last step; a missing
+``content_hash`` covers the problem hash and the steps only (``hashing.candidate_hash``), so
+re-importing the same steps adds nothing, whatever generator or final answer the file names;
+the first import's row is kept as it is. A missing ``final_answer`` is extracted from the last step; a missing
 ``is_correct`` is graded with math-verify when there is a ground-truth answer.
 """
 import dataclasses
@@ -45,7 +46,7 @@ class Candidate:
 
     @property
     def content_hash(self):
-        return candidate_hash(self.problem.content_hash, self.steps, self.final_answer, self.generator)
+        return candidate_hash(self.problem.content_hash, self.steps)
 
 
 @register("candidates")
@@ -143,7 +144,7 @@ def store(lines, project, progress):
     The raw-output formats (``raw_outputs``) store their split completions through here too.
     """
     lock_project(project)
-    result = ImportResult(details={"problems": 0, "solutions": 0, "steps": 0, "graded": 0})
+    result = ImportResult(unit="solutions", details={"problems": 0, "solutions": 0, "steps": 0, "graded": 0})
     for chunk in chunks(lines, CHUNK):
         _flush(project, chunk, result)
         progress.advance(len(chunk))
@@ -196,9 +197,10 @@ def _flush(project, chunk, result):
     ]
     Step.objects.bulk_create(steps, batch_size=2000)
 
-    new_lines = {c.line for c in fresh.values()}
+    # Counted in solutions: a record may hold several (openai-chat's n choices), and one already
+    # stored, or repeated in the file, is skipped however it is named.
     result.records += len(chunk)
-    result.created += len(new_lines)
-    result.skipped += len(chunk) - len(new_lines)
+    result.created += len(solutions)
+    result.skipped += len(candidates) - len(solutions)
     result.details["solutions"] += len(solutions)
     result.details["steps"] += len(steps)

@@ -42,12 +42,18 @@ class ImportFailed(DomainError):
 @dataclasses.dataclass
 class ImportResult:
     records: int = 0  # lines read
-    created: int = 0  # records that added something
-    skipped: int = 0  # records already present (re-import)
+    created: int = 0  # units added
+    skipped: int = 0  # units already present (a re-import, or a repeat within the file)
+    unit: str = "records"  # what created and skipped count: "solutions", "problems" or "records"
     details: dict = dataclasses.field(default_factory=dict)
 
     def as_dict(self):
         return dataclasses.asdict(self)
+
+    def counted(self):
+        """``"40 solutions new, 0 already there"`` (the unit left out when it is the records)."""
+        unit = "" if self.unit == "records" else f" {self.unit}"
+        return f"{self.created:,}{unit} new, {self.skipped:,} already there"
 
 
 class Progress:

@@ -19,6 +19,13 @@ def problem_hash(problem, ground_truth_solution, ground_truth_answer):
     return sha256_json([problem, ground_truth_solution, ground_truth_answer])
 
 
-def candidate_hash(problem_content_hash, steps, final_answer, generator):
-    """``Solution.content_hash`` of an imported candidate solution."""
-    return sha256_json(["candidate", problem_content_hash, list(steps), final_answer, generator])
+def candidate_hash(problem_content_hash, steps):
+    """``Solution.content_hash`` of an imported candidate solution: its problem and its steps.
+
+    Nothing else: the same steps are the same solution whichever model the import names (a file
+    without a model name, or one imported under two formats, must not store it twice), and
+    whatever final answer extraction reads from them (extraction improves; the steps do not
+    change). Migration 0020_candidate_hash_steps_only rehashed the rows stored under the older
+    key (problem, steps, final answer, generator).
+    """
+    return sha256_json(["candidate", problem_content_hash, list(steps)])

@@ -26,7 +26,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from labeling.errors import DomainError
+from labeling.locks import IMPORT_JOB_LOCK, advisory_lock
 from labeling.models import ImportJob
+from labeling.outages import RetriedOnOutage, queued_or_failed, will_retry
 
 from .common import ImportFailed, Progress
 from .raw_outputs import preview
@@ -61,8 +63,17 @@ def start(project, user, format_name, upload, options=None, requests=None):
         requests_path=str(requests_path or ""), bytes_total=path.stat().st_size,
     )
     job_id = job.pk
-    transaction.on_commit(lambda: run_import_job.delay(job_id))
+    transaction.on_commit(lambda: queued_or_failed(lambda: run_import_job.delay(job_id),
+                                                   lambda reason: _not_queued(job_id, reason)))
     return job
+
+
+def _not_queued(job_id, reason):
+    """The job queue was away when the job was made: failed, its upload removed (not "queued" for ever)."""
+    job = ImportJob.objects.get(pk=job_id)
+    job.state, job.error, job.finished_at = ImportJob.FAILED, reason, timezone.now()
+    job.save(update_fields=["state", "error", "finished_at"])
+    remove_files(job)
 
 
 def save_upload(upload):
@@ -135,10 +146,10 @@ def remove_files(job):
 # The worker's side ----------------------------------------------------------------------------
 
 
-@shared_task(name="labeling.tasks.run_import_job", acks_late=True)
-def run_import_job(job_id):
-    """Import a queued upload (labeling/tasks.py registers it with the worker)."""
-    return run(job_id)
+@shared_task(name="labeling.tasks.run_import_job", base=RetriedOnOutage, bind=True)
+def run_import_job(self, job_id):
+    """Import a queued upload (labeling/tasks.py registers it with the worker); an outage runs it again."""
+    return run(job_id, will_retry=lambda exc: will_retry(self, exc))
 
 
 class JobProgress(Progress):
@@ -167,11 +178,22 @@ class JobProgress(Progress):
             raise Cancelled()
 
 
-def run(job_id):
-    """Run the job ``job_id``: its file imported whole or not at all, the outcome on its row."""
+def run(job_id, *, will_retry=lambda exc: False):
+    """Run the job ``job_id``: its file imported whole or not at all, the outcome on its row.
+
+    When ``will_retry(exc)`` says an error will be tried again (an outage), the job stays open
+    and keeps its files for the next try.
+    """
     job = ImportJob.objects.filter(pk=job_id).select_related("project").first()
     if job is None:
         return None  # its project was deleted since
+    with advisory_lock(IMPORT_JOB_LOCK, job.pk) as acquired:
+        if not acquired:
+            return job.state  # a live worker imports it: this is a second delivery
+        return _run(job, will_retry)
+
+
+def _run(job, will_retry):
     # A redelivered job (its worker died) runs again: the dead worker's transaction rolled back.
     if not ImportJob.objects.filter(pk=job.pk, state__in=ImportJob.OPEN_STATES).update(
             state=ImportJob.RUNNING, started_at=timezone.now()):
@@ -180,6 +202,7 @@ def run(job_id):
     options = dict(job.options)
     if job.requests_path:
         options["requests"] = job.requests_path
+    retrying = False
     try:
         with open(job.path, "rb") as source, transaction.atomic():
             progress = JobProgress(job, source)
@@ -195,11 +218,14 @@ def run(job_id):
         end(job, ImportJob.FAILED, error=exc.message, error_file=exc.path or job.file_name, error_line=exc.line,
             error_field=exc.field or "")
     except Exception as exc:
-        end(job, ImportJob.FAILED, error=f"{type(exc).__name__}: {exc}")
+        retrying = will_retry(exc)
+        if not retrying:
+            end(job, ImportJob.FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
     finally:
-        remove_files(job)
-        caches["stats"].delete(live_key(job.pk))
+        if not retrying:
+            remove_files(job)
+            caches["stats"].delete(live_key(job.pk))
     job.refresh_from_db()
     return job.state
 

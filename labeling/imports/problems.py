@@ -39,7 +39,7 @@ def load(records, project, *, progress):
     """Import MATH-style or GSM8K problem records into ``project``."""
     lock_project(project)
     fresh = holds_no_problems(project)
-    result = ImportResult(details={"problems": 0, "filled_in": 0})
+    result = ImportResult(unit="problems", details={"problems": 0, "filled_in": 0})
     kinds = set()
     parsed = (parse_problem(record, line) for line, record in _noting_kind(records, kinds))
     for chunk in chunks(parsed, CHUNK):

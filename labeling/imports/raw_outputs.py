@@ -11,7 +11,8 @@ Formats (shapes and their documentation in docs/formats.md):
 
 Options (``run_import(..., options=)``): ``split`` (``paragraphs``, ``lines``, ``regex``; see
 ``splitting``), ``pattern`` (with ``regex``), ``generator`` (the model's name, over what the
-file says) and, for ``openai-batch``, ``requests``.
+file says; required for ``vllm``, whose files do not say) and, for ``openai-batch``,
+``requests`` (required).
 
 Every completion becomes a ``candidates.Candidate`` stored by ``candidates.store``: its final
 answer extracted from its steps and graded as a candidate's is, the problem found by content
@@ -58,34 +59,27 @@ class Context:
 
 
 def context(options, *, needs_requests=False):
+    """The parsing context of checked options (``registry.format_options`` refused missing required ones)."""
     options = options or {}
     generator = options.get("generator")
     if generator is not None:
         check_text(generator, None, "generator", max_length=200)
     ctx = Context(splitter(options.get("split") or "paragraphs", options.get("pattern")), generator)
     if needs_requests:
-        _require_requests(options)
         ctx.prompts = batch_prompts(options["requests"])
     return ctx
 
 
-def check(options, *, needs_requests=False):
+def check(options):
     """Refuse bad options without reading any file (an upload is checked before its job is queued)."""
     context({key: value for key, value in options.items() if key != "requests"})
-    if needs_requests:
-        _require_requests(options)
 
 
-def _require_requests(options):
-    if options.get("requests") is None:
-        raise ImportFailed("is required: the Batch input file, whose messages hold the problems", field="requests")
-
-
-def raw_format(name, *, reader=read_jsonl, options=OPTIONS):
+def raw_format(name, *, reader=read_jsonl, options=OPTIONS, required=None):
     """Register ``parse(record, line, ctx) -> Raw | None`` as the import format ``name``."""
 
     def decorator(parse):
-        @register(name, reader=reader, options=options)
+        @register(name, reader=reader, options=options, required=required)
         def load(records, project, *, progress, options):
             ctx = context(options, needs_requests="requests" in load.options)
             raws = (parse(record, line, ctx) for line, record in records)
@@ -95,7 +89,7 @@ def raw_format(name, *, reader=read_jsonl, options=OPTIONS):
             return result
 
         load.parse = parse
-        load.check = lambda options: check(options, needs_requests="requests" in load.options)
+        load.check = check
         return parse
 
     return decorator
@@ -243,7 +237,8 @@ def parse_openai_chat(record, line, ctx):
     return Raw(line, statement, None, texts, generator)
 
 
-@raw_format("openai-batch", options=OPTIONS + ("requests",))
+@raw_format("openai-batch", options=OPTIONS + ("requests",),
+            required={"requests": "the Batch input file, whose messages hold the problems"})
 def parse_openai_batch(record, line, ctx):
     custom_id = check_text(record.get("custom_id"), line, "custom_id")
     response = record.get("response")
@@ -256,7 +251,10 @@ def parse_openai_batch(record, line, ctx):
     return Raw(line, ctx.prompts[custom_id], None, texts, generator)
 
 
-@raw_format("vllm", reader=read_json_or_jsonl)
+# A vLLM RequestOutput does not name its model: without the option every solution would be stored
+# with a blank generator, which nothing can tell apart later.
+@raw_format("vllm", reader=read_json_or_jsonl,
+            required={"generator": "a vLLM output file does not name the model that wrote it"})
 def parse_vllm(record, line, ctx):
     statement = completion_text(record.get("prompt"), line, "prompt")
     outputs = record.get("outputs")
@@ -266,7 +264,7 @@ def parse_vllm(record, line, ctx):
     for i, output in enumerate(outputs):
         at = f"outputs[{i}].text"
         texts.append((at, completion_text(output.get("text") if isinstance(output, dict) else None, line, at)))
-    return Raw(line, statement, None, texts, ctx.generator or "")
+    return Raw(line, statement, None, texts, ctx.generator)
 
 
 @raw_format("hf-parquet", reader=read_parquet)

@@ -12,16 +12,17 @@ from .common import ImportFailed, Progress, read_jsonl
 IMPORTERS = {}
 
 
-def register(name, *, reader=read_jsonl, options=()):
+def register(name, *, reader=read_jsonl, options=(), required=None):
     """Register ``load(records, project, *, progress) -> ImportResult`` under ``name``.
 
     ``reader(source, path=...)`` yields the ``(line, record)`` pairs (JSONL by default; a
     Parquet format numbers rows). A format that takes ``options`` (their names) is called with
-    ``options=<dict>``; ``run_import`` refuses an option the format does not name.
+    ``options=<dict>``; ``run_import`` refuses an option the format does not name, and one of
+    ``required`` (``{option: why}``, a subset of ``options``) left out or empty.
     """
 
     def decorator(load):
-        load.reader, load.options = reader, tuple(options)
+        load.reader, load.options, load.required = reader, tuple(options), dict(required or {})
         IMPORTERS[name] = load
         return load
 
@@ -71,9 +72,11 @@ def format_names():
 
 
 def describe_formats():
-    """``[{"name", "options", "preview"}]``: what the upload form offers for each format."""
-    return [{"name": name, "options": list(IMPORTERS[name].options), "preview": hasattr(IMPORTERS[name], "parse")}
-            for name in format_names()]
+    """``[{"name", "options", "required", "preview"}]``: what the upload form offers for each format
+    (``required``: ``{option: why}``, the options the form must have filled in)."""
+    return [{"name": name, "options": list(load.options), "required": dict(load.required),
+             "preview": hasattr(load, "parse")}
+            for name, load in ((name, IMPORTERS[name]) for name in format_names())]
 
 
 def check_options(format_name, options):
@@ -85,11 +88,15 @@ def check_options(format_name, options):
 
 
 def format_options(load, options):
-    """``{"options": ...}`` for a format that takes options, ``{}`` otherwise; an unknown one is refused."""
+    """``{"options": ...}`` for a format that takes options, ``{}`` otherwise; an unknown one, or a
+    required one missing, is refused naming it (every entry point comes through here)."""
     for key in options or {}:
         if key not in load.options:
             known = ", ".join(load.options) or "none"
             raise ImportFailed(f"is not an option of this format (its options: {known})", field=key)
+    for key, why in load.required.items():
+        if (options or {}).get(key) in (None, ""):
+            raise ImportFailed(f"is required: {why}", field=key)
     return {"options": dict(options or {})} if load.options else {}
 
 

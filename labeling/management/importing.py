@@ -35,7 +35,7 @@ class ImportCommand(BaseCommand):
             except OSError as exc:
                 raise CommandError(f"cannot read {path}: {exc}") from None
             self.stdout.write(
-                f"{path}: {result.records:,} records ({result.created:,} new, {result.skipped:,} already there) "
+                f"{path}: {result.records:,} records ({result.counted()}) "
                 f"in {time.monotonic() - start:.1f}s; {self.summary(result.details)}"
             )
 

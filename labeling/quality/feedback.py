@@ -1,15 +1,29 @@
 """What an annotator learns of their own checked passes, once they are submitted and scored.
 
-After a pass over a gold or screening item is scored (``GoldScore``: by the beat job for gold,
-with the submit for screening), the annotator may see where it missed: the steps they rated
-otherwise than the gold, with the gold's value. A pass *missed* when it did not match the gold
-on every step it was scored on (``exact_share`` below 1), or rated none of them.
+Two kinds of checked pass, told differently (issue #26: feedback must not become a catalogue of
+the gold items still in use):
 
-Nothing here is reachable before the submit: only passes that are submitted and scored appear,
-and an ordinary pass never has a score, so the answer says nothing of work in progress nor of
-any pass that matched. The gold read is the gold of now (a lead may have corrected it); a
+- **Screening passes**, item by item: after a screening pass is scored (with the submit), the
+  steps rated otherwise than the gold, with the gold's value. Screening items are no secret
+  (every newcomer meets them, first and in order), so showing them gives nothing away.
+- **Gold passes**, only as a daily figure: how many of the annotator's gold passes submitted
+  before the cut-off (an hour before today's midnight, server time: every pass before it was
+  scored long ago by the every-minute job) matched the gold, and the mean share of steps that
+  did. Never which pass was checked, when, on what problem, or with which values: any of
+  those would name a gold item still served to others, and accounts that pool what they see
+  would learn to recognise it. The figure moves once a day, by a day's gold passes together,
+  so watching it after each submit tells nothing.
+
+A pass *missed* when it did not match the gold on every step it was scored on (``exact_share``
+below 1), or rated none of them. Nothing here is reachable before the submit, and an ordinary
+pass never has a score. The gold read is the gold of now (a lead may have corrected it); a
 solution that is no longer gold shows nothing.
 """
+from datetime import timedelta
+
+from django.db.models import Avg, Count, Q
+from django.utils import timezone
+
 from labeling.models import Assignment, GoldScore, Rating, Step
 from labeling.quality import gold
 
@@ -17,8 +31,28 @@ LATEST = 50  # the most recent missed passes shown
 _ALL = 1 - 1e-9  # an exact_share at or above this matched every scored step
 
 
+# Gold passes submitted this long before midnight are in the day's figure: scored by then.
+GOLD_FIGURE_LAG = timedelta(hours=1)
+
+
+def gold_figure(annotator, project, now=None):
+    """``{"checked", "matched", "mean_exact_share", "through"}``: the annotator's scored gold passes
+    in ``project`` submitted before ``through`` (an hour before the last midnight, server time)."""
+    now = now or timezone.now()
+    through = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0) - GOLD_FIGURE_LAG
+    found = {"checked": 0, "matched": 0, "mean_exact_share": None}
+    if annotator is not None:
+        found = GoldScore.objects.filter(
+            annotator=annotator, project=project, is_screening=False, submitted_at__lt=through,
+            assignment__annotator=annotator, assignment__state=Assignment.SUBMITTED,
+        ).aggregate(checked=Count("pk"), matched=Count("pk", filter=Q(exact_share__gte=_ALL)),
+                    mean_exact_share=Avg("exact_share"))
+    return {**found, "through": through}
+
+
 def missed_passes(annotator, project):
-    """The annotator's latest missed checked passes in ``project``, newest first.
+    """The annotator's latest missed screening passes in ``project``, newest first (gold passes:
+    ``gold_figure``).
 
     ``[{"assignment", "problem", "submitted_at", "rated_none", "steps": [{"position",
     "alternative", "text", "yours", "expected"}]}]``: ``steps`` are those they rated
@@ -27,7 +61,7 @@ def missed_passes(annotator, project):
     if annotator is None:
         return []
     scores = (
-        GoldScore.objects.filter(annotator=annotator, project=project, exact_share__lt=_ALL,
+        GoldScore.objects.filter(annotator=annotator, project=project, exact_share__lt=_ALL, is_screening=True,
                                  assignment__annotator=annotator, assignment__state=Assignment.SUBMITTED)
         .select_related("assignment__solution__problem").order_by("-submitted_at", "-pk")[:LATEST]
     )

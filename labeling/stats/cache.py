@@ -48,6 +48,7 @@ from django.core.cache.backends.redis import RedisCache
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 
+from labeling import outages
 from labeling.errors import DomainError
 from labeling.models import Project
 
@@ -122,8 +123,18 @@ def on_submit(sender, instance, created=False, **kwargs):
         return
     project = Project(pk=instance.project_id, created_at=_created_at(instance))
     # robust: the work is committed by now; a cache that cannot be reached (Redis down) must
-    # not turn a stored submit into an error. The dashboard then catches up on its expiry.
-    transaction.on_commit(lambda: bump(project), robust=True)
+    # not turn a stored submit into an error. The dashboard then catches up at the next submit.
+    transaction.on_commit(lambda: _bump_after_commit(project), robust=True)
+
+
+def _bump_after_commit(project):
+    try:
+        bump(project)
+    except outages.OUTAGE_ERRORS as exc:
+        # One log line per Redis outage (not on_commit's traceback per submit); anything else
+        # is still logged with its traceback.
+        if outages.note(exc) is None:
+            raise
 
 
 def on_delete(sender, instance, **kwargs):

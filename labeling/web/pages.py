@@ -27,7 +27,7 @@ def project_summaries(user, projects):
     mine = _count_by_project(
         Assignment.objects.filter(project__in=ids, state=Assignment.SUBMITTED, annotator__user=user)
     )
-    waiting = waiting_for(user, ids) if roles.has_role(user, roles.ANNOTATOR) else {}
+    waiting = waiting_for(user, ids) if roles.has_role(user, roles.ANNOTATOR) else set()
     return [
         {
             "project": p,
@@ -36,7 +36,7 @@ def project_summaries(user, projects):
             "solutions": solutions.get(p.pk, 0),
             "rated_passes": rated.get(p.pk, 0),
             "my_passes": mine.get(p.pk, 0),
-            "waiting": waiting.get(p.pk, 0),
+            "waiting": p.pk in waiting,
             # The lead's Markdown, made safe on the server (raw HTML shows as text, nh3 cleans).
             "description_html": render_markdown(p.instructions) if p.instructions else "",
         }
@@ -45,23 +45,30 @@ def project_summaries(user, projects):
 
 
 def waiting_for(user, project_ids):
-    """``{project id: solutions the queue could hand user now}``, in one query.
+    """The ids of the projects among ``project_ids`` where the queue could hand ``user`` work now.
 
     What ``labeling.work.queue.next_assignment`` would serve: ordinary solutions (not gold,
-    not screening) with a free overlap slot that the person never had, plus their own
+    not screening) with a free overlap slot that the person never had, or their own
     unfinished ones; nothing in a project where they are paused or failed screening. It reads
     the ``live_assignments`` counter as the queue's index does, so a lapsed lease not yet
-    reaped counts as taken; gold items served at the quality-control rate are left out.
+    reaped counts as taken.
+
+    Yes or no, never how many: a count moves differently for a gold hand-out (which takes no
+    ordinary work) than for an ordinary one, so reading it before and after ``next`` told gold
+    apart every time (issue #26). The answer is the same for both kinds while one is held (the
+    own unfinished assignment counts), and a gold item is served only beside open ordinary
+    work (``queue._claim_open``), so it is still "yes" after a gold pass is submitted.
     """
     had = Assignment.objects.filter(solution=OuterRef("pk"), annotator__user=user)
     blocked = AnnotatorProjectStatus.objects.filter(
         project=OuterRef("project"), annotator__user=user, state__in=BLOCKED
     )
     open_to_them = Q(is_gold=False, is_screening=False, live_assignments__lt=F("project__overlap")) & ~Exists(had)
-    return _count_by_project(
+    return set(
         Solution.objects.filter(project__in=project_ids)
         .filter(open_to_them | Exists(had.filter(state=Assignment.ACTIVE)))
         .filter(~Exists(blocked))
+        .order_by().values_list("project", flat=True).distinct()
     )
 
 

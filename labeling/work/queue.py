@@ -306,21 +306,23 @@ def _open_solutions(annotator, project, generation_id, level, columns, join=""):
 
 
 def _levels(annotator, project, generation_id):
-    """The counter values to look at in a generation, the one whose head comes first in queue order first."""
-    levels = list(range(project.overlap))
-    if len(levels) > 1:
-        # Look (without locking) at the head of each counter value, all in one statement
-        # (each part a subquery: SQLite takes no parenthesised SELECT in a compound); take
-        # the earliest first.
-        parts, params = [], []
-        for level in levels:
-            sql, part_params = _open_solutions(annotator, project, generation_id, level,
-                                               f"{level} AS level, s.selection_rank, {_QUEUE_KEY}")
-            parts.append(f"SELECT * FROM ({sql}) h{level}")
-            params += part_params
-        heads = _fetch(" UNION ALL ".join(parts), params)
-        levels = [level for level, rank, key in sorted(heads, key=lambda h: (h[1] is None, h[1] or 0, h[2]))]
-    return levels
+    """The counter values with open work for the annotator in a generation, the one whose head
+    comes first in queue order first; empty when the generation has nothing open for them.
+
+    Read even with one counter value (overlap 1): whether any ordinary work is open decides
+    whether a due gold item may be served (``_claim_open``), and a gold and an ordinary
+    hand-out must make the same statements.
+    """
+    # Look (without locking) at the head of each counter value, all in one statement (each
+    # part a subquery: SQLite takes no parenthesised SELECT in a compound); take the earliest first.
+    parts, params = [], []
+    for level in range(project.overlap):
+        sql, part_params = _open_solutions(annotator, project, generation_id, level,
+                                           f"{level} AS level, s.selection_rank, {_QUEUE_KEY}")
+        parts.append(f"SELECT * FROM ({sql}) h{level}")
+        params += part_params
+    heads = _fetch(" UNION ALL ".join(parts), params)
+    return [level for level, rank, key in sorted(heads, key=lambda h: (h[1] is None, h[1] or 0, h[2]))]
 
 
 def _next_open(annotator, project, generation_id, levels):
@@ -338,10 +340,16 @@ def _next_open(annotator, project, generation_id, levels):
 def _claim_open(annotator, project, now, generations, gold_start=None):
     """Hand out the first open solution in queue order, or, when gold is due (``gold_start``),
     a gold item tried in place of the first candidate: up to there a gold hand-out makes the
-    statements of an ordinary one, so its time does not tell."""
+    statements of an ordinary one, so its time does not tell.
+
+    Gold is served only where ordinary work is open for the annotator: with none left, the
+    answer is "no work" whatever the draw, so an empty queue is never followed by gold (a
+    hand-out after a 204 would otherwise be gold every time)."""
     for generation_id, number in generations:
         while True:
             levels = _levels(annotator, project, generation_id)
+            if not levels:
+                break  # nothing open here for them: the next generation
             if gold_start is not None:
                 gold, gold_start = _claim_gold(annotator, project, now, gold_start), None
                 if gold is not None:

@@ -12,7 +12,8 @@ rated like any other.
 
 Rules are checked on the ratings as they stand after the change (the stored draft merged
 with the new items), so a draft may be built in any number of saves. Every function raises
-``LabellingError(message, field=...)`` for input a person must fix; the API maps it to 400.
+``LabellingError(message, field=...)`` for input a person must fix; the API maps it to 400. A
+message numbers steps as the page does, from 1 ("step 3" is ``position`` 2).
 
 The rules live here only: ``stepmark_lock_sheet`` (labeling/work/sql/) just reads the sheet.
 The page's copy, frontend/src/workspace/sequence.js, offers a finish only where these rules
@@ -32,10 +33,23 @@ from labeling.errors import DomainError
 from labeling.models import Assignment, FinishReason, Rating, Solution, Step
 from labeling.quality import screening
 from labeling.work import queue, rows
+from labeling.work.revision import CHANGED, of_sheet, stale
 
 
 class LabellingError(DomainError):
-    """Input that breaks a labelling rule; ``field`` names the offending input."""
+    """Input that breaks a labelling rule; ``field`` names the offending input.
+
+    A submit refused for its finish keeps the ratings as a draft: its refusal then says the
+    draft's new ``revision`` (labeling/work/revision.py), so that the client's next save is based on it.
+    """
+
+    revision = None
+
+    def as_answer(self):
+        answer = super().as_answer()
+        if self.revision is not None:
+            answer["revision"] = self.revision
+        return answer
 
 
 class Entry:
@@ -59,20 +73,24 @@ class Entry:
         return "ratings" if self.item is None else f"ratings[{self.item}]"
 
 
-def save_draft(assignment, ratings, *, now=None):
-    """Store ``ratings`` on an unsubmitted assignment and renew its lease."""
+def save_draft(assignment, ratings, *, revision=None, now=None):
+    """Store ``ratings`` on an unsubmitted assignment and renew its lease.
+
+    ``revision``: the one the client's change is based on (None: not checked); see ``_merge_based``.
+    """
     now = now or timezone.now()
     with transaction.atomic():
         solution, sheet = _lock_with_sheet(assignment)
         _require_open(assignment, solution, now)
-        change = _merge(assignment, ratings, sheet)
+        change = _merge_based(assignment, ratings, sheet, revision)
         _write(assignment, change, now)
         queue.touch(assignment, now)
     assignment.sheet = change.sheet
     return assignment
 
 
-def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None, client_elapsed_ms=None, now=None):
+def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None, client_elapsed_ms=None, revision=None,
+           now=None):
     """Finish the assignment: check the ratings against ``finish_reason`` and record it.
 
     Idempotent: a retry with the ``submit_key`` of the stored submission returns it as is.
@@ -97,7 +115,7 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
             )
         elapsed = total_time(assignment, client_elapsed_ms, now)
         _require_open(assignment, solution, now)
-        change = _merge(assignment, ratings or [], sheet)
+        change = _merge_based(assignment, ratings or [], sheet, revision)
         try:
             _check_finish(assignment.project, change.sheet, finish_reason, note or "")
         except LabellingError as refused:
@@ -105,6 +123,7 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
             _write(assignment, change, now)
             queue.touch(assignment, now)
             failure = refused
+            failure.revision = of_sheet(change.sheet)
         else:
             failure = None
             assignment.state = Assignment.SUBMITTED
@@ -273,6 +292,25 @@ _SQL_RATEABLE = """SELECT count(*), count(DISTINCT position) FROM labeling_step
     WHERE solution_id = %s AND (source <> %s OR author_id = %s)"""
 
 
+def _merge_based(assignment, items, sheet, base):
+    """``_merge``, refused with a 409 when the change is based on a ``base`` revision that is no
+    longer the stored one (labeling/work/revision.py: another tab or device saved since)."""
+    if base is None:
+        return _merge(assignment, items, sheet)
+    if sheet is None:
+        sheet = _sheet(assignment)
+    before = of_sheet(sheet)  # _merge changes the entries in place
+    try:
+        change = _merge(assignment, items, sheet)
+    except LabellingError:
+        if base != before:  # a rule refuses it because the page is behind: say that instead
+            raise LabellingError(CHANGED, field="revision", status=409) from None
+        raise
+    if stale(base, before, of_sheet(change.sheet), items):
+        raise LabellingError(CHANGED, field="revision", status=409)
+    return change
+
+
 def _merge(assignment, items, sheet=None):
     """Merge ``items`` into the stored ratings (``sheet``, read when None) and check the result; nothing is written yet."""
     project = assignment.project
@@ -286,8 +324,8 @@ def _merge(assignment, items, sheet=None):
         first, _ = named.setdefault(id(entry), (i, entry))  # the entry held: its id stays its own
         if first != i:
             step = entry.step
-            what = f"your own step at position {step.position}" if entry.human else \
-                f"position {step.position}, alternative {step.alternative}"
+            what = f"your own step {step.position + 1}" if entry.human else \
+                f"step {step.position + 1}, alternative {step.alternative}"
             raise LabellingError(f"ratings[{first}] already names {what}: name each step once.", field=f"ratings[{i}]")
         if entry.step.author_id is not None and (entry.step.position, entry.step.alternative) not in sheet:
             removed.append(entry.step)  # human_text null: the annotator withdrew their step
@@ -362,7 +400,8 @@ def _merge_item(project, assignment, sheet, i, item):
         entry = sheet.get((position, alternative))
         if entry is None:
             raise LabellingError(
-                f"This solution has no step at position {position}, alternative {alternative}.", field=where
+                f"This solution has no step {position + 1} (position {position}), alternative {alternative}.",
+                field=where,
             )
         if alternative > 0 and not entry.human and not project.allow_alternatives:
             raise LabellingError("This project does not rate alternative completions.", field=where)
@@ -386,11 +425,12 @@ def _human_entry(project, assignment, sheet, position, item, where):
     text = item["human_text"]
     at_position = [e for (p, _), e in sheet.items() if p == position]
     if not at_position:
-        raise LabellingError(f"This solution has no step at position {position}.", field=f"{where}.position")
+        raise LabellingError(f"This solution has no step {position + 1} (position {position}).",
+                             field=f"{where}.position")
     own = next((e for e in at_position if e.human), None)
     if text is None:
         if own is None:
-            raise LabellingError(f"You wrote no step at position {position} to withdraw.", field=f"{where}.human_text")
+            raise LabellingError(f"You wrote no own step {position + 1} to withdraw.", field=f"{where}.human_text")
         del sheet[(position, own.step.alternative)]
         return own
     if not isinstance(text, str) or not text.strip():
@@ -428,7 +468,7 @@ def _check_human_steps(sheet):
         models = [e for (p, _), e in sheet.items() if p == position and not e.human]
         if any(e.value != -1 for e in models):
             raise LabellingError(
-                f"Write your own step at position {position} only after rating every completion there -1.",
+                f"Write your own step {position + 1} only after rating every completion there -1.",
                 field=entry.field,
             )
 
@@ -437,7 +477,7 @@ def _check_picks(sheet):
     picked = {}
     for (position, _), entry in sorted(sheet.items()):
         if entry.picked and picked.setdefault(position, entry) is not entry:
-            raise LabellingError(f"Pick one alternative at step {position} for the solution to go on from.",
+            raise LabellingError(f"Pick one alternative at step {position + 1} for the solution to go on from.",
                                  field=entry.field)
 
 
@@ -457,12 +497,13 @@ def _check_order(sheet):
             continue
         if error is not None and error not in human_at and position > error:
             raise LabellingError(
-                f"Step {position} is rated after the -1 at step {error}; nothing after the first error is rated.",
+                f"Step {position + 1} is rated after the -1 at step {error + 1}; nothing after the first error"
+                " is rated.",
                 field=entry.field,
             )
         if first_unrated is not None and position > first_unrated:
             raise LabellingError(
-                f"Step {position} is rated but step {first_unrated} before it is not: rate steps in order.",
+                f"Step {position + 1} is rated but step {first_unrated + 1} before it is not: rate steps in order.",
                 field=entry.field,
             )
 
@@ -492,7 +533,8 @@ def _check_finish(project, sheet, reason, note):
         missing = [p for p in main if p not in rated]
         if not main or missing:
             raise LabellingError(
-                f"solution needs every step rated; step {missing[0] if missing else 0} is not.", field="finish_reason"
+                f"solution needs every step rated; step {missing[0] + 1 if missing else 1} is not.",
+                field="finish_reason",
             )
         by_alternative = project.allow_alternatives and not project.stop_at_first_error
         wrong = [
@@ -501,13 +543,13 @@ def _check_finish(project, sheet, reason, note):
         ]
         if wrong and by_alternative:
             raise LabellingError(
-                f"solution needs a completion rated 0 or +1 wherever a step is rated -1, but step {wrong[0]}"
+                f"solution needs a completion rated 0 or +1 wherever a step is rated -1, but step {wrong[0] + 1}"
                 " has none: finish with found_error.",
                 field="finish_reason",
             )
         if wrong:
             raise LabellingError(
-                f"solution needs no step rated -1, but step {wrong[0]} is: finish with found_error.",
+                f"solution needs no step rated -1, but step {wrong[0] + 1} is: finish with found_error.",
                 field="finish_reason",
             )
         if by_alternative:
@@ -520,7 +562,7 @@ def _require_alternatives_rated(sheet, position):
     for (p, a), e in sorted(sheet.items()):
         if p == position and a > 0 and not e.human and e.value is None:
             raise LabellingError(
-                f"Rate every alternative at step {position} (alternative {a} is unrated).", field="ratings"
+                f"Rate every alternative at step {position + 1} (alternative {a} is unrated).", field="ratings"
             )
 
 

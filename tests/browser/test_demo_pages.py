@@ -88,8 +88,8 @@ def check_first_pages(view, live_server, math, gsm8k, size):
     log_in(view, live_server, "ann")
     for project in (math, gsm8k):
         waiting = view.locator(f'[data-project-id="{project.pk}"] .waiting')
-        assert int(waiting.get_attribute("data-waiting")) > 0, project.name
-        assert "waiting for you" in waiting.inner_text()
+        assert waiting.get_attribute("data-waiting") == "yes", project.name
+        assert "Work is waiting for you." in waiting.inner_text()
     keep(view, f"demo-ann-home-{size}")
 
     # lead: the MATH-500 dashboard with agreement, the paused annotator and gold scores.

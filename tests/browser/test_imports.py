@@ -7,6 +7,7 @@ The job runs in Celery's eager mode inside the live server (the upload's request
 real worker runs it in tests/e2e/test_import_job.py.
 """
 import datetime
+import json
 import re
 
 import pytest
@@ -62,7 +63,7 @@ def test_a_researcher_previews_imports_and_exports_parquet(page, live_server, pr
     page.click('[data-testid="import-start"]')
     page.wait_for_selector('[data-testid="import-job"][data-state="done"]')
     status = page.locator('[data-testid="import-job"]')
-    assert "12 records read, 12 added" in status.inner_text()
+    assert "12 records read, 12 solutions added, 0 already there" in status.inner_text()
     assert status.locator("progress").evaluate("p => p.value") == 1
     assert Solution.objects.filter(project=project).count() == 12
     assert {s.steps.count() for s in Solution.objects.filter(project=project)} == {2}
@@ -149,6 +150,35 @@ def test_a_bad_line_is_named_and_nothing_is_stored(page, live_server, project, e
     refusal = page.locator('[data-testid="import-refusal"]')
     refusal.wait_for()
     assert "field 'pattern'" in refusal.inner_text() and "capturing group" in refusal.inner_text()
+
+
+def test_a_format_whose_files_name_no_model_asks_for_one(page, live_server, project, eager, tmp_path):
+    # vLLM's RequestOutputs carry no model name: left empty, every solution would be stored nameless.
+    outputs = tmp_path / "vllm.json"
+    outputs.write_text(json.dumps([{"request_id": "0", "prompt": "What is $2 + 3$?", "finished": True, "outputs": [
+        {"index": 0, "text": "We add.\n\nSo the answer is $\\boxed{5}$.", "finish_reason": "stop"},
+        {"index": 1, "text": "We multiply.\n\nSo the answer is $\\boxed{6}$.", "finish_reason": "stop"}]}]))
+    open_research(page, live_server, project)
+    model = page.locator('[data-testid="import-generator"]')
+    assert model.get_attribute("placeholder") == "from the file" and not model.evaluate("i => i.required")
+    page.select_option('[data-testid="import-format"]', "vllm")
+    assert model.evaluate("i => i.required") and "required" in model.get_attribute("placeholder")
+    page.set_input_files('[data-testid="import-file"]', str(outputs))
+
+    page.click('[data-testid="import-start"]')
+    problem = page.locator('[data-testid="import-form-error"]')
+    assert problem.inner_text() == ("Model name is required: a vLLM output file does not name the model "
+                                    "that wrote it.")
+    assert model.evaluate("i => i === document.activeElement")
+    assert not ImportJob.objects.exists()  # nothing was sent
+
+    model.fill("Qwen2.5-Math-1.5B")
+    page.click('[data-testid="import-start"]')
+    page.wait_for_selector('[data-testid="import-job"][data-state="done"]')
+    assert "1 records read, 2 solutions added, 0 already there" in page.locator('[data-testid="import-job"]').inner_text()
+    assert set(Solution.objects.values_list("generator", flat=True)) == {"Qwen2.5-Math-1.5B"}
+    page.select_option('[data-testid="import-format"]', "completions")  # its lines may name their model
+    assert not model.evaluate("i => i.required") and problem.inner_text() == ""
 
 
 def test_the_import_form_has_no_serious_accessibility_violations(axe_context, live_server, project):

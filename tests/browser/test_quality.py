@@ -3,14 +3,16 @@
 A lead makes gold from a pass and edits it on the drill-down (which shows the pass's "unsure"
 flags and note), approves a gold proposal, rules on a disagreement (and the consensus export
 carries the ruling), and changes the quality settings (a bad value gets its field's message).
-An annotator sees nothing of a gold item before submitting it, nor after until it is scored,
-and then which step differed and the gold's rating.
+An annotator sees nothing of a gold item, before or after submitting it: gold passes count only
+in a daily figure; a screening pass shows, once submitted, which step differed and the reference.
 """
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
-from labeling.models import Annotator, Assignment, GoldProposal, Rating
+from labeling.models import Annotator, Assignment, GoldProposal, GoldScore, Rating
 from labeling.quality import gold, proposals
 from tests.factories import make_annotator, make_project, make_solution, make_user, rated_pass, score_gold
 
@@ -194,7 +196,7 @@ def test_annotators_reach_neither_the_quality_page_nor_its_link(page, live_serve
     assert page.goto(f"{live_server.url}/projects/{lead_project.pk}/quality/").status == 403
 
 
-def test_an_annotator_sees_where_a_gold_item_differed_only_after_submit_and_scoring(page, live_server, context):
+def test_an_annotator_never_sees_a_gold_pass_item_by_item_only_the_daily_figure(page, live_server, context):
     project = make_project(name="Checked work", overlap=2, quality_control_rate=1.0)
     item = make_solution(project, STEPS, **PROBLEM)
     gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): 1, (3, 0): 1})
@@ -214,26 +216,51 @@ def test_an_annotator_sees_where_a_gold_item_differed_only_after_submit_and_scor
     def open_results():
         results.goto(results_url)
         results.wait_for_selector('#my-missed[data-state="ready"]')
+        return results.inner_text("#my-missed")
 
-    open_results()  # in progress: nothing, not even that the item is checked
-    assert results.locator('[data-testid="no-missed"]').count() == 1
-    assert "2x + 3" not in results.inner_text("#my-missed")
+    before = open_results()  # in progress: nothing, not even that the item is checked
+    assert "None of your tasks submitted before" in before
 
     page.keyboard.press("3")  # step 2: -1 where the gold says +1; the pass ends at the error
     page.wait_for_function("() => document.querySelector('.ws-hint').textContent.includes('Found an error')")
     page.keyboard.press("Enter")
-    # The next task came: one step shown again, nothing rated.
     page.wait_for_function("() => document.querySelectorAll('.ws-step').length === 1")
     mine.refresh_from_db()
     assert mine.state == Assignment.SUBMITTED
-    open_results()  # submitted, not scored yet: still nothing
-    assert results.locator('[data-testid="no-missed"]').count() == 1
-
     assert score_gold() == 1  # the scheduled job, run here
-    page.goto(f"{live_server.url}/")
-    page.click(f'[data-project-id="{project.pk}"] a.missed-link')
+    # Scored and missed, yet the page is as before: no card, no problem, no values, no count.
+    assert open_results() == before
+    assert results.locator(".missed-pass").count() == 0 and "2x + 3" not in before
+
+    # Once the pass is older than the daily cut-off it counts in the figure, still not by item.
+    GoldScore.objects.filter(assignment=mine).update(submitted_at=timezone.now() - timedelta(days=2))
+    text = open_results()
+    assert "Of your 1 checked task submitted before" in text and "0 matched" in text
+    assert results.locator(".missed-pass").count() == 0 and "2x + 3" not in text
+    screenshot(results, "gold-results-annotator")
+
+
+def test_an_annotator_sees_where_a_screening_item_differed_after_the_submit(page, live_server):
+    project = make_project(name="Screened work", requires_screening=True, screening_size=1)
+    item = make_solution(project, STEPS, **PROBLEM)
+    gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): 1, (3, 0): 1}, screening=True)
+    make_solution(project, STEPS, **PROBLEM)
+    make_user("ann", "annotator")
+    log_in(page, live_server, "ann")
+    page.goto(f"{live_server.url}/projects/{project.pk}/work/")
+    page.wait_for_selector('#workspace[data-state="working"]')
+    mine = Assignment.objects.get(annotator__user__username="ann")
+    assert mine.solution_id == item.pk
+    page.keyboard.press("1")
+    page.keyboard.press("3")  # step 2: -1 where the reference says +1
+    page.wait_for_function("() => document.querySelector('.ws-hint').textContent.includes('Found an error')")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => document.querySelector('#workspace').dataset.state !== 'working'"
+                           f" || document.querySelectorAll('.ws-step').length === 1")
+    page.goto(f"{live_server.url}/projects/{project.pk}/checks/")
     page.wait_for_selector('#my-missed[data-state="ready"]')
     card = page.locator(f'[data-assignment="{mine.pk}"]')
+    assert "A screening task you submitted" in card.inner_text()
     assert card.locator(".katex").count() > 0
     rows = card.locator("tr")
     assert rows.count() == 2
@@ -241,8 +268,7 @@ def test_an_annotator_sees_where_a_gold_item_differed_only_after_submit_and_scor
     assert rows.nth(1).locator("td").all_inner_texts()[0] == "2"
     assert [rows.nth(1).locator("td.yours").inner_text(), rows.nth(1).locator("td.expected").inner_text()] == [
         "−1", "+1"]
-    screenshot(page, "gold-results-annotator")
-    assert Annotator.objects.count() == 1
+    screenshot(page, "screening-results-annotator")
 
 
 def test_the_quality_pages_have_no_serious_accessibility_violations(axe_context, live_server, lead_project):

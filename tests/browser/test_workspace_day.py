@@ -33,27 +33,29 @@ def export_of(project, username):
     return record
 
 
-def test_the_annotator_picks_completion_two_by_key_and_mouse_and_the_export_says_chosen_completion_1(
-    page, live_server
-):
-    project, _ = make_task(STEPS, alternatives={1: OTHERS}, **PHASE_ONE)
+def rated_to_two_ways_on(page, live_server, **fields):
+    """ann's phase-1 task with step 1 +1, step 2 -1 and its alternatives 0 and +1: both can carry it on."""
+    project, _ = make_task(STEPS, alternatives={1: OTHERS}, **{**PHASE_ONE, **fields})
     make_user("ann", "annotator")
     log_in(page, live_server, "ann")
     open_workspace(page, live_server, project)
-
     page.keyboard.press("1")
-    for alternative, key in (("0", "3"), ("1", "2"), ("2", "1")):  # step 2 -1; its alternatives 0 and +1
+    for alternative, key in (("0", "3"), ("1", "2"), ("2", "1")):
         assert current(page) == ("1", alternative)
         page.keyboard.press(key)
-    # Two completions can carry the solution on: the default is the +1 one, and keys pick another.
-    assert going_on(page) == "2"
-    hint = page.inner_text(".ws-hint")
-    assert "Which completion does step 2 go on from?" in hint and "now 3" in hint
-    screenshot(page, "workspace-pick-continuation")
-    page.keyboard.press("1")  # completion 1 is the -1 own step: not a pick, and not a rating either
-    assert "Completion 1 at step 2 cannot carry the solution on" in page.inner_text(".ws-hint")
+    return project
+
+
+def test_the_annotator_picks_completion_two_by_key_and_mouse_and_the_export_says_chosen_completion_1(
+    page, live_server
+):
+    project = rated_to_two_ways_on(page, live_server)
+    # Two completions can carry the solution on: the default is the +1 one, and p picks another
+    # (digits always rate: tests/browser/test_workspace_keys.py).
     assert going_on(page) == "2" and current(page) == ("2", "0")
-    page.keyboard.press("2")  # completion 2 = alternative 1 (rated 0)
+    assert "p switches to alternative 1" in page.inner_text("[data-testid=continuation]")
+    screenshot(page, "workspace-pick-continuation")
+    page.keyboard.press("p")  # completion 2 = alternative 1 (rated 0)
     assert going_on(page) == "1"
     assert page.locator('.ws-step.current').get_attribute("data-rating") == ""  # the key rated nothing
 
@@ -83,7 +85,8 @@ def test_without_a_pick_the_default_plus_one_alternative_is_chosen(page, live_se
     open_workspace(page, live_server, project)
     for key in ("1", "3", "2", "1"):
         page.keyboard.press(key)
-    page.keyboard.press("Enter")  # keeps the default: no pick, no rating, no submit
+    page.keyboard.press("Enter")  # step 3 is still to rate: no pick, no rating, no submit
+    assert "Rate step 3 first" in page.inner_text(".ws-hint")
     assert going_on(page) == "2" and current(page) == ("2", "0")
     assert Assignment.objects.get().state == Assignment.ACTIVE
     for key in ("1", "1", "Enter"):

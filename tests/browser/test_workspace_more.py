@@ -275,7 +275,7 @@ def test_a_paused_annotator_is_told_so_and_gets_no_work(page, live_server):
     screenshot(page, "workspace-paused")
     # The way to the steps that differed from the checks (only submitted, scored passes show there).
     link = page.locator(f'.ws-panel a[href="/projects/{project.pk}/checks/"]')
-    assert "where your checked tasks differed" in link.inner_text()
+    assert "checked results" in link.inner_text()
 
     screening.resume(annotator, project)
     page.keyboard.press("r")  # check again: work comes

@@ -125,7 +125,7 @@ def test_the_home_page_renders_markdown_safely_says_what_waits_and_fits_a_phone(
     assert card.locator("script, img").count() == 0
     assert card.locator(".instructions a").get_attribute("href") is None
     assert page.evaluate("() => typeof window.__pwned") == "undefined"
-    assert "2 waiting for you" in card.locator(".waiting").inner_text()
+    assert "Work is waiting for you." in card.locator(".waiting").inner_text()
     idle_card = page.locator(f'[data-project-id="{idle.pk}"]')
     assert Solution.objects.get(pk=taken.pk).live_assignments == 1
     assert "No work for you now" in idle_card.locator(".waiting").inner_text()

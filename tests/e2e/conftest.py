@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from labeling.data import open_text
-from tests.conftest import ROOT
+from tests.conftest import ROOT, use_broker
 
 VISIBILITY_TIMEOUT = 4
 
@@ -37,14 +37,6 @@ def e2e_broker(redis_url):
     yield url
     use_broker(app, *saved)
     redis.Redis.from_url(url).flushdb()
-
-
-def use_broker(app, url, transport_options=None):
-    """Point the Celery app of this process at ``url``, dropping connections to the old one."""
-    app.conf.broker_url = url
-    app.conf.broker_transport_options = transport_options or {}
-    app._pool = None
-    app.amqp._producer_pool = None  # the publisher's pool caches the old connection
 
 
 @pytest.fixture(scope="session")

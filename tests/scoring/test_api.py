@@ -21,7 +21,7 @@ def broker(settings, redis_url):
 
     from annotator.celery import app
 
-    from tests.e2e.conftest import use_broker
+    from tests.conftest import use_broker
 
     url = redis_url.rsplit("/", 1)[0] + "/12"
     saved = app.conf.broker_url, app.conf.broker_transport_options

@@ -88,11 +88,12 @@ def message_pattern(name, message, line):
     return re.escape(name) + ":" + (str(line) if line else r"\d+") + ": " + re.escape(message)
 
 
-def import_job(researcher, project, format, name, data):
+def import_job(researcher, project, format, name, data, **options):
     """Upload through the API (202: a job, run inline as the request commits); the job's answer when it ended."""
     with TestCase.captureOnCommitCallbacks(execute=True):
         answer = researcher.post(f"/api/projects/{project.pk}/imports/",
-                                 {"format": format, "file": SimpleUploadedFile(name, data)}, format="multipart")
+                                 {"format": format, "file": SimpleUploadedFile(name, data), **options},
+                                 format="multipart")
     assert answer.status_code == 202, answer.content
     return researcher.get(answer["Location"]).json()
 
@@ -134,10 +135,11 @@ def test_a_json_array_upload_checks_each_element_as_a_line(element, message, fie
     project = make_project()
     researcher = client_for(make_user("res", "researcher"))
     data = ('[{"prompt": "p", "outputs": [{"text": "s"}]}, ' + element + "]").encode()
-    job = import_job(researcher, project, "vllm", "out.json", data)
+    job = import_job(researcher, project, "vllm", "out.json", data, generator="m")
     assert job["error"] == {"message": f"out.json:2: {message}", "file": "out.json", "line": 2, "field": field}
     preview = researcher.post(f"/api/projects/{project.pk}/imports/preview/",
-                              {"format": "vllm", "file": SimpleUploadedFile("out.json", data)}, format="multipart")
+                              {"format": "vllm", "file": SimpleUploadedFile("out.json", data), "generator": "m"},
+                              format="multipart")
     assert preview.status_code == 400
     assert preview.json() == {"detail": f"out.json:2: {message}", "line": 2, "field": field}
 

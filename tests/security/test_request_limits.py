@@ -54,7 +54,7 @@ def test_a_step_named_twice_is_refused_naming_the_second_item(ann, kind):
     ratings = [{"position": 0, "value": 1}, {"position": 1, "value": 1}, {"position": 0, "value": -1}]
     answer = send(ann, kind, assignment, ratings)
     assert answer.status_code == 400
-    assert answer.json() == {"detail": "ratings[0] already names position 0, alternative 0: name each step once.",
+    assert answer.json() == {"detail": "ratings[0] already names step 1, alternative 0: name each step once.",
                              "field": "ratings[2]"}
     assert not Rating.objects.filter(assignment_id=assignment).exists()
     assert Assignment.objects.get(pk=assignment).state == Assignment.ACTIVE
@@ -84,7 +84,7 @@ def test_the_bound_counts_every_alternative_and_an_own_step_per_position(ann):
     most = [{"position": 0, "alternative": a, "value": -1} for a in range(41)] + [{"position": 1, "value": 1}]
     most += [{"position": p, "text": f"mine {p}", "value": 1} for p in range(2)]
     judged = send(ann, "draft", assignment, most).json()
-    assert judged == {"detail": "Write your own step at position 1 only after rating every completion there -1.",
+    assert judged == {"detail": "Write your own step 2 only after rating every completion there -1.",
                       "field": "ratings[43]"}
     refused = send(ann, "draft", assignment, most + [{"position": 1, "value": 0}]).json()
     assert refused == {"detail": "ratings holds 45 items, but this solution has 44 steps you may rate: "

@@ -1,7 +1,9 @@
 // Import: upload a file into the project as a job on the worker (POST .../imports/, 202), with
-// the format chosen from the server's registry and its options, a preview of the first records
-// split into steps, then the job's progress (lines read, records stored, ETA), cancel, and on
-// failure the error naming file, line and field. Text from the file is rendered by math.js.
+// the format chosen from the server's registry and its options (those the format requires asked
+// for before anything is sent), a preview of the first records split into steps, then the job's
+// progress (lines read, records stored, ETA), cancel, its result counted in the format's unit
+// (solutions, problems or records), and on failure the error naming file, line and field. Text
+// from the file is rendered by math.js.
 import "./imports.css";
 import { call } from "../dashboard/api.js";
 import { count, duration } from "../dashboard/dom.js";
@@ -77,7 +79,6 @@ function importForm(catalogue, onChange) {
   const pattern = field("import-pattern", "Split where", el("input"));
   pattern.input.placeholder = "(?=Step \\d+:)";
   const generator = field("import-generator", "Model name", el("input"));
-  generator.input.placeholder = "from the file";
   const requests = field("import-requests", "Batch input file", el("input"));
   requests.input.type = "file";
   const note = el("p", "muted small");
@@ -85,6 +86,9 @@ function importForm(catalogue, onChange) {
   problem.dataset.testid = "import-form-error";
   node.append(format.box, file.box, split.box, pattern.box, generator.box, requests.box, note, problem);
 
+  const optionFields = [["split", split], ["pattern", pattern], ["generator", generator], ["requests", requests]];
+  // What the chosen format requires ({option: why}, from the server): a vLLM file names no model.
+  const required = () => formats.get(format.input.value)?.required ?? {};
   const update = () => {
     const chosen = formats.get(format.input.value);
     const takes = new Set(chosen?.options ?? []);
@@ -92,6 +96,8 @@ function importForm(catalogue, onChange) {
     pattern.box.hidden = !takes.has("pattern") || split.input.value !== "regex";
     generator.box.hidden = !takes.has("generator");
     requests.box.hidden = !takes.has("requests");
+    for (const [key, part] of optionFields) part.input.required = key in required();
+    generator.input.placeholder = "generator" in required() ? "required: the file does not name it" : "from the file";
     note.textContent = chosen?.preview
       ? "Whole model outputs: each completion is cut into steps as chosen; preview the first records before importing."
       : "Steps come from the file itself (docs/formats.md); there is nothing to split, so no preview.";
@@ -107,6 +113,14 @@ function importForm(catalogue, onChange) {
       problem.textContent = "Choose a file first.";
       file.input.focus();
       return null;
+    }
+    for (const [key, part] of optionFields) {
+      const empty = part.input.type === "file" ? !part.input.files[0] : !part.input.value.trim();
+      if (!part.box.hidden && part.input.required && empty) {
+        problem.textContent = `${part.label} is required: ${required()[key]}.`;
+        part.input.focus();
+        return null;
+      }
     }
     const data = new FormData();
     const name = format.input.value;
@@ -130,7 +144,7 @@ function field(id, label, input) {
   const caption = el("label", null, label);
   caption.htmlFor = id;
   box.append(caption, input);
-  return { box, input };
+  return { box, input, label };
 }
 
 function select(id, label, values, labels = {}) {
@@ -199,7 +213,9 @@ function draw(job, status) {
       break;
     case "done": {
       const r = job.result;
-      text.textContent = `${job.file_name}: done. ${count(r.records)} records read, ${count(r.created)} added, ` +
+      // Counted in the format's unit: a chat record with n choices adds n solutions.
+      const unit = r.unit && r.unit !== "records" ? ` ${r.unit}` : "";
+      text.textContent = `${job.file_name}: done. ${count(r.records)} records read, ${count(r.created)}${unit} added, ` +
         `${count(r.skipped)} already there.`;
       break;
     }

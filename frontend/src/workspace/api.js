@@ -45,10 +45,11 @@ export const next = (projectId) => call("POST", `/api/projects/${projectId}/next
 
 export const getAssignment = (id) => call("GET", `/api/assignments/${id}/`);
 
-/** Merge ``ratings`` ([{position, alternative, value, flagged}]) into the draft. */
-export const saveDraft = (id, ratings) => call("PATCH", `/api/assignments/${id}/draft/`, { ratings });
+/** Merge ``ratings`` ([{position, alternative, value, flagged}]) into the draft ``revision`` is based on. */
+export const saveDraft = (id, ratings, revision) =>
+  call("PATCH", `/api/assignments/${id}/draft/`, { ratings, revision });
 
-/** Finish the assignment; ``body`` = {finish_reason, note, ratings, submit_key, client_elapsed_ms}. */
+/** Finish the assignment; ``body`` = {finish_reason, note, ratings, submit_key, client_elapsed_ms, revision}. */
 export const submit = (id, body) => call("POST", `/api/assignments/${id}/submit/`, body);
 
 /** The caller's standing in the project: {project, state, done, total, message}. */

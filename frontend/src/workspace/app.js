@@ -6,12 +6,19 @@
 // from offering what the server would refuse. Before each task the page asks for the
 // annotator's standing (standing.js): screening progress, the outcome, or a pause that
 // stops the work.
+//
+// The keys are modeless: a key means the same thing whatever the page showed before it (3 is
+// always −1 for the current step; p, and p only, changes which completion the solution goes on
+// from), and nothing is submitted by a key pressed at a prompt that asked for something else.
+// Every save and the submit carry the revision of the stored ratings the page is based on: a
+// change made meanwhile in another tab or on another device is refused by the server (409) and
+// told here, and a save in this browser tells its other tabs at once (BroadcastChannel).
 import * as api from "./api.js";
 import { VisibleClock } from "./clock.js";
 import { askReason } from "./dialogs.js";
 import { DraftQueue, detailOf } from "./drafts.js";
 import * as local from "./local.js";
-import { HUMAN, humanRating, lastRated, ratingsFrom, sequence, stepKey } from "./sequence.js";
+import { HUMAN, humanRating, lastRated, latestChoice, ratingsFrom, sequence, stepKey } from "./sequence.js";
 import { standingOf } from "./standing.js";
 import {
   buildShell, hidePanel, revealCurrent, showConfirmation, showDay, showHint, showPanel, showStanding, showSteps, showTask,
@@ -44,6 +51,7 @@ export function start(root) {
     help: () => task && toggleInstructions(ui, task.assignment.project),
     write,
     pick,
+    pickNext,
     timer: () => {
       timerOn = !timerOn;
       local.setTimerShown(timerOn);
@@ -52,6 +60,9 @@ export function start(root) {
   };
   const ui = buildShell(root, actions);
   const writer = createWriter({ onSave: saveWritten, onCancel: leaveWriter, onInput: keepWriting });
+  // This browser's other tabs: a save or submit here tells a tab on the same assignment that it is behind.
+  const tabs = "BroadcastChannel" in window ? new BroadcastChannel("stepmark:workspace") : null;
+  if (tabs) tabs.onmessage = (event) => otherTab(event.data || {});
 
   function tick() {
     showDay(ui, doneToday, timerOn && task ? task.clock.elapsedMs() : null);
@@ -103,7 +114,7 @@ export function start(root) {
       panel(standing.kind, {
         title: standing.text,
         text: "Your work so far is kept. Press r to check again once a lead has let you go on.",
-        keys: [["r", "check again", () => loadNext()], ["c", "where your checked tasks differed", null, checksUrl],
+        keys: [["r", "check again", () => loadNext()], ["c", "your checked results", null, checksUrl],
                ["h", "back to projects", null, homeUrl]],
       });
       return;
@@ -149,16 +160,16 @@ export function start(root) {
       lastActivity: Date.now(),
       writing: { ...stored.writing }, // own steps typed, not saved yet: {position: text}
       picks: { ...stored.picks }, // {position: alternative} the solution goes on from after a -1
-      choosing: null, // the position whose alternatives keys 1-9 pick from now
       editing: null, // the position whose own step is in the editor
-      dropArmed: false, // Enter once more submits without the unsaved own step
+      armed: null, // what Enter once more submits, as asked (where the prompt asked for something else)
     };
     const t = task;
     const ownSteps = assignment.steps.filter((s) => s.alternatives.some((a) => a.source === "human"));
     t.queue = new DraftQueue(assignment.id, stored.unsent, {
       persist: (unsent) => persist(t, unsent),
       onState: (state, detail) => t === task && saveState(state, detail),
-    }, ownSteps.map((s) => s.position));
+      onSaved: (body, changed) => t === task && saved(t, body, changed),
+    }, ownSteps.map((s) => s.position), unsentBase(stored, assignment));
     persist(t);
     t.keepAlive = setInterval(() => {
       const lease = t.assignment.project.lease_seconds * 1000;
@@ -181,6 +192,13 @@ export function start(root) {
     if (current && current.human && !current.text && t.writing[current.position]) write(false);
   }
 
+  // Unsent ratings from before a reload go to the server on the revision they were made on: if the
+  // assignment changed since (another device, or this browser's other tab), the server refuses them
+  // and the page says so, rather than laying them over ratings this page never showed.
+  function unsentBase(stored, assignment) {
+    return Object.keys(stored.unsent).length && stored.revision ? stored.revision : assignment.revision;
+  }
+
   function persist(t, unsent) {
     const data = local.load(t.assignment.id);
     local.save(t.assignment.id, {
@@ -189,6 +207,7 @@ export function start(root) {
       submitKey: t.submitKey,
       writing: t.writing,
       picks: t.picks,
+      revision: t.queue ? t.queue.revision : data.revision,
     });
   }
 
@@ -209,11 +228,8 @@ export function start(root) {
     if (task.editing !== null && !(current && current.human && current.position === task.editing)) {
       task.editing = null;
     }
-    if (task.choosing !== null && !task.seq.items.some((i) => i.position === task.choosing && i.choosable)) {
-      task.choosing = null;
-    }
-    showSteps(ui, task.seq, task.ratings, task.pendingFlag, task.editing, writer, task.choosing);
-    showHint(ui, task.seq, task.assignment, task.message, task.editing, task.choosing);
+    showSteps(ui, task.seq, task.ratings, task.pendingFlag, task.editing, writer);
+    showHint(ui, task.seq, task.assignment, task.message, task.editing, task.armed);
     revealCurrent(ui, task.seq);
     task.message = "";
   }
@@ -238,19 +254,25 @@ export function start(root) {
         + " rated 0 or +1.";
     } else {
       task.picks[position] = alternative;
-      task.choosing = null;
+      task.armed = null;
       persist(task);
     }
     refresh();
   }
 
-  // After the last alternative at a -1 is rated: more than one can carry the solution on, so
-  // keys 1-9 pick among them until one is picked or Enter keeps the default.
-  function offerChoice(rated) {
-    if (rated.human || !(rated.alternative > 0)) return;
-    const seq = sequence(task.assignment, task.ratings);
-    const options = seq.items.filter((i) => i.position === rated.position && i.choosable);
-    if (options.length > 1 && !(rated.position in task.picks)) task.choosing = rated.position;
+  /** p: the solution goes on from the next completion that can carry it at the latest step with a choice. */
+  function pickNext() {
+    if (!ready()) return;
+    const choice = latestChoice(task.seq);
+    if (!choice) {
+      task.message = "Nothing to pick: p picks the completion the solution goes on from after a −1, where two or"
+        + " more are rated 0 or +1.";
+      refresh();
+      return;
+    }
+    const at = choice.options.indexOf(choice.going);
+    const next = choice.options[(at + 1) % choice.options.length];
+    pick(next.position, next.alternative);
   }
 
   /** Rate ``item``; the own step keeps its text unless ``text`` is given (null withdraws it). */
@@ -261,7 +283,7 @@ export function start(root) {
     const key = stepKey(item.position, item.alternative);
     task.ratings.set(key, rating);
     task.queue.put(key, rating);
-    task.dropArmed = false;
+    task.armed = null;
     ui.fresh.hidden = true;
     showConfirmation(ui, null);
   }
@@ -272,12 +294,10 @@ export function start(root) {
     if (!current) {
       task.message = "Every step here is rated: Enter submits, u changes the last rating.";
     } else if (current.human && !current.text) {
-      task.message = "Press w to write your own step first, or Enter to submit: found an error.";
+      task.message = `Every completion at step ${current.position + 1} is −1. Press w to write your own step first.`;
     } else {
-      task.choosing = null;
       store(current, value, task.pendingFlag);
       task.pendingFlag = false;
-      offerChoice(current);
     }
     refresh();
   }
@@ -336,7 +356,7 @@ export function start(root) {
       return;
     }
     task.editing = current.position;
-    task.dropArmed = false;
+    task.armed = null;
     refresh();
     writer.open(current.text || task.writing[current.position] || "", ui.renderOptions, focus);
   }
@@ -391,10 +411,14 @@ export function start(root) {
       return;
     }
     const unsaved = current && current.human && (task.writing[current.position] || "").trim();
-    if (unsaved && !task.dropArmed && reason === task.seq.finish) {
-      // Nothing a person wrote goes without a second word from them.
-      task.dropArmed = true;
-      task.message = `Your own step ${current.position + 1} is not saved: w opens it. Enter again submits without it.`;
+    const unwritten = current && current.human && !current.text;
+    if (unwritten && !task.armed && reason === task.seq.finish) {
+      // The prompt asks for an own step: Enter there asks first, saying what it would submit
+      // (nothing a person wrote goes without a second word from them either).
+      task.armed = unsaved
+        ? `Your own step ${current.position + 1} is not saved: w opens it. Enter again submits without it.`
+        : `Submit as "found an error" at step ${current.position + 1}, without a step of your own? Enter again`
+          + " submits it; w writes your own step.";
       refresh();
       return;
     }
@@ -412,6 +436,7 @@ export function start(root) {
       ratings: withPicks(t, t.queue.outgoing()),
       submit_key: t.submitKey,
       client_elapsed_ms: t.clock.elapsedMs(),
+      revision: t.queue.revision,
     };
     for (;;) {
       if (t !== task) return;
@@ -424,6 +449,7 @@ export function start(root) {
       if (t !== task) return;
       if (answer && answer.status === 200) {
         local.forget(t.assignment.id);
+        if (tabs) tabs.postMessage({ assignment: t.assignment.id, submitted: true });
         // The "you passed" notice has been seen over a whole task: it goes now.
         if (local.standingSeen(projectId) === "passed-new") local.setStandingSeen(projectId, "passed-seen");
         if (doneToday !== null) doneToday += 1; // until the server's count comes
@@ -433,11 +459,16 @@ export function start(root) {
         loadNext("Submitted. Loading the next solution…");
         return;
       }
+      if (answer && answer.status === 409 && (answer.body || {}).field === "revision") {
+        return changedElsewhere(detailOf(answer));
+      }
       if (answer && answer.status === 409) return leaseLost(detailOf(answer));
       if (answer && answer.status === 404) return assignmentGone(detailOf(answer));
       if (answer && (answer.status === 401 || answer.status === 403)) return signedOut(detailOf(answer));
       if (answer && answer.status < 500) {
-        // A rule refused it: the server kept the ratings as a draft; say why and go on.
+        // A rule refused it: the server kept the ratings as a draft (its revision comes with the
+        // refusal, the base of the next save); say why and go on.
+        if (answer.body && answer.body.revision) t.queue.revision = answer.body.revision;
         t.busy = false;
         t.message = detailOf(answer);
         t.queue.resume();
@@ -472,6 +503,7 @@ export function start(root) {
   function saveState(state, detail, note) {
     ui.root.dataset.save = state;
     if (state === "lost") return leaseLost(detail);
+    if (state === "conflict") return changedElsewhere(detail);
     if (state === "gone") return assignmentGone(detail);
     if (state === "signedout") return signedOut(detail);
     if (state === "refused") {
@@ -503,6 +535,63 @@ export function start(root) {
       text: detail,
       keys: [["n", "take the next task", () => loadNext()]],
     });
+  }
+
+  // Another tab or device changed this assignment since this page loaded it: what this tab has not
+  // saved is not applied (the server refused it), and it is named; a reload shows what is saved.
+  function changedElsewhere(detail) {
+    const unsent = task ? task.queue.outgoing() : [];
+    if (task) persist(task, {});
+    stopTask();
+    const lost = unsent.length ? ` Not saved from this tab: ${unsent.map(describe).join(", ")}.` : "";
+    panel("conflict", {
+      title: "This solution changed in another tab or on another device",
+      text: `${detail}${lost}`,
+      keys: [["r", "reload it as saved", () => loadNext()]],
+    });
+  }
+
+  // A save the server took: tell this browser's other tabs of the new revision, and check that the
+  // server holds what this page shows (apart from what is still on its way). The server takes a
+  // change on an older revision when it stores nothing new (a save sent again after its answer was
+  // lost); had another device made the same change meanwhile, the rest of what it changed shows here.
+  function saved(t, body, changed) {
+    if (changed && tabs) tabs.postMessage({ assignment: t.assignment.id, revision: body.revision });
+    if (!body.steps) return;
+    const held = ratingsFrom(body);
+    const pending = new Set(t.queue.pending.keys());
+    for (const key of new Set([...held.keys(), ...t.ratings.keys()])) {
+      if (!pending.has(key) && !sameRating(held.get(key), t.ratings.get(key))) {
+        return changedElsewhere("What the server holds for this solution is not what this page shows: it was"
+          + " changed in another tab or on another device.");
+      }
+    }
+  }
+
+  function otherTab({ assignment, revision, submitted }) {
+    if (!task || task.assignment.id !== assignment) return;
+    if (submitted) return changedElsewhere("This solution was submitted in another tab.");
+    if (revision !== task.queue.revision) {
+      changedElsewhere("Another tab saved a change to this solution: this page no longer shows what is saved.");
+    }
+  }
+
+  // Two ratings say the same (no rating, an undone one and a withdrawn own step all say nothing).
+  function sameRating(a, b) {
+    const said = (r) => (r && (isSet(r.value) || isSet(r.text)) ? [r.value ?? null, Boolean(r.flagged), r.text ?? null] : null);
+    return JSON.stringify(said(a)) === JSON.stringify(said(b));
+  }
+
+  function isSet(x) {
+    return x !== null && x !== undefined;
+  }
+
+  /** A rating item as the page names it: "step 2 −1", "step 2 alternative 1 +1", "your own step 2". */
+  function describe(item) {
+    const value = { 1: "+1", 0: "0", "-1": "−1" }[item.value] || "unrated";
+    if ("text" in item) return `your own step ${item.position + 1}${item.text === null ? " taken back" : ` ${value}`}`;
+    const alternative = item.alternative ? ` alternative ${item.alternative}` : "";
+    return `step ${item.position + 1}${alternative} ${value}`;
   }
 
   function assignmentGone(detail) {
@@ -540,20 +629,9 @@ export function start(root) {
     b: actions.badProblem,
     "?": actions.help, i: actions.help,
     w: actions.write,
+    p: actions.pickNext,
     t: actions.timer,
   };
-
-  // While a pick is offered, digits pick the completion and Enter keeps the one shown.
-  function choosingKey(key) {
-    if (/^[1-9]$/.test(key)) return () => pick(task.choosing, Number(key) - 1);
-    if (key === "Enter" || key === "Escape") {
-      return () => {
-        task.choosing = null;
-        refresh();
-      };
-    }
-    return null;
-  }
 
   document.addEventListener("keydown", (event) => {
     // A held key repeats: one press is one rating, never a run of them.
@@ -567,8 +645,12 @@ export function start(root) {
       return;
     }
     const working = task && !ui.body.hidden;
-    const chosen = working && task.choosing !== null ? choosingKey(event.key) : null;
-    const handler = chosen || (working ? WORK_KEYS[event.key] : panelKeys[event.key]);
+    const handler = working ? WORK_KEYS[event.key] : panelKeys[event.key];
+    // Only the next key may confirm a submit that was asked about.
+    if (working && event.key !== "Enter" && task.armed) {
+      task.armed = null;
+      refresh();
+    }
     if (handler) {
       event.preventDefault();
       handler();

@@ -5,7 +5,10 @@
 // carried them is answered 200. Saves are debounced lightly so a quick run of keys makes
 // one request; a failed save (no connection, 5xx) is retried with backoff and at once when
 // the browser says it is back online. The server merges drafts by step, so resending a
-// rating is harmless. A 409 means the lease went to someone else: the queue stops.
+// rating is harmless. A 409 means the lease went to someone else, or (field ``revision``) that the
+// stored ratings changed since this page's revision, in another tab or on another device: the queue
+// stops either way. Every save carries ``revision`` (labeling/work/revision.py), the base of the
+// change, and takes the one the server answers.
 //
 // The annotator's own step (an item with ``text``, see sequence.js) is saved the same way.
 // Withdrawing it (``text: null``) is only sent when the server has the step: a step written
@@ -22,12 +25,15 @@ export class DraftQueue {
    * ``pending``: {key: rating} left unsent by an earlier page (from localStorage).
    * ``hooks``: persist(unsentObject), onState(state, detail), where state is "saved",
    * "saving", "retrying" (saves fail; detail = unsent count), "lost" (409; detail = the
-   * server's message), "gone" (404: no such assignment of theirs any more), "signedout"
-   * (401/403) or "refused" (400; detail = the server's message). ``ownSteps``: positions
-   * where the server holds a step this annotator wrote.
+   * server's message), "conflict" (409 on the revision: changed elsewhere), "gone" (404: no
+   * such assignment of theirs any more), "signedout" (401/403) or "refused" (400; detail = the
+   * server's message); onSaved(body, changed) after each save the server took (its answer, and
+   * whether the revision changed). ``ownSteps``:
+   * positions where the server holds a step this annotator wrote. ``revision``: the payload's.
    */
-  constructor(assignmentId, pending, hooks, ownSteps) {
+  constructor(assignmentId, pending, hooks, ownSteps, revision) {
     this.id = assignmentId;
+    this.revision = revision;
     this.ownSteps = new Set(ownSteps || []);
     this.pending = new Map(Object.entries(pending || {}));
     this.hooks = hooks;
@@ -96,14 +102,15 @@ export class DraftQueue {
   async send(sent) {
     let answer;
     try {
-      answer = await api.saveDraft(this.id, [...sent.values()]);
+      answer = await api.saveDraft(this.id, [...sent.values()], this.revision);
     } catch {
       return this.retryLater();
     }
     if (answer.status >= 500 || answer.status === 429) return this.retryLater();
     if (answer.status === 409 || answer.status === 404) {
       this.stop();
-      this.hooks.onState(answer.status === 409 ? "lost" : "gone", detailOf(answer));
+      const conflict = answer.status === 409 && (answer.body || {}).field === "revision";
+      this.hooks.onState(conflict ? "conflict" : answer.status === 409 ? "lost" : "gone", detailOf(answer));
       return false;
     }
     if (answer.status === 401 || answer.status === 403) {
@@ -120,6 +127,8 @@ export class DraftQueue {
       return false;
     }
     this.failures = 0;
+    const before = this.revision;
+    this.revision = (answer.body || {}).revision || this.revision;
     for (const [key, rating] of sent) {
       if (typeof rating.text === "string") this.ownSteps.add(rating.position);
       else if (rating.text === null) this.ownSteps.delete(rating.position);
@@ -129,7 +138,8 @@ export class DraftQueue {
       }
     }
     this.hooks.persist(Object.fromEntries(this.pending));
-    return true;
+    if (this.hooks.onSaved) this.hooks.onSaved(answer.body || {}, this.revision !== before);
+    return !this.stopped;
   }
 
   /** Hold saves (while a submit carries the pending ratings itself); waits for one in flight. */

@@ -5,6 +5,8 @@
 //   writing    the annotator's own steps as typed but not saved yet, {position: text}
 //   picks      the alternative picked to go on from after a -1, {position: alternative} (sent
 //              with the submit only: a draft does not keep it on the server)
+//   revision   the assignment's revision the unsent ratings were made on (labeling/work/revision.py),
+//              so that after a reload they go to the server on the base they were made on
 // Storage may be full or disabled (private windows); the workspace then works from memory.
 
 const PREFIX = "stepmark:assignment:";
@@ -19,9 +21,10 @@ export function load(assignmentId) {
       submitKey: data.submitKey || null,
       writing: data.writing || {},
       picks: data.picks || {},
+      revision: data.revision || null,
     };
   } catch {
-    return { unsent: {}, elapsedMs: 0, submitKey: null, writing: {}, picks: {} };
+    return { unsent: {}, elapsedMs: 0, submitKey: null, writing: {}, picks: {}, revision: null };
   }
 }
 

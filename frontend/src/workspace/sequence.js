@@ -108,7 +108,7 @@ export function sequence(assignment, ratings) {
       const chosen = continuation(models, ratings, position);
       if (chosen) {
         items.find((i) => i.position === position && i.alternative === chosen.alternative).continues = true;
-        // More than one could carry it on: the annotator may pick another (app.js, keys 1-9).
+        // More than one could carry it on: the annotator may pick another (app.js, the p key or the mouse).
         for (const i of items) {
           if (i.position === position && i.alternative !== 0 && i.alternative !== HUMAN) {
             const value = valueOf(ratings, position, i.alternative);
@@ -159,6 +159,21 @@ function continuation(models, ratings, position) {
   for (const wanted of [1, 0]) {
     const found = alternatives.find((a) => valueOf(ratings, position, a.alternative) === wanted);
     if (found) return found;
+  }
+  return null;
+}
+
+/**
+ * The latest step where the annotator may pick the completion the solution goes on from:
+ * ``{position, options, going}`` (the items rated 0 or +1 there, two or more, and the one it goes
+ * on from now), or null. The p key (app.js) moves ``going`` to the next of ``options``.
+ */
+export function latestChoice(seq) {
+  const positions = [...new Set(seq.items.filter((i) => i.choosable).map((i) => i.position))];
+  for (const position of positions.reverse()) {
+    const options = seq.items.filter((i) => i.position === position && i.choosable);
+    const going = options.find((i) => i.continues);
+    if (options.length > 1 && going) return { position, options, going };
   }
   return null;
 }

@@ -8,7 +8,7 @@
 import { el } from "../dom.js";
 import { renderMath, renderOptions } from "../math.js";
 import { renderMathInHtml } from "./instructions.js";
-import { stepKey } from "./sequence.js";
+import { latestChoice, stepKey } from "./sequence.js";
 
 const RATING_LABEL = { 1: "+1", 0: "0", "-1": "−1" };
 const RATING_CLASS = { 1: "good", 0: "neutral", "-1": "bad" };
@@ -23,6 +23,7 @@ export const KEYS = [
   ["g", null, "give up"],
   ["b", null, "bad problem"],
   ["w", null, "write own step"],
+  ["p", null, "pick continuation"],
   ["?", "i", "instructions"],
   ["t", null, "timer"],
 ];
@@ -208,7 +209,7 @@ export function showTask(ui, assignment) {
  * Show the revealed steps with their ratings; keep the current step in view. ``writer``
  * (writer.js) is placed in the own step's card while ``editing`` is its position.
  */
-export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null, choosing = null) {
+export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null) {
   const wanted = [];
   let prev = null;
   for (const item of seq.items) {
@@ -228,19 +229,14 @@ export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer 
     const flagged = current ? pendingFlag : Boolean(rating && rating.flagged);
     card.classList.toggle("flagged", flagged);
     const badge = card.querySelector(".ws-badge");
-    const unrated = item.human && !item.text ? "to write" : "rate this step";
-    // While a pick is offered the digit keys pick, so the next step does not ask to be rated yet.
-    const asks = choosing === null ? unrated : "next";
+    const asks = item.human && !item.text ? "to write" : "rate this step";
     badge.textContent = value === null ? (current ? asks : "") : RATING_LABEL[value];
     badge.className = "ws-badge " + (value === null ? "" : RATING_CLASS[value]);
     card.querySelector(".ws-flag").hidden = !flagged;
     card.querySelector(".ws-continues").hidden = !item.continues;
     card.classList.toggle("continues", Boolean(item.continues));
     const pick = card.querySelector(".ws-pick");
-    if (pick) {
-      pick.hidden = !item.choosable || Boolean(item.continues);
-      card.classList.toggle("choosing", Boolean(item.choosable) && choosing === item.position);
-    }
+    if (pick) pick.hidden = !item.choosable || Boolean(item.continues);
     if (!item.human && item.alternative > 0 && !(prev && prev.position === item.position && prev.alternative > 0)) {
       wanted.push(alternativesHeading(ui, item.position));
     }
@@ -302,11 +298,11 @@ function stepCard(item, options, actions) {
   if (!item.human) renderMath(text, item.text, options);
   card.append(head, text);
   if (!item.human && item.alternative > 0) {
-    // Another alternative rated 0 or +1 may carry the solution on instead: key N picks the Nth
-    // completion at the step (the solution's own step is 1), PRM800K's chosen_completion N - 1.
+    // Another alternative rated 0 or +1 may carry the solution on instead: the mouse picks it here,
+    // the p key moves to the next one (no digit key: digits always rate).
     const pick = el("button", "ws-button ws-pick secondary-pick");
     pick.type = "button";
-    pick.append(kbd(String(item.alternative + 1)), " go on from this one");
+    pick.append("go on from this one");
     pick.hidden = true;
     pick.addEventListener("click", () => actions.pick(item.position, item.alternative));
     card.append(pick);
@@ -314,25 +310,24 @@ function stepCard(item, options, actions) {
   return card;
 }
 
-/** The line under the steps that says what the keys do now. */
-export function showHint(ui, seq, assignment, message, editing = null, choosing = null) {
+/**
+ * The line under the steps that says what the keys do now. ``armed``: the question a second
+ * Enter answers (app.js asks it where the prompt asked for something else).
+ */
+export function showHint(ui, seq, assignment, message, editing = null, armed = null) {
   const parts = [];
   const current = seq.current;
   const writing = Boolean(current && current.human && !current.text);
-  const options = choosing === null ? [] : seq.items.filter((i) => i.position === choosing && i.choosable);
   if (message) {
     parts.push(el("strong", "ws-message", message));
+  } else if (armed) {
+    parts.push(el("strong", "ws-message ws-confirm-submit", armed));
   } else if (current && current.human && editing === current.position) {
     parts.push(`Write your own step ${current.position + 1}: `, kbd("Ctrl"), "+", kbd("Enter"), " saves it (",
       kbd("Enter"), " is a new line), ", kbd("Esc"), " leaves it for later.");
-  } else if (options.length) {
-    const going = options.find((i) => i.continues);
-    parts.push(`Which completion does step ${choosing + 1} go on from? Press `,
-      ...options.flatMap((i) => [kbd(String(i.alternative + 1)), " "]),
-      `(now ${going.alternative + 1}, alternative ${going.alternative}), or `, kbd("Enter"), " to keep it.");
   } else if (writing) {
     parts.push(`Every completion at step ${current.position + 1} is −1. Press `, kbd("w"),
-      " to write your own step, or ", kbd("Enter"), " to submit: found an error.");
+      " to write your own step; to submit \"found an error\" without one, press ", kbd("Enter"), " twice.");
   } else if (current && current.human) {
     parts.push(`Rate your own step ${current.position + 1}: `, kbd("1"), " +1 ", kbd("2"), " 0 ", kbd("3"),
       " −1 · ", kbd("w"), " edits it · ", kbd("u"), " takes it back");
@@ -345,8 +340,18 @@ export function showHint(ui, seq, assignment, message, editing = null, choosing 
   } else if (seq.finish === "solution") {
     parts.push("Every step is rated. Press ", kbd("Enter"), " to submit.");
   }
+  // Where the solution goes on from after a -1 is a choice of its own: shown, and changed only by p.
+  const choice = editing === null ? latestChoice(seq) : null;
+  if (choice) {
+    const line = el("span", "ws-choice");
+    line.dataset.testid = "continuation";
+    const next = choice.options[(choice.options.indexOf(choice.going) + 1) % choice.options.length];
+    line.append(`Step ${choice.position + 1} goes on from alternative ${choice.going.alternative} · `, kbd("p"),
+      ` switches to alternative ${next.alternative}`);
+    parts.push(line);
+  }
   ui.hint.replaceChildren(...parts);
-  ui.submitButton.disabled = !seq.finish || editing !== null || options.length > 0;
+  ui.submitButton.disabled = !seq.finish || editing !== null;
   for (const b of ui.rateButtons) b.disabled = !current || writing;
   ui.writeButton.disabled = !(current && current.human);
   const main = assignment.steps.length;

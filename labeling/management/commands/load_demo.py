@@ -161,7 +161,7 @@ def load_demo(data_dir=None, *, show_progress=True, log=print, published_passwor
         results[name] = []
         for format_name, rel in files:
             result = run_import(format_name, data_dir / rel, project, show_progress=show_progress)
-            log(f"  {format_name} {rel}: {result.records} records, {result.created} added, {result.skipped} already there")
+            log(f"  {format_name} {rel}: {result.records:,} records, {result.counted()}")
             results[name].append((format_name, result))
     given = ensure_accounts(projects, published=published_passwords)
     if not published_passwords:

@@ -1,23 +1,8 @@
 """Migration 0016 turns the global roles of before into memberships: an upgrade loses nobody's access."""
-import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+from tests.migrating import at_the_newest_migrations_afterwards, migrate  # noqa: F401 (a fixture)
 
 BEFORE = [("labeling", "0015_api_token")]
 AFTER = [("labeling", "0016_project_membership")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def at_the_newest_migrations_afterwards(transactional_db):
-    yield
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())  # whatever the test did
 
 
 def test_roles_of_before_become_memberships_of_every_project_and_back(at_the_newest_migrations_afterwards):

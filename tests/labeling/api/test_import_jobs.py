@@ -121,6 +121,41 @@ def test_openai_batch_takes_its_input_file_as_a_second_upload(clients, project):
     assert Problem.objects.get(project=project).problem == problem
 
 
+def test_the_same_completions_as_openai_chat_then_as_vllm_are_stored_once(clients, project):
+    # 28 completions: 7 problems with 4 samples each, as an OpenAI chat run (n=4, the model named in
+    # every response) and as a vLLM run (RequestOutputs, no model name anywhere in the file).
+    problems = [f"What is ${a} + {a + 1}$?" for a in range(7)]
+    samples = {p: [f"Sample {k}: we add.\n\nSo the answer is $\\boxed{{{2 * a + 1 + (k == 3)}}}$."
+                   for k in range(4)] for a, p in enumerate(problems)}
+    chat = "".join(json.dumps({
+        "request": {"model": "gpt-4o", "n": 4, "messages": [{"role": "user", "content": p}]},
+        "response": {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-2024-08-06",
+                     "choices": [{"index": k, "finish_reason": "stop", "message": {"role": "assistant", "content": t}}
+                                 for k, t in enumerate(samples[p])]},
+    }) + "\n" for p in problems).encode()
+    vllm = json.dumps([{"request_id": str(i), "prompt": p, "finished": True,
+                        "outputs": [{"index": k, "text": t, "finish_reason": "stop"} for k, t in enumerate(samples[p])]}
+                       for i, p in enumerate(problems)]).encode()
+    client = clients["researcher"]
+    first = job_of(client, post(client, project, chat, name="chat.jsonl", format="openai-chat"))
+    assert {k: first["result"][k] for k in ("records", "created", "skipped", "unit")} == \
+        {"records": 7, "created": 28, "skipped": 0, "unit": "solutions"}  # solutions, not the 7 records
+
+    # The form's model field left empty: refused before any job, naming the field.
+    refused = post(client, project, vllm, name="vllm.json", format="vllm", generator="")
+    assert refused.status_code == 400
+    assert refused.json()["field"] == "generator" and "is required" in refused.json()["detail"]
+    assert ImportJob.objects.filter(project=project).count() == 1
+
+    # Named (even otherwise than the first import did), it adds nothing, and the result says so.
+    again = job_of(client, post(client, project, vllm, name="vllm.json", format="vllm", generator="gpt-4o"))
+    assert {k: again["result"][k] for k in ("records", "created", "skipped", "unit")} == \
+        {"records": 7, "created": 0, "skipped": 28, "unit": "solutions"}
+    assert again["result"]["details"]["solutions"] == 0
+    solutions = Solution.objects.filter(project=project)
+    assert solutions.count() == 28 and {s.generator for s in solutions} == {"gpt-4o-2024-08-06"}
+
+
 def test_a_bad_line_late_in_the_file_stores_nothing(clients, project, monkeypatch):
     monkeypatch.setattr(jobs, "CHECK_EVERY", 10)
     data = raw_completions(40) + b'{"problem": "x", "completion": "y", "colour": "red"}\n'
@@ -207,9 +242,12 @@ def test_the_formats_the_form_offers(clients):
     formats = {f["name"]: f for f in answer.json()["formats"]}
     assert {"prm800k", "problems", "candidates", "completions", "openai-batch", "hf-parquet"} <= set(formats)
     assert formats["completions"] == {"name": "completions", "options": ["split", "pattern", "generator"],
-                                      "preview": True}
+                                      "required": {}, "preview": True}
     assert formats["openai-batch"]["options"][-1] == "requests"
-    assert formats["prm800k"] == {"name": "prm800k", "options": [], "preview": False}
+    assert list(formats["openai-batch"]["required"]) == ["requests"]
+    # A vLLM file names no model: the form must ask for one (tests/browser/test_imports.py).
+    assert formats["vllm"]["required"] == {"generator": "a vLLM output file does not name the model that wrote it"}
+    assert formats["prm800k"] == {"name": "prm800k", "options": [], "required": {}, "preview": False}
     assert answer.json()["splits"] == ["paragraphs", "lines", "regex"]
     assert clients["annotator"].get(reverse("api:import-formats")).status_code == 403
 

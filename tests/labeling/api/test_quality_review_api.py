@@ -2,11 +2,13 @@
 adjudication queue, proposals with their evidence, the drill-down's flags, and what an annotator
 learns of a checked pass only once it is submitted and scored."""
 import json
+from datetime import datetime, timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
-from labeling.models import Annotator, Assignment, Rating
+from labeling.models import Annotator, Assignment, GoldScore, Rating
 from labeling.quality import consensus, gold, proposals
 from tests.factories import (
     FORBIDDEN_IN_KEYS,
@@ -123,30 +125,50 @@ def finish(client, pk, values):
     return answer
 
 
-def test_a_missed_check_shows_only_after_submit_and_scoring(clients, project, gold_first):
+def test_a_gold_pass_never_shows_by_item_only_in_the_daily_figure(clients, project, gold_first):
     item, ordinary = gold_first
     ann = clients["annotator"]
     url = reverse("api:project-my-missed", args=[project.pk])
     taken = ann.post(reverse("api:project-next", args=[project.pk])).json()
     assert Assignment.objects.get(pk=taken["id"]).solution_id == item.pk
-    ann.put(reverse("api:assignment-draft", args=[taken["id"]]),
-            {"ratings": [{"position": 0, "value": -1}]}, format="json")
-    assert ann.get(url).json() == {"results": []}  # in progress: nothing
+    empty = ann.get(url).json()
+    assert empty["results"] == [] and (empty["checks"]["checked"], empty["checks"]["matched"]) == (0, 0)
     finish(ann, taken["id"], [1, -1])  # step 1 differs (+1 in the gold); step 2 never reached
-    assert ann.get(url).json() == {"results": []}  # submitted, not yet scored: nothing either
     plain = ann.post(reverse("api:project-next", args=[project.pk])).json()
     finish(ann, plain["id"], [1, 1, -1])
     assert score_gold() == 1
-    results = ann.get(url).json()["results"]
-    assert len(results) == 1  # the gold pass; never the ordinary one
-    assert (results[0]["assignment"], results[0]["problem"], results[0]["rated_none"]) == (
-        taken["id"], "Checked $y$", False)
-    assert results[0]["steps"] == [
-        {"position": 1, "alternative": 0, "text": "step 1.0", "yours": -1, "expected": 1}]
-    assert not [k for k in keys(results) if any(word in k.lower() for word in FORBIDDEN_IN_KEYS)]
-    # A lead who corrects the gold to what they rated takes the entry away.
-    gold.set_gold(item, {(0, 0): 1, (1, 0): -1})
-    assert ann.get(url).json() == {"results": []}
+    # Scored and missed: the answer is byte for byte what it was before the gold pass.
+    assert ann.get(url).json() == empty
+    # Older than the cut-off (an hour before the last midnight), it counts: as a number only.
+    GoldScore.objects.filter(assignment_id=taken["id"]).update(submitted_at=timezone.now() - timedelta(days=2))
+    later = ann.get(url).json()
+    assert later["results"] == []
+    assert (later["checks"]["checked"], later["checks"]["matched"], later["checks"]["mean_exact_share"]) == (1, 0, 0.5)
+    assert "Checked" not in json.dumps(later) and str(taken["id"]) not in json.dumps(later["checks"])
+    assert not [k for k in keys(later) if any(word in k.lower() for word in FORBIDDEN_IN_KEYS)]
+
+
+def test_the_daily_figure_moves_only_at_its_cut_off(project, gold_first, users):
+    from labeling.quality import feedback
+
+    item, _ = gold_first
+    annotator = Annotator.objects.get(user=users["annotator"])
+    noon = timezone.make_aware(datetime(2026, 3, 10, 12, 0))
+    cut = timezone.make_aware(datetime(2026, 3, 9, 23, 0))
+    passes = []
+    for n, submitted in enumerate((cut - timedelta(minutes=1), cut + timedelta(minutes=1))):
+        solution = make_gold(project, [1, -1], problem=f"G{n}")
+        passes.append(Assignment.objects.create(project=project, solution=solution, annotator=annotator,
+                                                state="active", is_quality_control=True))
+        submit(passes[-1], [1, -1])
+        Assignment.objects.filter(pk=passes[-1].pk).update(submitted_at=submitted)
+    score_gold()
+    GoldScore.objects.filter(assignment=passes[0]).update(submitted_at=cut - timedelta(minutes=1))
+    GoldScore.objects.filter(assignment=passes[1]).update(submitted_at=cut + timedelta(minutes=1))
+    figure = feedback.gold_figure(annotator, project, now=noon)
+    assert (figure["checked"], figure["matched"], figure["through"]) == (1, 1, cut)
+    # The next day's figure takes the later one too.
+    assert feedback.gold_figure(annotator, project, now=noon + timedelta(days=1))["checked"] == 2
 
 
 def test_a_matching_check_and_other_peoples_passes_never_show(clients, project, gold_first, users):
@@ -159,7 +181,7 @@ def test_a_matching_check_and_other_peoples_passes_never_show(clients, project, 
     taken = ann.post(reverse("api:project-next", args=[project.pk])).json()
     finish(ann, taken["id"], [1, 1, -1])  # matches the gold
     assert score_gold() == 2
-    assert ann.get(reverse("api:project-my-missed", args=[project.pk])).json() == {"results": []}
+    assert ann.get(reverse("api:project-my-missed", args=[project.pk])).json()["results"] == []
     mine = Assignment.objects.get(annotator=Annotator.objects.get(user=users["annotator"]), solution=item)
     assert mine.gold_score.exact_share == 1.0  # scored, and matched
 

@@ -95,8 +95,10 @@ def test_phase_two_next_draft_submit_found_error_with_alternatives(ann):
     # found_error needs every alternative at the error rated: refused, and the draft stays.
     refused = finish(ann, task["id"], finish_reason="found_error", submit_key="k1")
     assert refused.status_code == 400
-    assert refused.json() == {"detail": "Rate every alternative at step 1 (alternative 1 is unrated).",
-                              "field": "ratings"}
+    answer = refused.json()
+    # The kept draft's revision comes with the refusal (the base of the next save).
+    assert answer.pop("revision") == ann.get(reverse("api:assignment-detail", args=[task["id"]])).json()["revision"]
+    assert answer == {"detail": "Rate every alternative at step 2 (alternative 1 is unrated).", "field": "ratings"}
     assert Assignment.objects.get(pk=task["id"]).state == Assignment.ACTIVE
 
     done = finish(ann, task["id"], finish_reason="found_error", submit_key="k1", client_elapsed_ms=1500,
@@ -155,7 +157,7 @@ def test_a_retried_submit_gets_the_same_answer_and_another_key_is_refused(ann):
     ([{"position": "first", "value": 1}], "ratings[0].position", "valid integer"),
     ([r(0, 1, flagged="maybe")], "ratings[0].flagged", "valid boolean"),
     ("all +1", "ratings", "list"),
-    ([r(7, 1)], "ratings[0]", "no step at position 7"),
+    ([r(7, 1)], "ratings[0]", "no step 8 (position 7)"),
     ([r(0, 1), r(2, 1)], "ratings[1]", "rate steps in order"),
     ([r(0, 1, text="my own step")], "ratings[0].human_text", "does not take steps written by annotators"),
 ])

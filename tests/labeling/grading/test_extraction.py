@@ -15,7 +15,7 @@ import pytest
 
 from labeling.data import open_text
 from labeling.grading.answers import grade
-from labeling.grading.extraction import TAIL_CHARS, extract_answer, find_answer
+from labeling.grading.extraction import MAX_UNDELIMITED_CHARS, TAIL_CHARS, extract_answer, find_answer
 from labeling.imports import run_import
 from labeling.models import Project, Solution
 from tests.factories import make_project
@@ -119,6 +119,9 @@ PRM800K = [
     ("And since we're given that $a_1=2$, the answer is $2^9=\\boxed{512}$.", "-1", "512", "boxed", -1),
     ("So $a = 41$ is our answer.", "41", "a = 41", "closing sentence", 1),
     ("And $\\dfrac{5}{9}$ is our answer.", "\\frac 59", "\\dfrac{5}{9}", "closing sentence", 1),
+    # Answers without "$" (issue #26): a choice letter before its words, an equation chain's value
+    ("So the answer is (A) Line", "A", "(A)", "answer", 1),
+    ("So our final answer is 1/4 * 1/2 = 1/8.", "1/8", "1/8", "final answer is", 1),
 ]
 # Phase 1 train, the last step of "Find all the solutions to ..." (answer \pm 8, \pm 1): boxes
 # joined by "and" are one answer; one of the two boxes alone is half of it.
@@ -224,6 +227,54 @@ def test_minerva_and_llama_final_answer():
     assert grade(extract_answer(line), "\\frac{7}{4}") is False
     # It outranks a box written before it.
     assert extract_answer("So $\\boxed{3}$ it seems.\n\n" + line) == "\\frac{4}{7}"
+
+
+# (closing line without "$", the answer found, the form): the whole expression up to the end of
+# its sentence, without the unit or prose after it (issue #26; more in tests/vectors/closing_lines.jsonl)
+UNDELIMITED = [
+    ("Final Answer: The final answer is -12+15i. I hope it is correct.", "-12+15i", "final answer is ... I hope"),
+    ("Final Answer: The final answer is 2-\\sqrt{3}. I hope it is correct.", "2-\\sqrt{3}", "final answer is ... I hope"),
+    ("Final Answer: The final answer is 18 dollars. I hope it is correct.", "18", "final answer is"),
+    ("The final answer is: (1, -2)", "(1, -2)", "final answer is"),
+    ("The final answer is 2, -3.", "2, -3", "final answer is"),
+    ("**The final answer is 42.**", "42", "final answer is"),
+    ("The answer is: 2-\\sqrt{3}", "2-\\sqrt{3}", "answer"),
+    ("The answer is: \\text{(B)}", "\\text{(B)}", "answer"),
+    ("The answer is: 10\\%", "10\\%", "answer"),
+    ("So the answer is (B).", "(B)", "answer"),
+    ("So the correct option is (B).", "(B)", "answer"),
+    ("So the answer is [1, 5).", "[1, 5)", "answer"),
+    ("Thus the answer is (-\\infty, 0) \\cup (1, \\infty).", "(-\\infty, 0) \\cup (1, \\infty)", "answer"),
+    ("So the answer is y = 2x + 3.", "y = 2x + 3", "answer"),
+    ("Therefore, the answer is 4\\sqrt{2} units.", "4\\sqrt{2}", "answer"),
+    ("The answer is 18 dollars.", "18", "answer"),
+    ("The answer is 5 cm.", "5", "answer"),
+    ("The answer is 3.5.", "3.5", "answer"),
+    ("The answer is 2.5 kg.", "2.5", "answer"),
+    ("The answer is 1,000.", "1000", "answer"),
+    ("The answer is 10, since 2 \\times 5 = 10.", "10", "answer"),
+    ("The answer is **18**.", "18", "answer"),
+    ("So the answer is B.", "B", "answer"),
+    ("**Answer:** y = 3x - 1", "y = 3x - 1", "answer:"),
+    ("**Answer: -12 + 15i**", "-12 + 15i", "answer:"),
+    # A word after the anchor: math-verify's reading stands; a delimited answer is its LaTeX forms'.
+    ("**Answer:** Sarah has 7 apples left.", "7", "answer:"),
+    ("So the answer is A line of slope 2.", "2", "answer"),
+    ("Therefore, the answer is $\\frac{5}{2}$.", "\\frac{5}{2}", "answer"),
+    ("The answer is $\\boxed{12}$.", "12", "boxed"),
+    ("#### 1,000", "1,000", "####"),
+]
+
+
+@pytest.mark.parametrize("line, answer, form", UNDELIMITED)
+def test_answers_without_dollars_are_read_whole(line, answer, form):
+    assert find_answer(line) == (answer, form)
+
+
+def test_an_undelimited_answer_is_bounded():
+    # Brackets never closed: no answer runs on past MAX_UNDELIMITED_CHARS (math-verify's number stands).
+    assert find_answer("The answer is: (" + "1, " * (MAX_UNDELIMITED_CHARS // 3 + 1)) == ("1", "answer")
+    assert find_answer("The answer is: (" + "1, " * 10 + "2") == ("(" + "1, " * 10 + "2", "answer")
 
 
 def test_dataset_forms_come_first():

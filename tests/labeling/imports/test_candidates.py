@@ -90,6 +90,17 @@ def test_reimport_adds_nothing(project, tmp_path, processbench_candidates, chunk
     assert counts() == before
 
 
+def test_the_same_steps_are_one_solution_whatever_generator_and_answer_say(project, tmp_path, processbench_candidates):
+    records, _ = processbench_candidates
+    first = run_import("candidates", write_jsonl(tmp_path / "a.jsonl", records[:3]), project)
+    renamed = [dict(r, generator="another-name", final_answer="12345") for r in records[:3]] + \
+        [{k: v for k, v in r.items() if k != "generator"} for r in records[:3]]
+    again = run_import("candidates", write_jsonl(tmp_path / "b.jsonl", renamed), project)
+    assert (first.created, again.created, again.skipped, again.details["solutions"]) == (3, 0, 6, 0)
+    assert sorted(Solution.objects.filter(project=project).values_list("generator", flat=True)) == \
+        sorted(r["generator"] for r in records[:3])  # the first import's rows, as they were
+
+
 def test_gzip_input(project, tmp_path, processbench_candidates):
     records, _ = processbench_candidates
     result = run_import("candidates", write_jsonl(tmp_path / "pb.jsonl.gz", records[:10], gz=True), project)
@@ -170,7 +181,7 @@ def test_gsm8k_examples(project, tmp_path, data_dir):
 
     result = run_import("gsm8k-examples", path, project)
 
-    assert (result.records, result.created) == (50, 50)
+    assert (result.records, result.created, result.unit) == (50, 200, "solutions")  # counted in solutions
     assert result.details == {"problems": 0, "solutions": 200, "steps": result.details["steps"], "graded": 0}
     assert Problem.objects.filter(project=project).count() == 50
     first = lines[0]
@@ -185,7 +196,7 @@ def test_gsm8k_examples(project, tmp_path, data_dir):
     assert Solution.objects.filter(project=project, is_correct=True).count() == file_grades
 
     again = run_import("gsm8k-examples", path, project)
-    assert (again.created, again.skipped) == (0, 50)
+    assert (again.created, again.skipped) == (0, 200)
     assert Solution.objects.filter(project=project).count() == 200
 
 
@@ -221,7 +232,7 @@ def test_command(tmp_path, data_dir):
     stdout = io.StringIO()
     call_command("import_candidates", str(source), project="cmd", create_project=True, format="gsm8k-examples",
                  quiet=True, stdout=stdout)
-    assert "10 records (10 new, 0 already there)" in stdout.getvalue()
+    assert "10 records (40 solutions new, 0 already there)" in stdout.getvalue()
     assert "40 solutions" in stdout.getvalue()
     assert Solution.objects.filter(project__name="cmd").count() == 40
 

@@ -119,8 +119,8 @@ def test_command(tmp_path, data_dir, gsm50):
     call_command("import_problems", str(path), project="cmd", create_project=True, quiet=True, stdout=stdout)
     call_command("import_problems", str(path), project="cmd", quiet=True, stdout=stdout)
     lines = stdout.getvalue().splitlines()
-    assert "50 records (50 new, 0 already there)" in lines[0] and "added 50 problems" in lines[0]
-    assert "50 records (0 new, 50 already there)" in lines[1]
+    assert "50 records (50 problems new, 0 already there)" in lines[0] and "added 50 problems" in lines[0]
+    assert "50 records (0 problems new, 50 already there)" in lines[1]
     bad = write_jsonl(tmp_path / "bad.jsonl", gsm50[:2] + [{"question": "q", "answer": 5}])
     with pytest.raises(CommandError, match=r"bad.jsonl:3: field 'answer': must be a string"):
         call_command("import_problems", str(bad), project="cmd", quiet=True)

@@ -57,6 +57,7 @@ def test_a_step_an_annotator_wrote_cannot_be_gold():
 def test_unset_gold_makes_ordinary_work_again_and_keeps_old_scores():
     project = make_project(quality_control_rate=1.0)
     solution = make_gold(project, [1, 1])
+    make_solution(project)  # gold is served only beside open ordinary work
     submit(take(make_annotator(), project), [1, 1])
     score_gold()
     gold.unset_gold(solution)
@@ -116,6 +117,7 @@ def test_a_gold_item_from_the_queue_is_scored_by_the_job_and_ordinary_work_is_no
 def test_scoring_again_replaces_the_score():
     project = make_project(quality_control_rate=1.0)
     item = make_gold(project, [1, 1])
+    make_solution(project)
     a = take(make_annotator(), project)
     submit(a, [1, 0])
     gold.set_gold(item, {(0, 0): 1, (1, 0): 0})  # the lead corrects the gold
@@ -127,6 +129,7 @@ def test_scoring_again_replaces_the_score():
 def test_rolling_score_is_the_mean_over_the_latest_window_of_gold_passes():
     project = make_project(quality_control_rate=1.0, gold_window=3)
     items = {make_gold(project, [1, 1]).pk for _ in range(4)}
+    make_solution(project)
     ann = make_annotator()
     assert gold.rolling_gold_score(ann, project) is None
     for n, values in enumerate([[-1], [1, 1], [1, 1], [1, 0]]):  # exact shares 0, 1, 1, 0.5

@@ -23,6 +23,7 @@ def test_a_gold_submit_runs_the_statements_of_an_ordinary_one_and_scores_later()
     project = make_project(quality_control_rate=0.0, gold_threshold=0.9, gold_min_passes=1, overlap=1)
     item = make_gold(project, [1, 1])
     make_solution(project, steps=2)
+    make_solution(project, steps=2)  # gold is served only beside open ordinary work
     ordinary_pass = take(make_annotator(), project)
     project.quality_control_rate = 1.0
     project.save()
@@ -41,6 +42,7 @@ def test_the_job_scores_each_pending_pass_once():
     project = make_project(quality_control_rate=1.0)
     make_gold(project, [1, -1])
     make_gold(project, [1, 1])
+    make_solution(project)  # gold is served only beside open ordinary work
     passes = []
     for ann in (make_annotator(), make_annotator()):
         for n in range(2):

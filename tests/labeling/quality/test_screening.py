@@ -104,6 +104,7 @@ def test_someone_who_worked_before_screening_was_required_is_not_screened(screen
     veteran = make_annotator()
     Assignment.objects.create(project=project, solution=ordinary, annotator=veteran, state=Assignment.SUBMITTED,
                               source_hash="imported")
+    make_solution(project)  # gold is served only beside open ordinary work
     assert take(veteran, project).solution_id == quality.pk
     assert state(veteran, project) == "active"
 

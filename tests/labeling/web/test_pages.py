@@ -109,12 +109,14 @@ def test_pass_counts(client, projects):
     assert "<b>1</b> passes by you" in client.get("/").content.decode()
 
 
-def test_annotator_card_says_how_much_waits_for_them(client, projects):
-    """Open slots they never had and their own unfinished pass count; full, had, gold and a pause do not."""
+def test_annotator_card_says_whether_work_waits_for_them(client, projects):
+    """Open slots they never had and their own unfinished pass count; full, had, gold and a pause do not.
+    The card says yes or no, never a number (a count tells a gold hand-out from an ordinary one)."""
     from django.utils import timezone
 
     from labeling.models import Assignment, Problem, Solution
     from labeling.quality import screening
+    from labeling.web.pages import waiting_for
     from labeling.work.queue import recount_live_assignments
 
     active, _ = projects
@@ -143,12 +145,26 @@ def test_annotator_card_says_how_much_waits_for_them(client, projects):
 
     client.force_login(ann)
     html = client.get("/").content.decode()
-    assert 'data-waiting="3"' in html and "<b>3</b> waiting for you" in html
+    # "open", "one-slot-left" and ann's own unfinished one wait; yes or no, never how many.
+    assert 'data-waiting="yes"' in html and "Work is waiting for you." in html
+    assert not re.search(r"<b>[\d,]+</b> waiting", html)
+    assert waiting_for(ann, [active.pk]) == {active.pk}
     # cal: "open", "one-slot-left", "had" (ann's pass leaves a slot), and cal's own unfinished "full".
     client.force_login(cal)
-    assert 'data-waiting="4"' in client.get("/").content.decode()
+    assert 'data-waiting="yes"' in client.get("/").content.decode()
+    # Only cal's own unfinished one left for cal: still yes (the held assignment counts).
+    for name in ("open", "one-slot-left", "had"):
+        Assignment.objects.create(project=active, solution=Solution.objects.get(content_hash=name),
+                                  annotator=make_user(f"x-{name}", "annotator").annotator, state=Assignment.ACTIVE)
+        Assignment.objects.create(project=active, solution=Solution.objects.get(content_hash=name),
+                                  annotator=make_user(f"y-{name}", "annotator").annotator, state=Assignment.ACTIVE)
+    recount_live_assignments(active)
+    assert waiting_for(cal, [active.pk]) == {active.pk}
+    Assignment.objects.filter(annotator=cal.annotator, state=Assignment.ACTIVE).update(
+        state=Assignment.SUBMITTED, submitted_at=timezone.now(), finish_reason="solution")
+    assert waiting_for(cal, [active.pk]) == set()  # gold and screening items are never "waiting"
 
     screening.pause(ann.annotator, active, reason="test")
     client.force_login(ann)
     html = client.get("/").content.decode()
-    assert 'data-waiting="0"' in html and "No work for you now." in html
+    assert 'data-waiting="no"' in html and "No work for you now." in html

@@ -246,6 +246,38 @@ def test_each_gold_item_reaches_an_annotator_once_then_ordinary_work_follows():
     assert set(served[:2]) == golds and served[2] == ordinary.pk
 
 
+@pytest.mark.parametrize("overlap", [1, 2])
+def test_gold_comes_only_beside_open_ordinary_work_so_an_empty_queue_stays_empty(overlap):
+    """Once ordinary work runs out, gold stopped being due too: before, every hand-out after the
+    first "no work" was gold (issue #26)."""
+    project = make_project(overlap=overlap, quality_control_rate=1.0)
+    golds = {make_solution(project, is_gold=True).pk for _ in range(3)}
+    ordinary = make_solution(project)
+    ann = make_annotator()
+    # Others hold every slot of the ordinary solution.
+    others = [Assignment.objects.create(project=project, solution=ordinary, annotator=make_annotator(),
+                                        state=Assignment.ACTIVE, lease_expires_at=later(600)) for _ in range(overlap)]
+    queue.recount_live_assignments(project)
+    assert queue.next_assignment(ann, project, now=NOW) is None  # gold due and unseen, yet no work
+    Assignment.objects.filter(pk=others[0].pk).delete()  # a slot opens: gold is served beside it
+    queue.recount_live_assignments(project)
+    assert queue.next_assignment(ann, project, now=later(1)).solution_id in golds
+
+
+def test_with_rate_one_gold_then_the_ordinary_work_then_nothing():
+    project = make_project(overlap=1, quality_control_rate=1.0)
+    golds = {make_solution(project, is_gold=True).pk for _ in range(2)}
+    ordinary = make_solution(project)
+    ann = make_annotator()
+    served = []
+    for i in range(4):
+        a = queue.next_assignment(ann, project, now=later(i))
+        served.append(a and a.solution_id)
+        if a:
+            submission.submit(a, finish_reason="give_up", note="n", now=later(i))
+    assert set(served[:2]) == golds and served[2:] == [ordinary.pk, None]
+
+
 def test_quality_control_due_is_a_fresh_draw_at_the_rate():
     draws = [queue.quality_control_due(0.25) for _ in range(4000)]
     assert 850 <= sum(draws) <= 1150  # 1,000 expected; sd 27
@@ -289,6 +321,7 @@ def test_gold_positions_are_neither_periodic_nor_shared_and_each_annotator_has_a
 def test_at_rate_one_each_annotator_meets_the_gold_items_in_their_own_order():
     project = make_project(overlap=1, quality_control_rate=1.0)
     golds = {make_solution(project, is_gold=True).pk for _ in range(8)}
+    make_solution(project)  # gold comes only beside open ordinary work
     orders = [gold_flags(make_annotator(), project, golds, 8)[1] for _ in range(2)]
     assert all(set(order) == golds for order in orders)
     assert orders[0] != orders[1]  # the same order by chance: 1 in 40,320

@@ -226,6 +226,7 @@ PLAIN_BODIES = [
                  {"position": 2, "alternative": None, "value": None, "flagged": None, "text": ""},
                  {"position": 3, "value": 0, "text": " my step ", "unknown": "ignored"}]},
     {"finish_reason": "give_up", "note": "why", "client_elapsed_ms": 12.5, "extra": [1, 2]},
+    {"finish_reason": "solution", "revision": "3f2a9c0d1e4b5a67"}, {"finish_reason": "solution", "revision": None},
 ]
 
 # DRF takes these too, after coercing or trimming: the hand check leaves them to it.
@@ -236,6 +237,7 @@ COERCED_BODIES = [
     {"finish_reason": "solution", "client_elapsed_ms": "15"},
     {"finish_reason": "solution", "note": 5},
     {"finish_reason": "solution", "client_elapsed_ms": True},
+    {"finish_reason": "solution", "revision": " padded "}, {"finish_reason": "solution", "revision": 7},
 ]
 
 REFUSED_BODIES = [
@@ -249,6 +251,7 @@ REFUSED_BODIES = [
     {"finish_reason": "solution", "ratings": [{"position": 0, "value": 1, "text": "x" * 20001}]},
     {"finish_reason": "solution", "ratings": [{"position": 0, "value": 1, "text": "a\x00b"}]},
     {"finish_reason": "solution", "submit_key": ""}, {"finish_reason": "solution", "submit_key": "k" * 101},
+    {"finish_reason": "solution", "revision": ""}, {"finish_reason": "solution", "revision": "r" * 65},
     {"finish_reason": "solution", "client_elapsed_ms": -1},
     {"finish_reason": "solution", "client_elapsed_ms": float("nan")},
     {"finish_reason": "solution", "client_elapsed_ms": 10**400},

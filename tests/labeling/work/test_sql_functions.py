@@ -61,11 +61,13 @@ def test_the_database_runs_the_newest_version_of_each_function(function):
 
 
 def test_the_newest_versions_are_the_ones_the_code_expects():
-    assert sql.newest("stepmark_hand_out") == "stepmark_hand_out.v3"
+    assert sql.newest("stepmark_hand_out") == "stepmark_hand_out.v4"
     assert sql.newest("stepmark_lock_sheet") == "stepmark_lock_sheet.v1"
 
 
 def test_migrating_back_and_forth_loads_each_version():
+    run("0019_gold_only_beside_work", "restore")
+    assert source("stepmark_hand_out") == body("stepmark_hand_out.v3")
     run("0012_unspottable_gold", "restore")
     assert source("stepmark_hand_out") == body("stepmark_hand_out.v2")
     assert "p_gold_start" not in definition("stepmark_hand_out")
@@ -81,6 +83,8 @@ def test_migrating_back_and_forth_loads_each_version():
     assert "SET plan_cache_mode TO 'force_generic_plan'" in definition("stepmark_hand_out")
     run("0012_unspottable_gold", "create")
     assert source("stepmark_hand_out") == body("stepmark_hand_out.v3")  # one function: not overloaded
+    run("0019_gold_only_beside_work", "create")
+    assert source("stepmark_hand_out") == body("stepmark_hand_out.v4")
 
     run("0008_lock_sheet_function", "drop")
     assert definition("stepmark_lock_sheet") is None
@@ -104,3 +108,11 @@ def test_version_three_orders_by_the_queue_key_the_model_indexes():
     assert queue_key("s.id") in three
     assert "s.selection_rank NULLS LAST, s.id" not in three
     assert "p_qc_phase" not in three and "p_gold_start bigint" in signature("stepmark_hand_out.v3")
+
+
+def test_version_four_is_version_three_with_gold_only_beside_open_work():
+    three, four = body("stepmark_hand_out.v3"), body("stepmark_hand_out.v4")
+    gold_due = "IF p_gold_start IS NOT NULL AND NOT v_gold_tried THEN"
+    assert three.count(gold_due) == 1
+    assert "IF p_gold_start IS NOT NULL AND NOT v_gold_tried AND v_levels IS NOT NULL THEN" in four
+    assert signature("stepmark_hand_out.v4") == signature("stepmark_hand_out.v3")

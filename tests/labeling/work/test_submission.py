@@ -230,7 +230,8 @@ def test_found_error_ignores_alternatives_where_the_project_hides_them():
 
 def test_solution_needs_every_step_rated_and_no_minus_one():
     a = handed(steps=3, stop_at_first_error=False)
-    assert "step 2" in error_of(submit, a, finish_reason="solution", ratings=[r(0, 1), r(1, 1)], now=later(1)).message
+    assert "step 3 is not" in error_of(submit, a, finish_reason="solution", ratings=[r(0, 1), r(1, 1)],
+                                     now=later(1)).message  # position 2, numbered from 1 as on the page
     assert "-1" in error_of(submit, a, finish_reason="solution", ratings=[r(1, -1), r(2, 1)], now=later(2)).message
     assert values(a) == {(0, 0): 1, (1, 0): -1, (2, 0): 1}
     submit(a, finish_reason="solution", ratings=[r(1, 0)], now=later(3))
@@ -347,7 +348,7 @@ def test_phase_one_solution_is_refused_where_every_completion_at_a_minus_one_is_
     a = phase_one_alternatives(alternatives={1: 1})
     ratings = [r(0, 1), r(1, -1), r(1, -1, alternative=1), r(2, 1)]
     err = error_of(submit, a, finish_reason="solution", ratings=ratings, now=later(1))
-    assert "step 1 has none" in err.message and err.field == "finish_reason"
+    assert "step 2 has none" in err.message and err.field == "finish_reason"
 
 
 def test_phase_one_found_error_still_ends_at_a_minus_one_with_a_good_alternative():

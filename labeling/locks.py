@@ -1,15 +1,15 @@
-"""PostgreSQL advisory locks the PRM jobs hold on what they work on.
+"""PostgreSQL advisory locks the jobs hold on what they work on (generation runs, retrains, import jobs).
 
 A lock belongs to the database session, so it goes away with a worker that is killed; a
-redelivered copy of a task that arrives while the first is still alive finds the lock taken
-and steps aside.
+redelivered copy of a task that arrives while the first is still alive (its visibility timeout
+passed, annotator/settings.py) finds the lock taken and steps aside.
 """
 import contextlib
 
 from django.db import connection
 
 # Namespaces: the first key of pg_try_advisory_lock(int, int); the second is the row's id.
-GENERATION_LOCK, RETRAIN_LOCK, CHAMPION_LOCK = 0x5347, 0x5352, 0x5343
+GENERATION_LOCK, RETRAIN_LOCK, CHAMPION_LOCK, IMPORT_JOB_LOCK = 0x5347, 0x5352, 0x5343, 0x5349
 
 
 @contextlib.contextmanager

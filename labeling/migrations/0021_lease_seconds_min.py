@@ -11,7 +11,7 @@ RAISE_SHORT_LEASES = "UPDATE labeling_project SET lease_seconds = 60 WHERE lease
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labeling', '0018_loop_settings'),
+        ('labeling', '0020_candidate_hash_steps_only'),
     ]
 
     operations = [

@@ -1,0 +1,18 @@
+"""Data-migration tests: migrate the test database to a point, and back to the newest afterwards."""
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+
+def migrate(targets):
+    """Migrate to ``targets`` (``[(app, migration)]``); the historical apps there."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+@pytest.fixture
+def at_the_newest_migrations_afterwards(transactional_db):
+    yield
+    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())  # whatever the test did
