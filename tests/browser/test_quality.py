@@ -196,17 +196,23 @@ def test_annotators_reach_neither_the_quality_page_nor_its_link(page, live_serve
     assert page.goto(f"{live_server.url}/projects/{lead_project.pk}/quality/").status == 403
 
 
-def test_an_annotator_never_sees_a_gold_pass_item_by_item_only_the_daily_figure(page, live_server, context):
-    project = make_project(name="Checked work", overlap=2, quality_control_rate=1.0)
+def checked_item_first(page, live_server, project, screening=False):
+    """A checked item of ``project`` (all +1) beside an ordinary one, served to ann first: her assignment."""
     item = make_solution(project, STEPS, **PROBLEM)
-    gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): 1, (3, 0): 1})
+    gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): 1, (3, 0): 1}, screening=screening)
     make_solution(project, STEPS, **PROBLEM)
     make_user("ann", "annotator")
     log_in(page, live_server, "ann")
     page.goto(f"{live_server.url}/projects/{project.pk}/work/")
     page.wait_for_selector('#workspace[data-state="working"]')
     mine = Assignment.objects.get(annotator__user__username="ann")
-    assert mine.solution_id == item.pk  # the gold item, served first
+    assert mine.solution_id == item.pk
+    return mine
+
+
+def test_an_annotator_never_sees_a_gold_pass_item_by_item_only_the_daily_figure(page, live_server, context):
+    project = make_project(name="Checked work", overlap=2, quality_control_rate=1.0)
+    mine = checked_item_first(page, live_server, project)
     page.keyboard.press("1")  # step 1: +1
     wait_saved(page)
 
@@ -242,15 +248,7 @@ def test_an_annotator_never_sees_a_gold_pass_item_by_item_only_the_daily_figure(
 
 def test_an_annotator_sees_where_a_screening_item_differed_after_the_submit(page, live_server):
     project = make_project(name="Screened work", requires_screening=True, screening_size=1)
-    item = make_solution(project, STEPS, **PROBLEM)
-    gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): 1, (3, 0): 1}, screening=True)
-    make_solution(project, STEPS, **PROBLEM)
-    make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
-    page.goto(f"{live_server.url}/projects/{project.pk}/work/")
-    page.wait_for_selector('#workspace[data-state="working"]')
-    mine = Assignment.objects.get(annotator__user__username="ann")
-    assert mine.solution_id == item.pk
+    mine = checked_item_first(page, live_server, project, screening=True)
     page.keyboard.press("1")
     page.keyboard.press("3")  # step 2: -1 where the reference says +1
     page.wait_for_function("() => document.querySelector('.ws-hint').textContent.includes('Found an error')")

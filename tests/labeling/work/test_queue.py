@@ -244,6 +244,7 @@ def test_each_gold_item_reaches_an_annotator_once_then_ordinary_work_follows():
         served.append(a.solution_id)
         submission.submit(a, finish_reason="give_up", note="n", now=later(i))
     assert set(served[:2]) == golds and served[2] == ordinary.pk
+    assert queue.next_assignment(ann, project, now=later(3)) is None
 
 
 @pytest.mark.parametrize("overlap", [1, 2])
@@ -262,20 +263,6 @@ def test_gold_comes_only_beside_open_ordinary_work_so_an_empty_queue_stays_empty
     Assignment.objects.filter(pk=others[0].pk).delete()  # a slot opens: gold is served beside it
     queue.recount_live_assignments(project)
     assert queue.next_assignment(ann, project, now=later(1)).solution_id in golds
-
-
-def test_with_rate_one_gold_then_the_ordinary_work_then_nothing():
-    project = make_project(overlap=1, quality_control_rate=1.0)
-    golds = {make_solution(project, is_gold=True).pk for _ in range(2)}
-    ordinary = make_solution(project)
-    ann = make_annotator()
-    served = []
-    for i in range(4):
-        a = queue.next_assignment(ann, project, now=later(i))
-        served.append(a and a.solution_id)
-        if a:
-            submission.submit(a, finish_reason="give_up", note="n", now=later(i))
-    assert set(served[:2]) == golds and served[2:] == [ordinary.pk, None]
 
 
 def test_quality_control_due_is_a_fresh_draw_at_the_rate():
