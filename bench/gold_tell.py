@@ -1,7 +1,7 @@
 """Can an annotator tell a gold item from ordinary work by anything they observe?
 
     DJANGO_DEBUG=1 .venv/bin/python -m bench.gold_tell [--handouts 300] [--rate 0.33]
-        [--paths function,python] [--sqlite]
+        [--sqlite]
 
 Sets up a project of GSM8K's example model solutions (about 5,000, four per problem) with
 ``--gold`` of them, picked at random, made gold items, and one annotator with an API token and a
@@ -19,8 +19,7 @@ card changed across ``next`` and across the submit, and the checked results acro
 the database says which hand-outs were gold. A gold pass's scoring job is published to the real
 broker (Redis, as in production; ``--sqlite`` uses the demo's filesystem broker).
 
-Prints per path (``function``: PostgreSQL with the hand-out function, as production runs;
-``python``: ``STEPMARK_QUEUE_FUNCTIONS=0``):
+Prints:
 
 - latency, for ``next`` and ``submit``: the median and p90 of gold and of ordinary requests, and
   the accuracy of the best single-threshold classifier on latency, against always guessing
@@ -65,8 +64,6 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=20, help="loops before measuring (default 20)")
     parser.add_argument("--rate", type=float, default=0.33, help="the project's quality-control rate (default 0.33)")
     parser.add_argument("--gold", type=int, default=200, help="gold items in the project (default 200)")
-    parser.add_argument("--paths", default="function,python",
-                        help="comma-separated: function (PostgreSQL's hand-out function), python (without it)")
     parser.add_argument("--sqlite", action="store_true", help="the embedded default (SQLite, filesystem broker)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
@@ -76,28 +73,24 @@ def main(argv=None):
         url = f"sqlite:///{workdir}/goldtell.sqlite3"
         os.environ["STEPMARK_BROKER"] = "filesystem"
         os.environ.setdefault("STEPMARK_VAR_DIR", workdir)
-        paths = ["python"]
     else:
         url = bench_database_url("postgres://postgres@127.0.0.1:5432/stepmark_goldtell", "goldtell",
                                  "without --sqlite this benchmark needs PostgreSQL: set DATABASE_URL or leave it unset")
         create_database(url)
         # Its own Redis database: the gold jobs published here are dropped at the end.
         os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/14")
-        paths = [p for p in args.paths.split(",") if p]
     use_database(url)
     migrate()
     project_id, token = _prepare(args.gold, args.rate, args.seed)
-    print(f"database: {url.rsplit('@', 1)[-1]}; {args.handouts} hand-outs per path at rate {args.rate}; "
+    print(f"database: {url.rsplit('@', 1)[-1]}; {args.handouts} hand-outs at rate {args.rate}; "
           f"load average {os.getloadavg()[0]:.1f}")
     print(GOAL)
     failed = False
-    for path in paths:
-        _reset(project_id)
-        samples, seen = _drive(project_id, token, args.handouts, args.warmup, functions=path == "function",
-                               rng=random.Random(args.seed))
-        failed |= _report(path, samples)
-        failed |= _report_observables(seen)
-        failed |= _report_empty_queue(path == "function")
+    _reset(project_id)
+    samples, seen = _drive(project_id, token, args.handouts, args.warmup, rng=random.Random(args.seed))
+    failed |= _report("sqlite" if args.sqlite else "postgresql", samples)
+    failed |= _report_observables(seen)
+    failed |= _report_empty_queue()
     _drop_jobs()
     return 1 if failed else 0
 
@@ -175,7 +168,7 @@ def _user(name):
     return get_user_model().objects.get_or_create(username=name)[0]
 
 
-def _drive(project_id, token, handouts, warmup, functions, rng):
+def _drive(project_id, token, handouts, warmup, rng):
     """``([(endpoint, seconds, is_gold)], {observable: [(value, is_gold)]})`` for the measured loops,
     one request at a time."""
     from django.conf import settings
@@ -185,7 +178,6 @@ def _drive(project_id, token, handouts, warmup, functions, rng):
     from labeling.models import Assignment
 
     settings.DEBUG = False
-    settings.STEPMARK_QUEUE_FUNCTIONS = functions
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
     browser = Client()  # the same person's session, for the home page
     browser.force_login(_user("goldtell-annotator"))
@@ -351,17 +343,15 @@ def _report_observables(observed):
     return failed
 
 
-def _report_empty_queue(functions, ordinary=12, gold_items=6, asks=12):
+def _report_empty_queue(ordinary=12, gold_items=6, asks=12):
     """A small project of its own: take its ordinary work until the first 204, then ask ``asks`` times
     more at rate 1 (gold due at every draw, unseen gold left)."""
-    from django.conf import settings
     from django.test import Client
 
     from labeling.access.roles import ANNOTATOR, grant_role
     from labeling.models import Assignment, Problem, Project, Solution, Step
     from labeling.quality import gold
 
-    settings.STEPMARK_QUEUE_FUNCTIONS = functions
     project = Project.objects.create(name=f"{PROJECT} empty queue {uuid.uuid4().hex[:8]}", overlap=1,
                                      quality_control_rate=0.0)
     for n in range(ordinary + gold_items):

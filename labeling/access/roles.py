@@ -78,8 +78,7 @@ def has_role(user, role, project_id=None):
 
     "In any project" is the coarse check of the API's permission classes (labeling/access/
     permissions.py); each view then names the project (labeling/access/projects.py). The
-    roles held anywhere are read in one query per user object and kept on it, or come with
-    the token check of the annotator loop (``role_mask_sql``).
+    roles held anywhere are read in one query per user object and kept on it.
     """
     if project_id is not None:
         return role in roles_in(user, project_id)
@@ -96,29 +95,6 @@ def has_role(user, role, project_id=None):
 def roles_of(user):
     """The roles ``user`` holds in some project, in the order of ``ROLES`` (every role for a superuser)."""
     return [role for role in ROLES if has_role(user, role)]
-
-
-def role_mask_sql(user_id_sql):
-    """Select-list SQL: a bit mask of the roles the user ``user_id_sql`` holds in any project.
-
-    Bit ``i`` stands for ``ROLES[i]``. For a statement that reads the user anyway (the
-    labelling API's token check): hand the value to ``remember_roles`` and ``has_role`` asks
-    no more for the coarse check. ``user_id_sql`` is a column or a placeholder.
-    """
-    bits = " ".join(f"WHEN '{role}' THEN {1 << i}" for i, role in enumerate(ROLES))
-    return (
-        f"(SELECT COALESCE(BIT_OR(CASE m.role {bits} END), 0) FROM {Membership._meta.db_table} m"
-        f" WHERE m.user_id = {user_id_sql})"
-    )
-
-
-def remember_roles(user, mask):
-    """Keep on ``user`` which roles it holds in some project (``mask``: the ``role_mask_sql`` value)."""
-    user.__dict__[_ANYWHERE] = _from_mask(mask)
-
-
-def _from_mask(mask):
-    return frozenset(role for i, role in enumerate(ROLES) if int(mask) >> i & 1)
 
 
 _ANYWHERE = "_stepmark_roles_anywhere"

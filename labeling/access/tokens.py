@@ -5,9 +5,8 @@
   plain hash is enough: nobody can guess one to test against it.
 - ``TokenAuthentication``: DRF's ``Authorization: Token <key>`` scheme over ``ApiToken``: one
   indexed lookup by the key's digest, then ``accept`` refuses an expired token by name and
-  writes its last use at most once a minute, never on every request. The annotator loop's
-  views use its fused form (labeling/api/fast_path.py). DRF imports this module while it loads
-  its settings, so it imports no DRF view.
+  writes its last use at most once a minute, never on every request. DRF imports this module
+  while it loads its settings, so it imports no DRF view.
 - ``revoke_all``: on a password change (``on_user_saved``, connected in labeling/apps.py) and
   on "log out everywhere" (``log_out_everywhere``, which ends the account's sessions too).
 """
@@ -59,11 +58,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
         token = ApiToken.objects.select_related("user").filter(digest=digest(key)).first()
         if token is None:
             raise AuthenticationFailed(_("Invalid token."))
-        return self.accept(token, token.user)
-
-    @staticmethod
-    def accept(token, user):
-        """``(user, token)`` once the token is live and its user active (shared with the loop's check)."""
+        user = token.user
         if not user.is_active:
             raise AuthenticationFailed(_("User inactive or deleted."))
         now = timezone.now()
@@ -72,7 +67,6 @@ class TokenAuthentication(authentication.TokenAuthentication):
         if token.last_used_at is None or now - token.last_used_at >= NOTE_USE_EVERY:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
             token.last_used_at = now
-        token.user = user
         return user, token
 
 

@@ -6,30 +6,25 @@ needs the annotator role and works only on the caller's own assignments: another
 assignment is a 404, as if it did not exist. What a payload may hold is decided in
 ``work_serializers`` (never anything that tells a gold item from ordinary work). A rule's
 refusal is raised, and answered by ``labeling.api.errors``.
-
-The loop's first reads (the token and its user, the project, the annotator, the caller's
-assignment) come from ``labeling.api.fast_path``, written statements for speed.
 """
-import contextlib
-
-from django.db import transaction
 from django.db.models import Count, Q
+from django.http import Http404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.parsers import JSONParser
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling.access.permissions import IsAnnotator
-from labeling.access.projects import projects_of
-from labeling.access.roles import ANNOTATOR
+from labeling.access.projects import NOT_FOUND, projects_of
+from labeling.access.roles import ANNOTATOR, roles_in
 from labeling.errors import DomainError
-from labeling.models import Annotator, Assignment, Rating
+from labeling.models import Annotator, Assignment, Project, Rating
 from labeling.work import queue
-from labeling.work.submission import LabellingError, check_size, save_draft, submit
+from labeling.work.submission import check_size, save_draft, submit
 
-from . import fast_path
 from .content import project_filter
 from .work_serializers import (
     AssignmentSerializer,
@@ -37,16 +32,10 @@ from .work_serializers import (
     MyCountsSerializer,
     MyPassSerializer,
     SubmitSerializer,
-    assignment_payload,
     domain_ratings,
     first_error,
-    plain_submit,
+    present,
     raw_ratings,
-)
-
-LEASE_LOST = (
-    "Your lease on this assignment expired and the solution went to another annotator; "
-    "your ratings are kept, but this assignment can no longer change. Take the next task."
 )
 
 # Their bodies are the common refusal's, {detail, field} (labeling/api/autoschema.py).
@@ -60,14 +49,10 @@ _REFUSED = {
 
 
 class LoopView(APIView):
-    """The loop's endpoints: annotators only, on the fast path (JSON answers, the token check
-    reading the view's ``rider`` with it)."""
+    """The loop's endpoints: annotators only, JSON answers."""
 
-    authentication_classes = fast_path.LOOP_AUTHENTICATION
-    renderer_classes = fast_path.LOOP_RENDERERS
-    content_negotiation_class = fast_path.JSONAnswers
+    renderer_classes = [JSONRenderer]
     permission_classes = [IsAnnotator]
-    rider = None
 
 
 def annotator_of(user):
@@ -76,8 +61,7 @@ def annotator_of(user):
 
 
 def render(assignment, code=status.HTTP_200_OK):
-    """The assignment's payload (``AssignmentSerializer``'s shape, built directly)."""
-    return Response(assignment_payload(assignment), status=code)
+    return Response(present(assignment), status=code)
 
 
 def checked(serializer_class, request):
@@ -89,26 +73,19 @@ def checked(serializer_class, request):
     raise DomainError(message, field)
 
 
-@contextlib.contextmanager
-def lease_checked(assignment):
-    """A rule's refusal goes out as it is, unless its real cause is a lost lease (409)."""
-    try:
-        yield
-    except LabellingError:
-        with transaction.atomic():
-            # The domain's check ran in a transaction the error rolled back; ask again. Taking
-            # the slot back when it is free is what the next save would do anyway.
-            solution = queue.lock_solution(assignment)
-            lost = assignment.state != Assignment.SUBMITTED and not queue.ensure_active(assignment, solution)
-        if lost:
-            raise DomainError(LEASE_LOST, status=status.HTTP_409_CONFLICT) from None
-        raise
+def own_assignment(request, pk):
+    """The caller's assignment ``pk`` in a project they annotate, with its project, solution and
+    problem, or 404: another person's work does not exist for them. A deactivated project's
+    work still reads (its saves are refused with the reason: ``submission.PROJECT_CLOSED``)."""
+    found = (Assignment.objects.select_related("project", "solution__problem")
+             .filter(pk=pk, annotator__user=request.user).first())
+    if found is None or ANNOTATOR not in roles_in(request.user, found.project_id):
+        raise Http404("No such assignment.")
+    return found
 
 
 class NextView(LoopView):
     """Hand the caller their next assignment in the project."""
-
-    rider = fast_path.PROJECT_AND_ANNOTATOR
 
     @extend_schema(
         operation_id="projects_next_create",
@@ -121,7 +98,11 @@ class NextView(LoopView):
         },
     )
     def post(self, request, pk):
-        project, annotator = fast_path.project_and_annotator(request)
+        # A deactivated project answers "no work" (204) to its annotators, not 404.
+        project = Project.objects.filter(pk=pk).first()
+        if project is None or ANNOTATOR not in roles_in(request.user, pk):
+            raise Http404(NOT_FOUND)
+        annotator = annotator_of(request.user)
         if annotator is None:  # the role came without the row (granted by hand): make it
             annotator = Annotator.objects.get_or_create(user=request.user)[0]
         now = timezone.now()
@@ -129,19 +110,15 @@ class NextView(LoopView):
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         fresh = assignment.handed_out_at == now  # a resumed one keeps its first hand-out time
-        # The queue's own instance is the caller's and current (project and solution set on
-        # it); only the problem is read for the payload.
         return render(assignment, status.HTTP_201_CREATED if fresh else status.HTTP_200_OK)
 
 
 class AssignmentView(LoopView):
     """One of the caller's assignments: problem, steps, rules and their own ratings."""
 
-    rider = fast_path.OWN_ASSIGNMENT
-
     @extend_schema(responses={200: AssignmentSerializer, 404: _REFUSED[404]})
     def get(self, request, pk):
-        return render(fast_path.own_assignment(request))
+        return render(own_assignment(request, pk))
 
 
 class DraftView(LoopView):
@@ -150,7 +127,6 @@ class DraftView(LoopView):
     PUT and PATCH do the same: items name their step, so a save never drops other ratings.
     """
 
-    rider = fast_path.OWN_ASSIGNMENT
     parser_classes = [JSONParser]
 
     @extend_schema(operation_id="assignments_draft_update", request=DraftSerializer,
@@ -164,38 +140,33 @@ class DraftView(LoopView):
         return self.save(request, pk)
 
     def save(self, request, pk):
-        assignment = fast_path.own_assignment(request)
+        assignment = own_assignment(request, pk)
         check_size(assignment, raw_ratings(request.data))  # before a single item is checked
         data = checked(DraftSerializer, request)
-        with lease_checked(assignment):
-            save_draft(assignment, domain_ratings(data), revision=data.get("revision"))
+        save_draft(assignment, domain_ratings(data), revision=data.get("revision"))
         return render(assignment)
 
 
 class SubmitView(LoopView):
     """Finish the assignment. A retry with the same ``submit_key`` answers 200 with the same body."""
 
-    rider = fast_path.OWN_ASSIGNMENT
     parser_classes = [JSONParser]
 
     @extend_schema(operation_id="assignments_submit_create", request=SubmitSerializer,
                    responses={200: AssignmentSerializer, **_REFUSED})
     def post(self, request, pk):
-        assignment = fast_path.own_assignment(request)
+        assignment = own_assignment(request, pk)
         check_size(assignment, raw_ratings(request.data))  # before a single item is checked
-        data = plain_submit(request.data)  # a plain body, checked by hand (cheaper)
-        if data is None:
-            data = checked(SubmitSerializer, request)
-        with lease_checked(assignment):
-            submit(
-                assignment,
-                finish_reason=data["finish_reason"],
-                note=data["note"],
-                ratings=domain_ratings(data),
-                submit_key=data.get("submit_key"),
-                client_elapsed_ms=data.get("client_elapsed_ms"),
-                revision=data.get("revision"),
-            )
+        data = checked(SubmitSerializer, request)
+        submit(
+            assignment,
+            finish_reason=data["finish_reason"],
+            note=data["note"],
+            ratings=domain_ratings(data),
+            submit_key=data.get("submit_key"),
+            client_elapsed_ms=data.get("client_elapsed_ms"),
+            revision=data.get("revision"),
+        )
         return render(assignment)
 
 

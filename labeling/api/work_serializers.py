@@ -12,15 +12,14 @@ Requests are checked here for shape and type; the labelling rules themselves liv
 ``labeling.work.submission`` and are checked there. Every refusal has one form:
 ``{"detail": message, "field": "ratings[2].value" or null}``.
 """
-import re
+from collections import namedtuple
 
-from django.db import connection
 from rest_framework import serializers
 
 from labeling.markdown_text import render_markdown
-from labeling.models import FinishReason, Problem, Solution, Step
-from labeling.work import rows
+from labeling.models import FinishReason
 from labeling.work.revision import of_payload
+from labeling.work.submission import read_sheet
 
 
 # Responses ------------------------------------------------------------------------------
@@ -31,7 +30,8 @@ class TaskRulesSerializer(serializers.Serializer):
 
     id = serializers.IntegerField()
     name = serializers.CharField()
-    instructions_html = serializers.CharField(help_text="The instructions, Markdown rendered to sanitized HTML.")
+    instructions_html = serializers.SerializerMethodField(
+        help_text="The instructions, Markdown rendered to sanitized HTML.")
     stop_at_first_error = serializers.BooleanField(help_text="Phase 2: a -1 ends the pass (found_error).")
     allow_alternatives = serializers.BooleanField(help_text="Alternatives at a step are rated too.")
     allow_human_steps = serializers.BooleanField(
@@ -44,6 +44,9 @@ class TaskRulesSerializer(serializers.Serializer):
     show_calculator_markup = serializers.BooleanField(
         help_text="Show GSM8K calculator annotations <<a*b=c>>; false: leave them out of the text shown."
     )
+
+    def get_instructions_html(self, project) -> str:
+        return render_markdown(project.instructions)
 
 
 class TaskProblemSerializer(serializers.Serializer):
@@ -83,85 +86,50 @@ class AssignmentSerializer(serializers.Serializer):
     finish_note = serializers.CharField(allow_blank=True)
     total_time = serializers.IntegerField(allow_null=True, help_text="Milliseconds spent labelling.")
     project = TaskRulesSerializer()
-    problem = TaskProblemSerializer()
-    steps = StepPositionSerializer(many=True, help_text="In order; alternatives in index order.")
-    ratings = OwnRatingSerializer(many=True, help_text="This assignment's own ratings (the draft, or what was submitted).")
+    problem = TaskProblemSerializer(source="solution.problem")
+    steps = StepPositionSerializer(many=True, source="shown.steps", help_text="In order; alternatives in index order.")
+    ratings = OwnRatingSerializer(many=True, source="shown.ratings",
+                                  help_text="This assignment's own ratings (the draft, or what was submitted).")
     revision = serializers.CharField(
+        source="shown.revision",
         help_text="A fingerprint of the stored ratings and own steps: send it back with a draft or submit, which is"
         " then refused (409, field revision) if they changed since, in another tab or on another device."
     )
 
 
-# Every step of the solution an assignment may see (model steps, human steps it wrote) next
-# to its rating, in one statement: a step is visible when it is the assignment's own or an
-# unauthored model step; a rating is the assignment's own, on an unauthored or its own step.
-_SQL_PAYLOAD = """SELECT s.position, s.alternative, s.text, s.source, s.author_id, r.id, r.value, r.flagged
-    FROM labeling_step s LEFT JOIN labeling_rating r ON r.step_id = s.id AND r.assignment_id = %s
-    WHERE s.solution_id = %s AND (s.author_id IS NULL OR s.author_id = %s)
-    ORDER BY s.position, s.alternative"""
-
-_PROBLEM_FIELDS = ("id", "problem", "ground_truth_answer")
-_SQL_PROBLEM = "SELECT id, problem, ground_truth_answer FROM labeling_problem WHERE id = %s"
-
-# Formats a datetime exactly as AssignmentSerializer's fields do (ISO 8601, UTC as "Z").
-_DATETIME = serializers.DateTimeField()
+Shown = namedtuple("Shown", "steps ratings revision")
 
 
-def _datetime(value):
-    return None if value is None else _DATETIME.to_representation(value)
+def present(assignment):
+    """``AssignmentSerializer``'s payload of ``assignment``: what its annotator sees of it."""
+    assignment.shown = shown(assignment)
+    return AssignmentSerializer(assignment).data
 
 
-def assignment_payload(assignment):
-    """``AssignmentSerializer``'s output for ``assignment``, built directly (one query).
+def shown(assignment):
+    """The steps the assignment's annotator sees, their own ratings and the revision of both.
 
-    The payload is plain JSON-ready data, the same as ``AssignmentSerializer(...).data``
-    would give (tests/labeling/work/test_queue_queries.py checks that), without walking the
-    serializer's fields on every request. The assignment's ``project`` and
-    ``solution.problem`` are read from the instance (select them with it).
+    Read from the sheet a save or submit left on the assignment (``submission``), else read now.
     """
-    project, solution = assignment.project, assignment.solution
-    if not Solution.problem.is_cached(solution):  # a hand-out's solution comes without it
-        solution.problem = rows.fetch_one(_SQL_PROBLEM, [solution.problem_id], (Problem, _PROBLEM_FIELDS))[0]
-    problem = solution.problem
-    visible = _visible(assignment)
-    local = _own_step_numbers(visible)
+    sheet = getattr(assignment, "sheet", None)
+    if sheet is None:
+        sheet = read_sheet(assignment)
+    entries = [entry for _, entry in sorted(sheet.items())]
+    local = _own_step_numbers(entries)
     positions, ratings = {}, []
-    for position, alternative, text, source, author_id, rating_id, value, flagged in visible:
-        alternative = local.get((position, alternative), alternative)
-        if author_id == assignment.pk or (author_id is None and source != Step.HUMAN):
-            positions.setdefault(position, []).append({"alternative": alternative, "text": text, "source": source})
-        if rating_id is not None:
-            ratings.append({"position": position, "alternative": alternative, "value": value,
-                            "flagged": None if flagged is None else bool(flagged)})
+    for entry in entries:
+        step = entry.step
+        alternative = local.get((step.position, step.alternative), step.alternative)
+        positions.setdefault(step.position, []).append(
+            {"alternative": alternative, "text": step.text, "source": step.source})
+        if entry.stored:
+            ratings.append({"position": step.position, "alternative": alternative, "value": entry.value,
+                            "flagged": entry.flagged})
     steps = [{"position": p, "alternatives": alts} for p, alts in positions.items()]
-    return {
-        "id": assignment.pk,
-        "state": assignment.state,
-        "handed_out_at": _datetime(assignment.handed_out_at),
-        "lease_expires_at": _datetime(assignment.lease_expires_at),
-        "submitted_at": _datetime(assignment.submitted_at),
-        "finish_reason": assignment.finish_reason,
-        "finish_note": assignment.finish_note,
-        "total_time": assignment.total_time,
-        "project": {
-            "id": project.pk,
-            "name": project.name,
-            "instructions_html": render_markdown(project.instructions),
-            "stop_at_first_error": project.stop_at_first_error,
-            "allow_alternatives": project.allow_alternatives,
-            "allow_human_steps": project.allow_human_steps,
-            "lease_seconds": project.lease_seconds,
-            "dollar_math": project.dollar_math,
-            "show_calculator_markup": project.show_calculator_markup,
-        },
-        "problem": {"problem": problem.problem, "ground_truth_answer": problem.ground_truth_answer},
-        "steps": steps,
-        "ratings": ratings,
-        "revision": of_payload(ratings, steps),
-    }
+    return Shown(steps, ratings, of_payload(ratings, steps))
 
 
-def _own_step_numbers(visible):
+def _own_step_numbers(entries):
     """``{(position, stored alternative): shown alternative}`` for the annotator's own steps.
 
     An own step is stored with the next free index at its position over every annotator's
@@ -170,29 +138,10 @@ def _own_step_numbers(visible):
     (issue #26). The annotator sees it numbered after the model's alternatives they see.
     """
     models = {}
-    for position, alternative, _, source, author_id, *_ in visible:
-        if author_id is None and source != Step.HUMAN:
-            models[position] = max(models.get(position, 0), alternative)
-    return {(position, alternative): models.get(position, 0) + 1
-            for position, alternative, _, source, author_id, *_ in visible if source == Step.HUMAN}
-
-
-def _visible(assignment):
-    """``_SQL_PAYLOAD``'s rows: from the sheet a save or submit left on the assignment, or from
-    its hand-out (``queue._hand_out_in_one``), else read."""
-    sheet = getattr(assignment, "sheet", None)
-    if sheet is None and getattr(assignment, "payload_rows", None) is not None:
-        return assignment.payload_rows
-    if sheet is None:
-        with connection.cursor() as cursor:
-            cursor.execute(_SQL_PAYLOAD, [assignment.pk, assignment.solution_id, assignment.pk])
-            return cursor.fetchall()
-    found = []
-    for _, entry in sorted(sheet.items()):
-        step = entry.step
-        found.append((step.position, step.alternative, step.text, step.source, step.author_id,
-                      True if entry.stored else None, entry.value, entry.flagged))
-    return found
+    for entry in entries:
+        if not entry.human:
+            models[entry.step.position] = max(models.get(entry.step.position, 0), entry.step.alternative)
+    return {(e.step.position, e.step.alternative): models.get(e.step.position, 0) + 1 for e in entries if e.human}
 
 
 class MyPassSerializer(serializers.Serializer):
@@ -280,76 +229,6 @@ class SubmitSerializer(serializers.Serializer):
         required=False, allow_null=True, max_length=64,
         help_text="The assignment's revision this change is based on (from its payload); left out, not checked.",
     )
-
-
-_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
-def plain_submit(data):
-    """``SubmitSerializer``'s validated data for a plain, well-formed body, or None.
-
-    What clients send on every submit is plain JSON of the documented types; checking that
-    by hand costs a fraction of DRF's field walk. Anything else (a value DRF would coerce,
-    such as "1" for 1, or any error) gives None, and ``SubmitSerializer`` decides with its
-    own messages. tests/labeling/work/test_queue_queries.py compares the two.
-    """
-    if type(data) is not dict or data.get("finish_reason") not in FinishReason.values:
-        return None
-    out = {"finish_reason": data["finish_reason"], "note": data.get("note", "")}
-    if not _plain_text(out["note"], 20000):
-        return None
-    if "ratings" in data:
-        if type(data["ratings"]) is not list:
-            return None
-        out["ratings"] = [_plain_item(item) for item in data["ratings"]]
-        if None in out["ratings"]:
-            return None
-    if "submit_key" in data:
-        key = out["submit_key"] = data["submit_key"]
-        if key is not None and not (_plain_text(key, 100) and key and key.strip() == key):
-            return None
-    if "revision" in data:
-        base = out["revision"] = data["revision"]
-        if base is not None and not (_plain_text(base, 64) and base and base.strip() == base):
-            return None
-    if "client_elapsed_ms" in data:
-        elapsed = data["client_elapsed_ms"]
-        if elapsed is not None:
-            if type(elapsed) not in (int, float) or not (0 <= elapsed < 1e300):  # finite, not huge, not NaN
-                return None
-            elapsed = float(elapsed)
-        out["client_elapsed_ms"] = elapsed
-    return out
-
-
-def _plain_item(item):
-    if type(item) is not dict or "value" not in item:
-        return None
-    position, value = item.get("position"), item["value"]
-    if type(position) is not int or position < 0 or not (value is None or (type(value) is int and -1 <= value <= 1)):
-        return None
-    out = {"position": position, "value": value}
-    if "alternative" in item:
-        alternative = out["alternative"] = item["alternative"]
-        if alternative is not None and (type(alternative) is not int or alternative < 0):
-            return None
-    if "flagged" in item:
-        flagged = out["flagged"] = item["flagged"]
-        if flagged is not None and type(flagged) is not bool:
-            return None
-    if "chosen" in item:
-        if type(item["chosen"]) is not bool:
-            return None
-        out["chosen"] = item["chosen"]
-    if "text" in item:
-        text = out["text"] = item["text"]
-        if text is not None and not _plain_text(text, 20000):
-            return None
-    return out
-
-
-def _plain_text(value, max_length):
-    return type(value) is str and len(value) <= max_length and "\x00" not in value and not _SURROGATES.search(value)
 
 
 def domain_ratings(validated):

@@ -12,7 +12,7 @@ class ApiToken(models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100, blank=True, help_text="What it is for, as its owner named it.")
-    # The token check's one lookup (labeling/api/fast_path.py): unique, so indexed.
+    # The token check's one lookup (labeling/access/tokens.py): unique, so indexed.
     digest = models.CharField(max_length=64, unique=True, editable=False, help_text="SHA-256 of the key, hex.")
     prefix = models.CharField(max_length=8, editable=False, help_text="The key's first characters, to tell it apart.")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -15,8 +15,7 @@ with the new items), so a draft may be built in any number of saves. Every funct
 ``LabellingError(message, field=...)`` for input a person must fix; the API maps it to 400. A
 message numbers steps as the page does, from 1 ("step 3" is ``position`` 2).
 
-The rules live here only: ``stepmark_lock_sheet`` (labeling/work/sql/) just reads the sheet.
-The page's copy, frontend/src/workspace/sequence.js, offers a finish only where these rules
+The rules live here only. The page's copy, frontend/src/workspace/sequence.js, offers a finish only where these rules
 take it; tests/vectors/submission_rules.json holds scenarios that both must answer alike
 (tests/labeling/work/test_rule_vectors.py here, frontend/tests/sequence.test.js there).
 
@@ -25,14 +24,14 @@ without the time the tab was hidden. The client counts its visible time and send
 ``client_elapsed_ms``; the server clamps it to [0, wall time since hand-out], never trusting
 more. Without a client figure the wall time since hand-out is used.
 """
-from django.db import connection, transaction
-from django.db.models.signals import post_save, pre_save
+from django.db import transaction
+from django.db.models import Case, Count, Q, Value, When
 from django.utils import timezone
 
 from labeling.errors import DomainError
-from labeling.models import Assignment, FinishReason, Rating, Solution, Step
+from labeling.models import Assignment, FinishReason, Rating, Step
 from labeling.quality import screening
-from labeling.work import queue, rows
+from labeling.work import queue
 from labeling.work.revision import CHANGED, of_sheet, stale
 
 
@@ -80,9 +79,9 @@ def save_draft(assignment, ratings, *, revision=None, now=None):
     """
     now = now or timezone.now()
     with transaction.atomic():
-        solution, sheet = _lock_with_sheet(assignment)
+        solution = queue.lock_solution(assignment)
         _require_open(assignment, solution, now)
-        change = _merge_based(assignment, ratings, sheet, revision)
+        change = _merge_based(assignment, ratings, read_sheet(assignment), revision)
         _write(assignment, change, now)
         queue.touch(assignment, now)
     assignment.sheet = change.sheet
@@ -103,7 +102,7 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
     """
     now = now or timezone.now()
     with transaction.atomic():
-        solution, sheet = _lock_with_sheet(assignment)
+        solution = queue.lock_solution(assignment)
         if assignment.state == Assignment.SUBMITTED:
             if submit_key is not None and submit_key == assignment.submit_key:
                 return assignment
@@ -115,7 +114,7 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
             )
         elapsed = total_time(assignment, client_elapsed_ms, now)
         _require_open(assignment, solution, now)
-        change = _merge_based(assignment, ratings or [], sheet, revision)
+        change = _merge_based(assignment, ratings or [], read_sheet(assignment), revision)
         try:
             _check_finish(assignment.project, change.sheet, finish_reason, note or "")
         except LabellingError as refused:
@@ -132,8 +131,8 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
             assignment.submit_key = submit_key
             assignment.submitted_at = assignment.last_activity_at = now
             assignment.total_time = elapsed
-            _save_submitted(assignment, lambda update: _write(assignment, change, now, finish_reason=finish_reason,
-                                                              then=update))
+            _write(assignment, change, now, finish_reason=finish_reason)
+            assignment.save(update_fields=_SUBMIT_FIELDS)
             # A screening pass is scored (and may end the screening) with the submit. A gold pass
             # is not: a scheduled job scores it (labeling/quality/gold_passes.py), so that a gold
             # submit is the same request as any other.
@@ -145,36 +144,12 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
     return assignment
 
 
-def _save_submitted(assignment, write):
-    """``write`` the ratings, then ``assignment.save(update_fields=_SUBMIT_FIELDS)``, signals and all.
-
-    The save is one written statement: the ORM's save builds its UPDATE anew on every
-    submit, which costs more than the database spends on it. ``write(update)`` gets that
-    statement as ``(sql, params)`` (None where the database cannot carry it along) and
-    returns True when it ran it as part of its own ratings statement (on PostgreSQL, one
-    round trip fewer while the solution's lock is held); otherwise it runs here. The signals
-    (stats_cache bumps the dashboard on post_save) are sent as save() would, around both.
-    """
-    fields = [Assignment._meta.get_field(name) for name in _SUBMIT_FIELDS]
-    pre_save.send(sender=Assignment, instance=assignment, raw=False, using=connection.alias,
-                  update_fields=frozenset(_SUBMIT_FIELDS))
-    values = [f.get_db_prep_save(getattr(assignment, f.attname), connection) for f in fields]
-    update = (_SQL_SUBMITTED, [*values, assignment.pk])
-    if not write(update if connection.vendor == "postgresql" else None):
-        with connection.cursor() as cursor:
-            cursor.execute(*update)
-    post_save.send(sender=Assignment, instance=assignment, created=False, raw=False, using=connection.alias,
-                   update_fields=frozenset(_SUBMIT_FIELDS))
-
-
 def total_time(assignment, client_elapsed_ms, now):
     """Milliseconds spent: the client's visible time clamped to the wall time since hand-out."""
     start = assignment.handed_out_at or assignment.created_at
     wall = max(0, int((now - start).total_seconds() * 1000))
     if client_elapsed_ms is None:
         return wall
-    if isinstance(client_elapsed_ms, bool) or not isinstance(client_elapsed_ms, (int, float)):
-        raise LabellingError("client_elapsed_ms must be a number of milliseconds.", field="client_elapsed_ms")
     return min(max(int(client_elapsed_ms), 0), wall)
 
 
@@ -189,72 +164,28 @@ def _require_open(assignment, solution, now):
         raise LabellingError(PROJECT_CLOSED, status=409)
     if assignment.state == Assignment.SUBMITTED:
         raise LabellingError("This assignment is already submitted and can no longer change.")
-    if not queue.ensure_active(assignment, solution, now):
-        raise LabellingError("The lease expired and the solution went to someone else: take the next task.")
+    queue.require_lease(assignment, solution, now)
 
 
 # Ratings -------------------------------------------------------------------------------
 
 
 _SUBMIT_FIELDS = ["state", "finish_reason", "finish_note", "submit_key", "submitted_at", "last_activity_at", "total_time"]
-_SQL_SUBMITTED = (
-    f"UPDATE labeling_assignment SET {', '.join(f'{name} = %s' for name in _SUBMIT_FIELDS)} WHERE id = %s"
-)
-
-# The steps this assignment may rate (every model step, human steps it wrote) with its
-# rating of each, in one statement.
-_SQL_SHEET = f"""SELECT {rows.columns(Step, 's')}, r.id, r.value, r.flagged, r.chosen
-    FROM labeling_step s LEFT JOIN labeling_rating r ON r.step_id = s.id AND r.assignment_id = %s
-    WHERE s.solution_id = %s AND (s.source <> %s OR s.author_id = %s)
-    ORDER BY s.position, s.alternative"""
-
-
-def _lock_with_sheet(assignment):
-    """``(solution, sheet)``: ``queue.lock_solution``, then the sheet (None: ``_merge`` reads it).
-
-    On PostgreSQL with ``STEPMARK_QUEUE_FUNCTIONS`` the lock, the reload and the sheet are
-    one call of ``stepmark_lock_sheet`` (labeling/work/sql/): the same statements in the same
-    order, but one round trip, so the lock is held for two round trips fewer. The solution
-    is then the caller's instance (what may change on a solution row, its counter and queue
-    position, is not read under this lock).
-    """
-    if not queue.uses_functions():
-        return queue.lock_solution(assignment), None
-    with connection.cursor() as cursor:
-        cursor.execute(_SQL_LOCK_SHEET, [assignment.solution_id, assignment.pk, Step.HUMAN])
-        found = cursor.fetchall()
-    if not found:
-        raise Solution.DoesNotExist(f"Solution {assignment.solution_id} no longer exists.")
-    head, steps = found[0], found[1:]
-    if head[0] is None:  # state is never NULL on a stored assignment
-        raise Assignment.DoesNotExist(f"Assignment {assignment.pk} no longer exists.")
-    for name, value in zip(queue.MUTABLE_FIELDS, head):
-        setattr(assignment, name, value)
+def read_sheet(assignment):
+    """{(position, alternative): Entry} for the steps this assignment may rate (every model step,
+    human steps it wrote), each with its rating; read under the solution's lock."""
+    rated = {step: (value, flagged, chosen) for step, value, flagged, chosen in
+             Rating.objects.filter(assignment=assignment).values_list("step_id", "value", "flagged", "chosen")}
     sheet = {}
-    for row in steps:
-        step_id, position, alternative, text, source, author_id, solution_id, rating_id, value, flagged, chosen = row[8:]
-        by_name = {"id": step_id, "solution_id": solution_id, "position": position, "alternative": alternative,
-                   "text": text, "source": source, "author_id": author_id}
-        step = Step.from_db(connection.alias, _STEP_NAMES, [by_name[name] for name in _STEP_NAMES])
-        sheet[(position, alternative)] = Entry(step, value, flagged, stored=rating_id is not None, chosen=bool(chosen))
-    return assignment.solution, sheet
+    for step in _rateable(assignment).order_by("position", "alternative"):
+        value, flagged, chosen = rated.get(step.pk, (None, None, False))
+        sheet[(step.position, step.alternative)] = Entry(step, value, flagged, stored=step.pk in rated, chosen=chosen)
+    return sheet
 
 
-_SQL_LOCK_SHEET = "SELECT * FROM stepmark_lock_sheet(%s, %s, %s)"
-_STEP_NAMES = [f.attname for f in Step._meta.concrete_fields]
-
-
-def _sheet(assignment):
-    """{(position, alternative): Entry} for the steps this assignment may rate."""
-    found = rows.fetch(_SQL_SHEET, [assignment.pk, assignment.solution_id, Step.HUMAN, assignment.pk], Step, extra=4)
-    return {
-        (s.position, s.alternative): Entry(s, value, _bool(flagged), stored=rating_id is not None, chosen=bool(chosen))
-        for s, rating_id, value, flagged, chosen in found
-    }
-
-
-def _bool(value):
-    return None if value is None else bool(value)  # SQLite may hand back 0/1
+def _rateable(assignment):
+    """The steps ``assignment`` may rate: every model step of its solution, and the human steps it wrote."""
+    return Step.objects.filter(~Q(source=Step.HUMAN) | Q(author_id=assignment.pk), solution_id=assignment.solution_id)
 
 
 class Change:
@@ -277,19 +208,14 @@ def check_size(assignment, items):
     """
     if not isinstance(items, list) or len(items) <= assignment.solution.num_steps + FREE_ITEMS:
         return
-    with connection.cursor() as cursor:
-        cursor.execute(_SQL_RATEABLE, [assignment.solution_id, Step.HUMAN, assignment.pk])
-        steps, positions = cursor.fetchone()
-    most = steps + (positions if assignment.project.allow_human_steps else 0)
+    counts = _rateable(assignment).aggregate(steps=Count("pk"), positions=Count("position", distinct=True))
+    most = counts["steps"] + (counts["positions"] if assignment.project.allow_human_steps else 0)
     if len(items) > most:
         raise LabellingError(f"ratings holds {len(items):,} items, but this solution has {most:,} steps you may rate:"
                              " name each step once.", field="ratings")
 
 
 FREE_ITEMS = 32
-# How many steps this assignment may rate (every model step, human steps it wrote), and at how many positions.
-_SQL_RATEABLE = """SELECT count(*), count(DISTINCT position) FROM labeling_step
-    WHERE solution_id = %s AND (source <> %s OR author_id = %s)"""
 
 
 def _merge_based(assignment, items, sheet, base):
@@ -297,8 +223,6 @@ def _merge_based(assignment, items, sheet, base):
     longer the stored one (labeling/work/revision.py: another tab or device saved since)."""
     if base is None:
         return _merge(assignment, items, sheet)
-    if sheet is None:
-        sheet = _sheet(assignment)
     before = of_sheet(sheet)  # _merge changes the entries in place
     try:
         change = _merge(assignment, items, sheet)
@@ -311,13 +235,9 @@ def _merge_based(assignment, items, sheet, base):
     return change
 
 
-def _merge(assignment, items, sheet=None):
-    """Merge ``items`` into the stored ratings (``sheet``, read when None) and check the result; nothing is written yet."""
+def _merge(assignment, items, sheet):
+    """Merge ``items`` into the stored ratings (``sheet``) and check the result; nothing is written yet."""
     project = assignment.project
-    if not isinstance(items, list):
-        raise LabellingError("ratings must be a list.", field="ratings")
-    if sheet is None:
-        sheet = _sheet(assignment)
     touched, removed, named = {}, [], {}
     for i, item in enumerate(items):
         entry = _merge_item(project, assignment, sheet, i, item)
@@ -339,12 +259,8 @@ def _merge(assignment, items, sheet=None):
     return Change(sheet, list(touched.values()), removed)
 
 
-def _write(assignment, change, now, finish_reason=None, then=None):
-    """Store a merged change; with the ``finish_reason`` of a submit, also the chosen flag of every rating.
-
-    ``then``: ``(sql, params)`` of a statement on another table that may run as part of the
-    ratings' upsert (see ``_save_submitted``); returns True when it did.
-    """
+def _write(assignment, change, now, finish_reason=None):
+    """Store a merged change; with the ``finish_reason`` of a submit, also the chosen flag of every rating."""
     submitting = finish_reason is not None
     for step in change.removed:
         if step.pk is not None:
@@ -359,11 +275,8 @@ def _write(assignment, change, now, finish_reason=None, then=None):
     if cleared:
         Rating.objects.filter(assignment=assignment, step_id__in=[e.step.pk for e in cleared]).delete()
     written = [e for e in change.touched if e.value is not None or e.human]
-    carried = False
     if written:
-        _upsert(assignment, [(e.step.pk, e.value, e.flagged, e.step.pk in chosen) for e in written], now, submitting,
-                then=then)
-        carried = then is not None
+        _upsert(assignment, [(e.step.pk, e.value, e.flagged, e.step.pk in chosen) for e in written], now, submitting)
     if submitting:
         # Rows stored earlier and not rewritten above whose flag is wrong (a draft's are all false).
         rewritten = {id(e) for e in written}
@@ -375,28 +288,16 @@ def _write(assignment, change, now, finish_reason=None, then=None):
         entry.stored = False
     for entry in written:
         entry.stored = True
-    return carried
 
 
 def _merge_item(project, assignment, sheet, i, item):
+    # The item's shape was checked by the API's serializer (work_serializers.RatingItemSerializer).
     where = f"ratings[{i}]"
-    if not isinstance(item, dict):
-        raise LabellingError("Each rating must be an object.", field=where)
-    position = item.get("position")
-    if isinstance(position, bool) or not isinstance(position, int):
-        raise LabellingError("position must be a whole number.", field=f"{where}.position")
-    value = item.get("value")
-    if value is not None and (isinstance(value, bool) or value not in (-1, 0, 1)):
-        raise LabellingError("value must be -1, 0, 1 or null.", field=f"{where}.value")
-    flagged = item.get("flagged")
-    if flagged is not None and not isinstance(flagged, bool):
-        raise LabellingError("flagged must be true, false or null.", field=f"{where}.flagged")
+    position, value, flagged = item["position"], item.get("value"), item.get("flagged")
     if "human_text" in item:
         entry = _human_entry(project, assignment, sheet, position, item, where)
     else:
         alternative = item.get("alternative", 0)
-        if isinstance(alternative, bool) or not isinstance(alternative, int):
-            raise LabellingError("alternative must be a whole number.", field=f"{where}.alternative")
         entry = sheet.get((position, alternative))
         if entry is None:
             raise LabellingError(
@@ -408,8 +309,6 @@ def _merge_item(project, assignment, sheet, i, item):
     if "flagged" not in item:  # keep the stored flag when a save only changes the value
         flagged = entry.flagged if entry.flagged is not None else False
     picked = item.get("chosen", False)
-    if not isinstance(picked, bool):
-        raise LabellingError("chosen must be true or false.", field=f"{where}.chosen")
     if picked and (entry.human or entry.step.alternative == 0 or value not in (0, 1)):
         raise LabellingError("chosen picks an alternative rated 0 or +1 for the solution to go on from.",
                              field=f"{where}.chosen")
@@ -584,25 +483,17 @@ def _continuation(sheet, position):
     return None
 
 
-def _upsert(assignment, ratings, now, submitting, then=None):
+def _upsert(assignment, ratings, now, submitting):
     """Insert or update this assignment's ratings ``[(step id, value, flagged, chosen)]``.
 
     ``chosen`` changes on a stored row only when ``submitting`` (a new row always takes it).
-    ``then``: ``(sql, params)`` of a statement run in the same one (PostgreSQL: the upsert
-    becomes a data-modifying WITH clause of it; the two touch different tables).
     """
-    rated_at = connection.ops.adapt_datetimefield_value(now)
-    values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(ratings))
-    updated = "value = EXCLUDED.value, flagged = EXCLUDED.flagged, rated_at = EXCLUDED.rated_at"
-    if submitting:
-        updated += ", chosen = EXCLUDED.chosen"
-    sql = (f"INSERT INTO labeling_rating (assignment_id, step_id, value, flagged, chosen, rated_at) VALUES {values}"
-           f" ON CONFLICT (assignment_id, step_id) DO UPDATE SET {updated}")
-    params = [x for step, value, flagged, chosen in ratings for x in (assignment.pk, step, value, flagged, chosen, rated_at)]
-    if then is not None:
-        sql, params = f"WITH upserted AS ({sql}) {then[0]}", params + list(then[1])
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    updated = ["value", "flagged", "rated_at", *(["chosen"] if submitting else [])]
+    Rating.objects.bulk_create(
+        [Rating(assignment=assignment, step_id=step, value=value, flagged=flagged, chosen=chosen, rated_at=now)
+         for step, value, flagged, chosen in ratings],
+        update_conflicts=True, unique_fields=["assignment", "step"], update_fields=updated,
+    )
 
 
 def _chosen_steps(sheet, finish_reason):
@@ -635,10 +526,5 @@ def _chosen_steps(sheet, finish_reason):
 
 def _set_chosen(assignment, step_ids, chosen):
     """Set ``chosen`` on this assignment's ratings of ``step_ids``: true for those in ``chosen``."""
-    marks = ", ".join(["%s"] * len(step_ids))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE labeling_rating SET chosen = CASE WHEN step_id IN ({', '.join(['%s'] * len(chosen)) or 'NULL'})"
-            f" THEN %s ELSE %s END WHERE assignment_id = %s AND step_id IN ({marks})",
-            [*chosen, True, False, assignment.pk, *step_ids],
-        )
+    Rating.objects.filter(assignment=assignment, step_id__in=step_ids).update(
+        chosen=Case(When(step_id__in=chosen, then=Value(True)), default=Value(False)))

@@ -112,20 +112,3 @@ def test_create_roles_command_grants_and_reports_bad_input():
         call_command("create_roles", "--grant", "cli", "boss", "Algebra")
     with pytest.raises(CommandError, match="no project 'Geometry'"):
         call_command("create_roles", "--grant", "cli", "lead", "Geometry")
-
-
-@pytest.mark.parametrize("held", [(), ("annotator",), ("lead", "researcher"), ("annotator", "lead", "researcher")])
-def test_the_token_checks_role_mask_names_exactly_the_roles_held(held):
-    """The one-statement token check reads the roles held anywhere as a bit mask: every combination comes back whole."""
-    from django.db import connection
-
-    from labeling.access.roles import role_mask_sql
-
-    p, q = make_project(), make_project()
-    u = user("masked")
-    for role in held:
-        grant_role(u, role, [p, q])  # a role held in two projects counts once
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {role_mask_sql('%s')}", [u.pk])
-        mask = cursor.fetchone()[0]
-    assert mask == sum(1 << ROLES.index(role) for role in held)

@@ -16,14 +16,8 @@ from .test_work_api import draft, finish, r, stored
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(params=[True, False], ids=["functions", "python"])
-def queue_functions(request, settings):
-    # The sheet a save checks against comes from stepmark_lock_sheet or from the separate reads.
-    settings.STEPMARK_QUEUE_FUNCTIONS = request.param
-
-
 @pytest.fixture
-def tabs(queue_functions):
+def tabs():
     """One annotator's two clients (two tabs) on one phase-2 assignment, and its payload."""
     project = make_project(allow_alternatives=True, allow_human_steps=False)
     make_solution(project, steps=3, alternatives={1: 1})
@@ -118,7 +112,7 @@ def test_without_a_revision_a_save_is_not_checked(tabs):
     assert {k: v[0] for k, v in stored(task["id"]).items()} == {(0, 0): -1}
 
 
-def test_the_revision_covers_own_steps_flags_and_undone_ratings(queue_functions):
+def test_the_revision_covers_own_steps_flags_and_undone_ratings():
     # The revision a save answers is the one the next save is checked against, whatever it holds.
     project = make_project(stop_at_first_error=False, allow_alternatives=True, allow_human_steps=True)
     make_solution(project, steps=3, alternatives={1: 1})

@@ -156,6 +156,10 @@ def test_a_retried_submit_gets_the_same_answer_and_another_key_is_refused(ann):
     ([r(0, 1), {"position": 1, "alternative": 0}], "ratings[1].value", "required"),
     ([{"position": "first", "value": 1}], "ratings[0].position", "valid integer"),
     ([r(0, 1, flagged="maybe")], "ratings[0].flagged", "valid boolean"),
+    ([r(0, True)], "ratings[0].value", "valid integer"),
+    ([{"alternative": 0, "value": 1}], "ratings[0].position", "required"),
+    (["1"], "ratings[0]", "dictionary"),
+    ([r(0, 1, chosen="perhaps")], "ratings[0].chosen", "valid boolean"),
     ("all +1", "ratings", "list"),
     ([r(7, 1)], "ratings[0]", "no step 8 (position 7)"),
     ([r(0, 1), r(2, 1)], "ratings[1]", "rate steps in order"),
@@ -177,6 +181,7 @@ def test_bad_drafts_are_400_naming_the_field_and_store_nothing(ann, ratings, fie
     ({"finish_reason": "give_up"}, "note", "Say why"),
     ({"finish_reason": "solution"}, "finish_reason", "every step rated"),
     ({"finish_reason": "give_up", "note": "x", "client_elapsed_ms": -5}, "client_elapsed_ms", "greater than"),
+    ({"finish_reason": "give_up", "note": "x", "client_elapsed_ms": "soon"}, "client_elapsed_ms", "valid number"),
     ({"finish_reason": "give_up", "note": "x", "submit_key": "k" * 101}, "submit_key", "100 characters"),
 ])
 def test_bad_submits_are_400_naming_the_field(ann, body, field, words):

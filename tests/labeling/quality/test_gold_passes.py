@@ -71,10 +71,8 @@ def test_screening_passes_are_still_scored_with_the_submit():
     assert screening.status_of(ann, project).state == screening.ACTIVE
 
 
-@pytest.mark.parametrize("functions", [True, False])
-def test_a_gold_hand_out_makes_the_statements_of_an_ordinary_one(settings, functions):
+def test_a_gold_hand_out_makes_the_statements_of_an_ordinary_one():
     # Only the statement that picks the solution differs (a gold item instead of open work).
-    settings.STEPMARK_QUEUE_FUNCTIONS = functions
     project = make_project(overlap=2)
     make_gold(project, [1, 1])
     for _ in range(3):

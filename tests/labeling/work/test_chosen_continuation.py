@@ -65,12 +65,3 @@ def test_two_picks_at_one_step_are_refused():
         submission.submit(handed(scenario), finish_reason="solution", ratings=ratings, now=later(60))
     assert refused.value.field == "ratings[4]"
     assert "Pick one alternative" in str(refused.value)
-
-
-def test_a_pick_that_is_not_a_boolean_is_refused():
-    scenario = pick_scenario()
-    ratings = json.loads(json.dumps(scenario["ratings"]))
-    ratings[4]["chosen"] = "yes"
-    with pytest.raises(submission.LabellingError) as refused:
-        submission.submit(handed(scenario), finish_reason="solution", ratings=ratings, now=later(60))
-    assert refused.value.field == "ratings[4].chosen"

@@ -8,13 +8,6 @@ from tests.factories import NOW, in_queue_order, later, live, make_annotator, ma
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True, params=["function", "python"])
-def hand_out_path(request, settings):
-    """Every test here runs twice: with the hand-out function (migration 0007) and without."""
-    settings.STEPMARK_QUEUE_FUNCTIONS = request.param == "function"
-    return request.param
-
-
 # Hand-out and resume ------------------------------------------------------------------
 
 

@@ -22,12 +22,6 @@ from tests.labeling.work.queue_child import claim_until_empty
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(params=["function", "python"])
-def hand_out_path(request, settings):
-    """With the hand-out function (migration 0007), the default on PostgreSQL, and without."""
-    settings.STEPMARK_QUEUE_FUNCTIONS = request.param == "function"
-    return request.param
-
 CLAIMERS = 32
 
 
@@ -79,7 +73,6 @@ def assert_invariants(project, handed):
         assert solution.live_assignments == solution.assignments.filter(state__in=queue.LIVE_STATES).count()
 
 
-@pytest.mark.usefixtures("hand_out_path")
 def test_concurrent_claims_submits_and_lapses_keep_every_invariant():
     project = make_project(overlap=2, lease_seconds=60)
     solutions = [make_solution(project, steps=1, rank=None) for _ in range(60)]
@@ -144,7 +137,6 @@ def test_concurrent_claims_submits_and_lapses_keep_every_invariant():
     assert not Assignment.objects.filter(project=project, state=Assignment.ACTIVE).exists()
 
 
-@pytest.mark.usefixtures("hand_out_path")
 def test_scarce_work_goes_to_exactly_as_many_claimers_as_there_are_slots():
     project = make_project(overlap=3, lease_seconds=60)
     solutions = [make_solution(project, steps=1) for _ in range(5)]
@@ -157,7 +149,6 @@ def test_scarce_work_goes_to_exactly_as_many_claimers_as_there_are_slots():
     assert_invariants(project, handed)
 
 
-@pytest.mark.usefixtures("hand_out_path")
 def test_concurrent_gold_and_ordinary_claims_with_quality_control():
     project = make_project(overlap=1, lease_seconds=60, quality_control_rate=0.5)
     golds = {make_solution(project, steps=1, is_gold=True).pk for _ in range(2)}

@@ -1,20 +1,16 @@
-"""The annotator loop stays cheap: queries per request, and the payload built without DRF fields.
+"""The annotator loop stays cheap and its payload whole: queries per request, the payload after a change.
 
-bench/annotator_loop.py measures the loop under load; these tests pin what made it cheap, so
-that a change which adds queries to ``next`` or ``submit`` fails here instead of quietly
-costing throughput. The bounds are the counts of the ordinary case (ordinary work, no
-gold due, no screening), with token authentication as a real client uses it.
+bench/annotator_loop.py measures the loop under load; these tests pin its cost in statements,
+so that a change which adds queries to ``next`` or ``submit`` (or makes them grow with an
+annotator's history) fails here instead of quietly costing throughput. The bounds are the
+counts of the ordinary case (ordinary work, no gold due, no screening), with token
+authentication as a real client uses it.
 """
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from labeling.api.work_serializers import (
-    AssignmentSerializer,
-    SubmitSerializer,
-    assignment_payload,
-    plain_submit,
-)
+from labeling.api.work_serializers import present
 from labeling.models import Annotator, Assignment, Step
 from labeling.work import queue, submission
 from tests.factories import make_project, make_solution, make_user, token_client
@@ -22,29 +18,23 @@ from tests.factories import make_project, make_solution, make_user, token_client
 pytestmark = pytest.mark.django_db
 
 
-def serializer_output(assignment):
-    """What AssignmentSerializer gives for ``assignment``'s raw values (the reference shape)."""
-    payload = assignment_payload(assignment)
-    raw = dict(payload, handed_out_at=assignment.handed_out_at, lease_expires_at=assignment.lease_expires_at,
-               submitted_at=assignment.submitted_at)
-    return AssignmentSerializer(raw).data
+def reread(assignment):
+    return present(Assignment.objects.select_related("project", "solution__problem").get(pk=assignment.pk))
 
 
-def test_the_direct_payload_is_what_the_serializer_would_render():
+def test_the_payload_carries_what_was_submitted():
     project = make_project(instructions="Rate **every** step.", allow_alternatives=True, allow_human_steps=True)
     make_solution(project, steps=3, alternatives={1: 1})
-    annotator = Annotator.objects.create()
-    task = queue.next_assignment(annotator, project)
+    task = queue.next_assignment(Annotator.objects.create(), project)
     submission.save_draft(task, [{"position": 0, "value": 1, "flagged": True}, {"position": 1, "value": -1},
                                 {"position": 1, "alternative": 1, "value": -1},
                                 {"position": 1, "human_text": "my step", "value": 1}])
     submission.submit(task, finish_reason="give_up", note="enough", client_elapsed_ms=1234.5)
-    task = Assignment.objects.select_related("project", "solution__problem").get(pk=task.pk)
-    task.submitted_at = task.submitted_at.replace(microsecond=123456)  # DRF keeps microseconds
-    payload = assignment_payload(task)
-    assert payload == serializer_output(task)
-    assert payload["submitted_at"].endswith(".123456Z")
+    Assignment.objects.filter(pk=task.pk).update(submitted_at=task.submitted_at.replace(microsecond=123456))
+    payload = reread(task)
+    assert payload["submitted_at"].endswith(".123456Z")  # DRF keeps microseconds
     assert isinstance(payload["total_time"], int) and payload["finish_reason"] == "give_up"
+    assert payload["project"]["instructions_html"] == "<p>Rate <strong>every</strong> step.</p>"
     assert [r["flagged"] for r in payload["ratings"]] == [True, False, False, False]
     assert any(a["source"] == Step.HUMAN for s in payload["steps"] for a in s["alternatives"])
 
@@ -54,11 +44,6 @@ def test_the_payload_after_a_save_or_submit_is_what_a_fresh_read_gives():
     project = make_project(stop_at_first_error=False, allow_alternatives=True, allow_human_steps=True)
     make_solution(project, steps=3, alternatives={1: 1})
     task = queue.next_assignment(Annotator.objects.create(), project)
-
-    def reread():
-        fresh = Assignment.objects.select_related("project", "solution__problem").get(pk=task.pk)
-        return assignment_payload(fresh)
-
     saves = [
         [{"position": 0, "value": 1, "flagged": True}, {"position": 1, "value": -1}],
         [{"position": 1, "alternative": 1, "value": -1}, {"position": 1, "human_text": "my step", "value": 0}],
@@ -68,21 +53,19 @@ def test_the_payload_after_a_save_or_submit_is_what_a_fresh_read_gives():
     for items in saves:
         saved = submission.save_draft(task, items)
         assert saved.sheet is not None
-        assert assignment_payload(saved) == reread()
+        assert present(saved) == reread(task)
     done = submission.submit(task, finish_reason="give_up", note="enough",
                             ratings=[{"position": 2, "value": None}, {"position": 0, "flagged": False, "value": 1}])
-    payload = assignment_payload(done)
-    assert payload == reread()
+    payload = present(done)
+    assert payload == reread(task)
     assert [(r["position"], r["alternative"], r["value"], r["flagged"]) for r in payload["ratings"]] == [
         (0, 0, 1, False), (1, 0, -1, False), (1, 1, -1, False)]
 
 
-def test_a_fresh_payload_has_no_ratings_and_the_same_shape():
+def test_a_fresh_payload_has_no_ratings():
     project = make_project()
     make_solution(project, steps=2)
-    task = queue.next_assignment(Annotator.objects.create(), project)
-    fresh = assignment_payload(task)
-    assert fresh == serializer_output(task)
+    fresh = present(queue.next_assignment(Annotator.objects.create(), project))
     assert fresh["ratings"] == [] and fresh["submitted_at"] is None and len(fresh["steps"]) == 2
 
 
@@ -103,14 +86,11 @@ def count_queries(django_assert_max_num_queries, limit, call):
     return answer, [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
 
 
-@pytest.mark.parametrize("functions", [True, False])
-def test_next_and_submit_run_a_fixed_small_number_of_queries(loop_project, django_assert_max_num_queries, settings,
-                                                             functions):
-    settings.STEPMARK_QUEUE_FUNCTIONS = functions
-    # token+user+roles with project+annotator, then either the hand-out function (migration
-    # 0007), or: annotator lock, own work, lapsed leases with generations, open heads, claim
-    # with its problem, live count, insert with recount, steps+ratings
-    next_limit = 2 if functions else 9
+def test_next_and_submit_run_a_fixed_small_number_of_queries(loop_project, django_assert_max_num_queries):
+    # token with user, roles anywhere (the permission), project, roles in it, annotator; then
+    # annotator lock with standing, own work, lapsed leases, generations, the head of each of the
+    # 3 counter values, claim with its problem, live count, insert, counter; ratings and steps
+    next_limit = 18
     client = token_client(make_user("loop", "annotator"))
     # A token's first use is written down (then at most once a minute): counted here is every other request.
     assert client.get(reverse("api:me")).status_code == 200
@@ -125,40 +105,15 @@ def test_next_and_submit_run_a_fixed_small_number_of_queries(loop_project, djang
     submit = lambda: client.post(reverse("api:assignment-submit", args=[task["id"]]), body, format="json")  # noqa: E731
     answer, submit_queries = count_queries(django_assert_max_num_queries, 20, submit)
     assert answer.status_code == 200, answer.content
-    # token+user+roles with the own assignment, solution lock with reload and sheet (one
-    # function call, migration 0008; else three statements), the ratings' upsert carrying
-    # the assignment's update (one statement on PostgreSQL); the response is built from the
-    # ratings just written
-    assert len(submit_queries) <= (3 if functions else 5), "\n".join(submit_queries)
+    # token with user, roles anywhere, the own assignment with project, solution and problem, roles
+    # in the project; solution lock, reload, ratings and steps; the ratings' upsert, the assignment's
+    # update; the response is built from the ratings just written
+    assert len(submit_queries) <= 10, "\n".join(submit_queries)
     assert len(answer.json()["ratings"]) == 4
 
     # The same number for the next task: nothing grows with the annotator's history.
     answer, again = count_queries(django_assert_max_num_queries, 30, take)
     assert answer.status_code == 201 and len(again) <= next_limit
-
-
-def test_the_loop_token_check_answers_as_drf_does(loop_project):
-    """The labelling views' token check refuses exactly as the rest of the API does."""
-    url = reverse("api:project-next", args=[loop_project.pk])
-    standard = reverse("api:me-assignments")  # the project's default authentication
-
-    def both(client):
-        mine, theirs = client.post(url), client.get(standard)
-        assert (mine.status_code, mine.json()) == (theirs.status_code, theirs.json())
-        return mine
-
-    bad = APIClient()
-    bad.credentials(HTTP_AUTHORIZATION="Token not-a-token")
-    assert both(bad).json()["detail"] == "Invalid token."
-
-    gone = make_user("gone", "annotator")
-    client = token_client(gone)
-    gone.is_active = False
-    gone.save()
-    assert both(client).json()["detail"] == "User inactive or deleted."
-
-    assert token_client(make_user("norole")).post(url).status_code == 403
-    assert token_client(make_user("ok", "annotator")).post(url).status_code == 201
 
 
 def session_client(user):
@@ -168,8 +123,8 @@ def session_client(user):
 
 
 @pytest.mark.parametrize("login", [token_client, session_client], ids=["token", "session"])
-def test_reads_joined_onto_the_token_check_answer_as_the_views_own_reads(loop_project, login):
-    """The views' first reads (project, own assignment) refuse the same with the token check and without."""
+def test_nobody_reaches_another_persons_assignment(loop_project, login):
+    """The views' first reads (project, own assignment) refuse the same under either authentication."""
     mine, theirs = login(make_user("mine", "annotator")), login(make_user("theirs", "annotator"))
     assert mine.post(reverse("api:project-next", args=[loop_project.pk + 999])).status_code == 404
     task = mine.post(reverse("api:project-next", args=[loop_project.pk])).json()
@@ -182,7 +137,7 @@ def test_reads_joined_onto_the_token_check_answer_as_the_views_own_reads(loop_pr
         assert getattr(mine, method)(reverse(name, args=[task["id"] + 999]), data, format="json").status_code == 404
     assert Assignment.objects.get(pk=task["id"]).state == Assignment.ACTIVE
     assert not Assignment.objects.get(pk=task["id"]).ratings.exists()
-    # The owner's own reads, through the token check, see the whole assignment.
+    # The owner's own reads see the whole assignment.
     own = mine.get(reverse("api:assignment-detail", args=[task["id"]])).json()
     assert own == task | {"lease_expires_at": own["lease_expires_at"]}
     assert mine.post(reverse("api:assignment-submit", args=[task["id"]]), body, format="json").status_code == 200
@@ -216,74 +171,17 @@ def test_a_role_granted_without_an_annotator_row_gets_one_at_the_first_task(loop
     assert Assignment.objects.get(pk=answer.json()["id"]).annotator == Annotator.objects.get(user=user)
 
 
-# The submit body checked by hand --------------------------------------------------------
-
-PLAIN_BODIES = [
-    {"finish_reason": "solution"},
-    {"finish_reason": "solution", "note": "", "ratings": [], "submit_key": None, "client_elapsed_ms": None},
-    {"finish_reason": "found_error", "note": "  spaced  ", "submit_key": "k-1", "client_elapsed_ms": 0,
-     "ratings": [{"position": 0, "value": 1}, {"position": 1, "alternative": 2, "value": -1, "flagged": True},
-                 {"position": 2, "alternative": None, "value": None, "flagged": None, "text": ""},
-                 {"position": 3, "value": 0, "text": " my step ", "unknown": "ignored"}]},
-    {"finish_reason": "give_up", "note": "why", "client_elapsed_ms": 12.5, "extra": [1, 2]},
-    {"finish_reason": "solution", "revision": "3f2a9c0d1e4b5a67"}, {"finish_reason": "solution", "revision": None},
-]
-
-# DRF takes these too, after coercing or trimming: the hand check leaves them to it.
-COERCED_BODIES = [
-    {"finish_reason": "solution", "ratings": [{"position": "1", "value": 1}]},
-    {"finish_reason": "solution", "ratings": [{"position": 1, "value": 1, "flagged": "true"}]},
-    {"finish_reason": "solution", "submit_key": " padded "},
-    {"finish_reason": "solution", "client_elapsed_ms": "15"},
-    {"finish_reason": "solution", "note": 5},
-    {"finish_reason": "solution", "client_elapsed_ms": True},
-    {"finish_reason": "solution", "revision": " padded "}, {"finish_reason": "solution", "revision": 7},
-]
-
-REFUSED_BODIES = [
-    [], {"finish_reason": "maybe"}, {"finish_reason": "solution", "note": None},
-    {"finish_reason": "solution", "ratings": {"position": 0}},
-    {"finish_reason": "solution", "ratings": [{"position": 0}]},
-    {"finish_reason": "solution", "ratings": [{"position": -1, "value": 1}]},
-    {"finish_reason": "solution", "ratings": [{"position": True, "value": 1}]},
-    {"finish_reason": "solution", "ratings": [{"position": 0, "value": 2}]},
-    {"finish_reason": "solution", "ratings": [{"position": 0, "value": 1, "alternative": -1}]},
-    {"finish_reason": "solution", "ratings": [{"position": 0, "value": 1, "text": "x" * 20001}]},
-    {"finish_reason": "solution", "ratings": [{"position": 0, "value": 1, "text": "a\x00b"}]},
-    {"finish_reason": "solution", "submit_key": ""}, {"finish_reason": "solution", "submit_key": "k" * 101},
-    {"finish_reason": "solution", "revision": ""}, {"finish_reason": "solution", "revision": "r" * 65},
-    {"finish_reason": "solution", "client_elapsed_ms": -1},
-    {"finish_reason": "solution", "client_elapsed_ms": float("nan")},
-    {"finish_reason": "solution", "client_elapsed_ms": 10**400},
-]
-
-
-def drf(body):
-    form = SubmitSerializer(data=body)
-    return form.validated_data if form.is_valid() else None
-
-
-@pytest.mark.parametrize("body", PLAIN_BODIES)
-def test_a_plain_submit_body_is_checked_by_hand_to_what_drf_gives(body):
-    expected = drf(body)
-    assert expected is not None
-    assert plain_submit(body) == expected  # DRF's OrderedDicts compare equal to plain dicts
-
-
-@pytest.mark.parametrize("body", COERCED_BODIES + REFUSED_BODIES)
-def test_anything_else_is_left_to_drf(body):
-    assert plain_submit(body) is None
-    assert (drf(body) is not None) == (body in COERCED_BODIES)
-
-
-def test_the_loop_answers_json_whatever_the_client_accepts(loop_project):
+def test_the_loop_answers_json_and_takes_json(loop_project):
     client = token_client(make_user("picky", "annotator"))
-    answer = client.post(reverse("api:project-next", args=[loop_project.pk]), HTTP_ACCEPT="text/html")
+    # A client that accepts only HTML gets no work it cannot read (DRF's negotiation, before the view).
+    assert client.post(reverse("api:project-next", args=[loop_project.pk]), HTTP_ACCEPT="text/html").status_code == 406
+    assert not Assignment.objects.exists()
+    answer = client.post(reverse("api:project-next", args=[loop_project.pk]))
     assert answer.status_code == 201 and answer["Content-Type"] == "application/json"
     task = answer.json()
     url = reverse("api:assignment-submit", args=[task["id"]])
-    answer = client.post(url, {"finish_reason": "give_up"}, format="json", HTTP_ACCEPT="application/xml")
-    assert answer.status_code == 400 and answer.json()["field"] == "note"  # a refusal, as JSON too
+    answer = client.post(url, {"finish_reason": "give_up"}, format="json")
+    assert answer.status_code == 400 and answer.json()["field"] == "note"
     # The body's parser is still DRF's choice: a form-encoded submit is refused as such.
     answer = client.post(url, "finish_reason=give_up", content_type="application/x-www-form-urlencoded")
     assert answer.status_code == 415

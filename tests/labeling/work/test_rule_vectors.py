@@ -13,7 +13,7 @@ import json
 import pytest
 from django.db import transaction
 
-from labeling.api.work_serializers import assignment_payload
+from labeling.api.work_serializers import present
 from labeling.models import Assignment
 from labeling.work import queue, submission
 from tests.conftest import ROOT
@@ -101,6 +101,6 @@ def test_the_page_loads_the_payload_the_node_suite_builds(scenario):
     assignment = handed(scenario)
     submission.save_draft(assignment, json.loads(json.dumps(scenario["ratings"])), now=later(30))
     stored = Assignment.objects.select_related("project", "solution__problem").get(pk=assignment.pk)
-    payload = assignment_payload(stored)
+    payload = present(stored)
     assert (payload["steps"], payload["ratings"]) == page_payload(scenario)
     assert {k: payload["project"][k] for k in scenario["project"]} == scenario["project"]

@@ -12,13 +12,6 @@ from tests.factories import NOW, later, live, make_annotator, make_project, make
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True, params=["functions", "python"])
-def loop_path(request, settings):
-    """Every rule is checked with the PostgreSQL functions (migrations 0007, 0008) and without."""
-    settings.STEPMARK_QUEUE_FUNCTIONS = request.param == "functions"
-    return request.param
-
-
 def handed(project=None, steps=3, alternatives=None, **project_fields):
     project = project or make_project(**project_fields)
     make_solution(project, steps=steps, alternatives=alternatives)
@@ -76,13 +69,8 @@ def test_undo_removes_the_rating_so_the_export_does_not_list_the_step():
     [
         (r(9, 1), "ratings[0]"),
         (r(0, 1, alternative=3), "ratings[0]"),
-        (r(0, 2), "ratings[0].value"),
-        (r(0, True), "ratings[0].value"),
-        (r(0, 1, flagged="yes"), "ratings[0].flagged"),
-        ({"alternative": 0, "value": 1}, "ratings[0].position"),
-        ("1", "ratings[0]"),
     ],
-)
+)  # an item's shape is the API serializer's (tests/labeling/api/test_work_api.py)
 def test_bad_items_are_refused_naming_the_field_and_store_nothing(item, field):
     a = handed()
     assert error_of(save_draft, a, [item], now=later(1)).field == field
@@ -149,8 +137,9 @@ def test_an_expired_assignment_whose_slot_was_taken_cannot_save():
     save_draft(a, [r(0, 1)], now=later(1))
     taker = queue.next_assignment(make_annotator(), a.project, now=later(100))
     assert taker.solution_id == a.solution_id
-    err = error_of(save_draft, a, [r(0, 0)], now=later(101))
-    assert "lease expired" in err.message.lower() or "expired" in err.message
+    with pytest.raises(queue.LeaseLost) as lost:
+        save_draft(a, [r(0, 0)], now=later(101))
+    assert lost.value.status == 409 and "lease on this assignment expired" in lost.value.message
     assert values(a) == {(0, 0): 1}  # the earlier draft is kept
 
 
@@ -252,7 +241,9 @@ def test_give_up_and_bad_problem_need_a_note_and_may_end_anywhere(reason):
 def test_submitting_an_expired_assignment_whose_slot_was_taken_fails():
     a = handed(lease_seconds=60, overlap=1)
     queue.next_assignment(make_annotator(), a.project, now=later(100))
-    assert "expired" in error_of(submit, a, finish_reason="give_up", note="n", now=later(101)).message
+    with pytest.raises(queue.LeaseLost):
+        submit(a, finish_reason="give_up", note="n", now=later(101))
+    assert Assignment.objects.get(pk=a.pk).state == Assignment.EXPIRED
 
 
 # Human steps (phase 1) ----------------------------------------------------------------
@@ -401,7 +392,3 @@ def test_total_time_takes_the_client_visible_time_clamped_to_wall_time(client, e
     assert done.total_time == expected
 
 
-def test_a_non_numeric_client_time_is_refused():
-    a = handed()
-    err = error_of(submit, a, finish_reason="give_up", note="n", client_elapsed_ms="90", now=later(90))
-    assert err.field == "client_elapsed_ms"
