@@ -78,7 +78,8 @@ def children(port):
         # One process with threads: SQLite has a single writer anyway.
         "--workers", "1", "--threads", "4",
         # Room for every client's keep-alive connection: under gunicorn.conf.py's cap (8 for
-        # 4 threads) clients past the 8th waited 35 s for a first answer (docs/performance.md).
+        # 4 threads) clients past the 8th waited for a first answer until others closed theirs
+        # (docs/performance.md#the-embedded-default-make-demo).
         "--keep-alive", "2", "--worker-connections", str(DEMO_WORKER_CONNECTIONS),
         "--graceful-timeout", "10",
     ]

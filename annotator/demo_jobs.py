@@ -10,11 +10,11 @@ import time
 from labeling.management.commands.load_demo import GSM8K_PROJECT, MATH_PROJECT
 from labeling.models import Project
 
-# A retrain of six small optimizer steps on the MATH passes (about 27 s on two cores, most of it
-# evaluating the new PRM and the champion on the held-out problems; twelve steps of 8 took 44 s),
-# and a generation of 100 picked by the project's first
-# (untrained) champion from the first 400 GSM8K candidates (100 problems, 253 wrong answers):
-# scoring all 5,276 took 267 s on two cores, 400 take about 20 s (docs/performance.md).
+# A retrain of six small optimizer steps on the MATH passes (enough to beat the untrained
+# champion), and a generation of 100 picked by the project's first (untrained) champion from
+# the first 400 GSM8K candidates (100 problems, 253 wrong answers, ample for the generation's
+# wrong-answer slots): scoring the whole pool took minutes on two cores, and the research pages
+# should fill within one (docs/performance.md#the-demos-first-jobs-benchdemo_startpy).
 DEMO_TRAIN_SETTINGS = {"max_steps": 6, "max_batch": 4, "epochs": 1, "log_every": 1}
 DEMO_GENERATION_SIZE = 100
 DEMO_POOL_LIMIT = 400
@@ -54,10 +54,10 @@ def start_demo_jobs(log=print):
     math = Project.objects.get(name=MATH_PROJECT)
     gsm8k = Project.objects.get(name=GSM8K_PROJECT)
     # In this order on the demo's one worker, quickest first so that the research pages fill
-    # within a minute: the snapshot takes seconds, the generation about 20 s, the retrain
-    # about 75 s. All three go to the model side's queue: the worker takes its two queues in
-    # turn, and on "default" the imports' diagram jobs (labeling.diagrams) wait ahead of a
-    # snapshot sent there (it came after the retrain, at 210 s).
+    # within a minute: the snapshot, the generation, the retrain. All three go to the model
+    # side's queue: the worker takes its two queues in turn, and on "default" the imports'
+    # diagram jobs (labeling.diagrams) wait ahead of a snapshot sent there, which then came
+    # after the retrain (docs/performance.md#the-demos-first-jobs-benchdemo_startpy).
     if not snapshots.list_snapshots(math, settings.STEPMARK_EXPORT_DIR) and snapshots.job_status(math) is None:
         snapshots.record_job(math, snapshots.QUEUED)
         labeling_tasks.export_project_snapshot.apply_async((math.pk,), queue=queue)

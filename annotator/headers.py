@@ -1,8 +1,8 @@
 """The Content-Security-Policy header on every response (settings.SECURE_CSP).
 
 Why not django-csp: Stepmark needs one fixed policy and no nonces, and the header goes on
-every request of the annotator loop; django-csp builds the header anew for each response
-(about 19 us, a per cent of a loop request), this writes a string built once. Django 6.0's
+every request of the annotator loop; django-csp builds the header anew for each response, this
+writes a string built once (docs/performance.md#the-web-server-gunicornconfpy). Django 6.0's
 ContentSecurityPolicyMiddleware reads the same setting in the same form, so upgrading Django
 means swapping this class for that one.
 """

@@ -36,7 +36,7 @@ import numpy as np
 from labeling.stats import agreement as ag
 
 DOMAIN = (-1, 0, 1)
-DASHBOARD_REPLICATES = 200  # labeling/stats/dashboard.build_dashboard's default
+DASHBOARD_REPLICATES = 200  # labeling.stats.dashboard.build_dashboard's default
 
 
 def synthetic_columns(ratings, annotators, overlap, seed):

@@ -277,15 +277,15 @@ def _reset(project_id, vacuum=True):
 # --- the load ---------------------------------------------------------------------------
 
 
-def plan_ratings(task, rng):
-    """``(finish_reason, ratings)`` a careful annotator would submit for the ``task`` payload."""
-    main = [s["position"] for s in task["steps"] if any(a["alternative"] == 0 for a in s["alternatives"])]
+def plan_ratings(assignment, rng):
+    """``(finish_reason, ratings)`` a careful annotator would submit for the ``assignment`` payload."""
+    main = [s["position"] for s in assignment["steps"] if any(a["alternative"] == 0 for a in s["alternatives"])]
     if rng.random() < 0.6:
         return "solution", [{"position": p, "alternative": 0, "value": rng.choice((1, 1, 1, 0))} for p in main]
     error = rng.randrange(len(main))
     ratings = [{"position": p, "alternative": 0, "value": rng.choice((1, 1, 1, 0))} for p in main[:error]]
     ratings.append({"position": main[error], "alternative": 0, "value": -1})
-    at_error = next(s for s in task["steps"] if s["position"] == main[error])
+    at_error = next(s for s in assignment["steps"] if s["position"] == main[error])
     for alt in at_error["alternatives"]:  # found_error needs every alternative at the error rated
         if alt["alternative"] > 0:
             ratings.append({"position": main[error], "alternative": alt["alternative"], "value": rng.choice((1, 0, -1))})
@@ -327,16 +327,16 @@ class Client:
                 time.sleep(0.05)
                 continue
             self.resumed += status == 200
-            task = json.loads(data)
-            reason, ratings = plan_ratings(task, self.rng)
+            assignment = json.loads(data)
+            reason, ratings = plan_ratings(assignment, self.rng)
             body = {"finish_reason": reason, "note": "", "submit_key": uuid.uuid4().hex,
                     "client_elapsed_ms": self.rng.randint(5_000, 60_000), "ratings": ratings}
-            status, _ = self.call("submit", f"/api/assignments/{task['id']}/submit/", json.dumps(body))
+            status, _ = self.call("submit", f"/api/assignments/{assignment['id']}/submit/", json.dumps(body))
             if status == 200:
-                self.acked[task["id"]] = {(r["position"], r["alternative"]): r["value"] for r in ratings}
+                self.acked[assignment["id"]] = {(r["position"], r["alternative"]): r["value"] for r in ratings}
                 self.loops.append(time.monotonic())
             elif not isinstance(status, int):
-                self.unanswered.add(task["id"])
+                self.unanswered.add(assignment["id"])
 
 
 def _drive(port, project_id, tokens, warmup, duration):
@@ -581,10 +581,10 @@ def _profile(project_id, tokens, loops):
 
     def loop(i, profiled):
         client = clients[i % len(clients)]
-        task = call("next", profiled, client, f"/api/projects/{project_id}/next/").json()
-        reason, ratings = plan_ratings(task, rng)
+        assignment = call("next", profiled, client, f"/api/projects/{project_id}/next/").json()
+        reason, ratings = plan_ratings(assignment, rng)
         body = {"finish_reason": reason, "note": "", "submit_key": uuid.uuid4().hex, "ratings": ratings}
-        response = call("submit", profiled, client, f"/api/assignments/{task['id']}/submit/", body)
+        response = call("submit", profiled, client, f"/api/assignments/{assignment['id']}/submit/", body)
         assert response.status_code == 200, response.content
 
     for i in range(len(clients)):  # warm up: middleware, URL resolver, connections, caches

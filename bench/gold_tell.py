@@ -62,7 +62,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.gold_tell", description=__doc__.split("\n\n")[0])
     parser.add_argument("--handouts", type=int, default=300, help="hand-outs measured (default 300)")
     parser.add_argument("--warmup", type=int, default=20, help="loops before measuring (default 20)")
-    parser.add_argument("--rate", type=float, default=0.33, help="the project's quality-control rate (default 0.33)")
+    parser.add_argument("--rate", type=float, default=0.33, help="the project's gold rate, quality_control_rate (default 0.33)")
     parser.add_argument("--gold", type=int, default=200, help="gold items in the project (default 200)")
     parser.add_argument("--sqlite", action="store_true", help="the embedded default (SQLite, filesystem broker)")
     parser.add_argument("--seed", type=int, default=1)
@@ -189,16 +189,16 @@ def _drive(project_id, token, handouts, warmup, rng):
         response = client.post(f"/api/projects/{project_id}/next/", content_type="application/json")
         next_seconds = time.perf_counter() - started
         assert response.status_code in (200, 201), response.content[:300]
-        task = response.json()
+        assignment = response.json()
         seen["next"] = _answer(response)
         seen["card during"] = _card(browser, project_id)
         seen["standing during"] = _answer(client.get(f"/api/projects/{project_id}/my-status/"))
         seen["checks during"] = _answer(client.get(f"/api/projects/{project_id}/my-missed/"))
-        seen.update(_own_step_probe(client, task))
-        reason, ratings = plan_ratings(task, rng)
+        seen.update(_own_step_probe(client, assignment))
+        reason, ratings = plan_ratings(assignment, rng)
         body = {"finish_reason": reason, "note": "", "submit_key": uuid.uuid4().hex, "ratings": ratings}
         started = time.perf_counter()
-        response = client.post(f"/api/assignments/{task['id']}/submit/", body, content_type="application/json")
+        response = client.post(f"/api/assignments/{assignment['id']}/submit/", body, content_type="application/json")
         submit_seconds = time.perf_counter() - started
         assert response.status_code == 200, response.content[:300]
         seen["submit"] = _answer(response, drop_ratings=True)  # the ratings are the plan's, drawn
@@ -213,8 +213,8 @@ def _drive(project_id, token, handouts, warmup, rng):
         seen["card moved at submit"] = seen["card after"] != seen["card during"]
         seen["checks moved"] = seen["checks after"] != seen["checks during"]
         if i >= warmup:
-            timed.append((task["id"], next_seconds, submit_seconds))
-            observed.append((task["id"], seen))
+            timed.append((assignment["id"], next_seconds, submit_seconds))
+            observed.append((assignment["id"], seen))
     gold = dict(Assignment.objects.filter(pk__in=[t[0] for t in timed]).values_list("pk", "is_quality_control"))
     samples = [("next", s, gold[pk]) for pk, s, _ in timed] + [("submit", s, gold[pk]) for pk, _, s in timed]
     by_observable = {}
@@ -224,11 +224,11 @@ def _drive(project_id, token, handouts, warmup, rng):
     return samples, by_observable
 
 
-def _own_step_probe(client, task):
+def _own_step_probe(client, assignment):
     """Rate the first step -1 (and its alternatives), write an own step there, withdraw both: what
     the draft answers (the own step's number among them)."""
-    first = task["steps"][0]
-    url = f"/api/assignments/{task['id']}/draft/"
+    first = assignment["steps"][0]
+    url = f"/api/assignments/{assignment['id']}/draft/"
     wrong = [{"position": first["position"], "alternative": a["alternative"], "value": -1}
              for a in first["alternatives"]]
     own = {"position": first["position"], "text": "My own step.", "value": 1}

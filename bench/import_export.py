@@ -5,7 +5,7 @@
 
 Builds a phase-2 style corpus (default 100,000 solutions, about 1,000,000 step ratings) by
 recombining real texts from data/ (MATH-500 problems, PRM800K phase-1 step texts),
-with alternatives at some positions, quality-control items rated by many labelers and a few
+with alternatives at some positions, gold items rated by many labelers and a few
 hundred labeler UUIDs. Then, each in a fresh process so that one's peak memory does not hide
 another's: import it, import it again (everything skipped), export it as PRM800K JSONL, export
 it for TRL. Prints a table of wall times, rates and peak RSS.
@@ -93,7 +93,7 @@ def write_corpus(path, solutions, *, seed=800):
         problems = [json.loads(line) for line in f]
     texts = _step_texts()
     labelers = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(300)]
-    gold = max(1, solutions // 2000)  # quality-control solutions, each rated by many labelers
+    gold = max(1, solutions // 2000)  # gold items, each rated by many labelers
     overlap = solutions // 50  # ordinary solutions rated a second time, later in the file
     ratings = records = 0
     when = datetime.datetime(2022, 9, 1)

@@ -2,10 +2,10 @@
 
     DJANGO_DEBUG=1 .venv/bin/python -m bench.long_line [--mb 100] [--old-mb 8,16,32]
 
-Issue #19 found that a 100 MB upload of a single line took 75 s and 520 MB through the API (2 s
-through the CLI): the importer iterated the upload as Django's ``File``, which joins a line's
-64 KB chunks one by one, quadratic in the line's length. Now it reads the file the upload wraps
-with ``readline`` up to ``STEPMARK_IMPORT_MAX_LINE_BYTES`` (labeling/imports/common.py).
+Iterating an upload as Django's ``File`` joins a line's 64 KB chunks one by one, quadratic in
+the line's length (issue #19); the importer reads the file the upload wraps with ``readline`` up
+to ``STEPMARK_IMPORT_MAX_LINE_BYTES`` instead (labeling/imports/common.py). What it measured,
+before and after: docs/performance.md#imports.
 
 The upload is what Django hands the view for a file over 2.5 MB, a ``TemporaryUploadedFile``
 on disk; each case runs in a child process of its own, which prints its seconds and the growth

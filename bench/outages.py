@@ -3,10 +3,11 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/stepmark DJANGO_DEBUG=1 \\
         .venv/bin/python -m bench.outages [--workers 4] [--requests 24] [--redis-requests 200]
 
-Issue #26 found that 2 s after PostgreSQL came back 6 of 24 quiet requests failed (each gunicorn
-worker's dead persistent connection answered one more 500), and that while Redis was down the
-API answered HTML 500s and logged a traceback per request (30,000 lines in 5 s). Here gunicorn
-runs with production settings and ``--workers`` sync workers on the bench's own database:
+The symptoms (issue #26): after PostgreSQL came back each gunicorn worker's dead persistent
+connection answered one more 500, and while Redis was down the API answered HTML 500s and logged
+a traceback per request (what the restart test saw and what this measured, before and after:
+docs/performance.md#outages-benchoutagespy). Here gunicorn runs with production settings and
+``--workers`` sync workers on the bench's own database:
 
 1. PostgreSQL: ``--requests`` requests (``GET /api/me/`` with an unknown session cookie, which
    reads the session table: 403) give every worker a persistent connection; every connection of the

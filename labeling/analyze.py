@@ -2,9 +2,9 @@
 
 PostgreSQL plans from statistics that ANALYZE gathers; autovacuum gathers them some time after a
 table changes, or never where it is off. Until then a freshly filled table looks empty and the
-planner picks sequential scans: a new deployment ran the annotator loop at 78.7 loops/s on a
-freshly imported project and at 175.9 on the same database after ``VACUUM ANALYZE`` (issue #19).
-So imports (``labeling.imports.run_import``) and other bulk writes (a generation's selection)
+planner picks sequential scans: a freshly imported project ran the annotator loop at less than
+half the speed it reached after ``VACUUM ANALYZE``
+(docs/performance.md#database-settings-the-loop-depends-on). So imports (``labeling.imports.run_import``) and other bulk writes (a generation's selection)
 end by analysing the tables they filled. ANALYZE reads a sample of each table (30,000 rows at
 the default statistics target), so it costs about the same whatever the table's size.
 """

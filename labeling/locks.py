@@ -1,7 +1,7 @@
 """PostgreSQL advisory locks the jobs hold on what they work on (generation runs, retrains, import jobs).
 
 A lock belongs to the database session, so it goes away with a worker that is killed; a
-redelivered copy of a task that arrives while the first is still alive (its visibility timeout
+redelivered copy of a job that arrives while the first is still alive (its visibility timeout
 passed, annotator/settings.py) finds the lock taken and steps aside.
 """
 import contextlib

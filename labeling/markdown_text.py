@@ -24,7 +24,7 @@ class _TextOnlyHtml(markdown.Extension):
 def render_markdown(text):
     """Markdown to HTML that is safe to insert into a page.
 
-    Cached by text: a project's instructions go out with every task, and rendering them costs
+    Cached by text: a project's instructions go out with every assignment, and rendering them costs
     more than the rest of the payload.
     """
     return nh3.clean(markdown.markdown(text or "", extensions=["sane_lists", _TextOnlyHtml()]))

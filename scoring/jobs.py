@@ -105,7 +105,7 @@ def score_pool(run, prm, *, batch_size=None, pool_limit=None):
         SolutionScore.objects.bulk_create(
             [SolutionScore(solution_id=pk, checkpoint=checkpoint, score=r.score, step_scores=r.step_scores)
              for pk, r in zip(batch, results)],
-            ignore_conflicts=True,  # a redelivered task racing a live one: first write wins
+            ignore_conflicts=True,  # a redelivered job racing a live one: first write wins
         )
         scored += len(batch)
         GenerationRun.objects.filter(pk=run.pk).update(scored=scored)

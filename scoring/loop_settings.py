@@ -4,7 +4,7 @@
 form). One serializer judges every value on save, so a bad one is a 400 naming its field and
 nothing is stored. The worker reads the same Project fields: ``scoring.jobs.select`` (size, wrong
 share, per-problem cap), ``scoring.retrain`` (threshold, metric, train settings),
-``scoring.champions.base_model`` and, for the pool limit, the generation task ``scoring.api``
+``scoring.champions.base_model`` and, for the pool limit, the generation job ``scoring.api``
 queues. Web side: nothing here reaches torch, so the train settings' keys are written out below
 (tests/scoring/test_loop_settings.py keeps them in step with ``scoring.prm.train.TrainConfig``).
 """

@@ -70,9 +70,9 @@ class GenerationRun(models.Model):
     """One request to run a generation: score the pool, then select into a new Generation.
 
     ``scored``/``total`` show progress while ``state`` is ``scoring``; ``scoring_started_at`` and
-    ``scored_at_start`` (what an earlier, interrupted pass had already scored) give the rate of
-    this pass, and so the time left. ``generation`` is set in the same transaction that selects,
-    so a redelivered task sees the work is done.
+    ``scored_at_start`` (what an earlier, interrupted attempt had already scored) give the rate
+    of this attempt, and so the time left. ``generation`` is set in the same transaction that selects,
+    so a redelivered job sees the work is done.
     """
 
     QUEUED = "queued"

@@ -13,7 +13,7 @@ The new checkpoint becomes the champion only when it beats the champion on the p
 its metrics and lineage (parent, data hash, generation, passes).
 
 Crash safety: the Checkpoint row is created (status ``training``) before the work; a
-redelivered task finds it and trains it again from the start; the directory is written by
+redelivered job finds it and trains it again from the start; the directory is written by
 ``save_checkpoint`` atomically, and staging leftovers of a killed run are removed first.
 """
 import dataclasses

@@ -21,8 +21,8 @@ from labeling.access.permissions import IsLead
 from labeling.stats import cache as stats_cache
 from labeling.stats import dashboard
 
-from .import_export import IgnoreFormatParameter
 from .paging import MAX_NUMBER
+from .renderers import IgnoreFormatParameter
 
 TABLE_COLUMNS = [
     "id", "label", "status", "status_reason", "gold_score", "gold_passes", "alpha", "kappa", "kappa_partners",

@@ -1,14 +1,20 @@
-"""Snapshots over the API: the list, a download, and "snapshot now".
+"""Exports over the API: the project's labels streamed in any export format, and the snapshots
+(the list, a download, "snapshot now").
 
-The files are written by ``labeling.tasks.export_project_snapshot`` (on a worker) under
-``settings.STEPMARK_EXPORT_DIR`` (see ``labeling/exports/snapshots.py``); these views only read that
-folder and queue the job. Downloads stream from disk (``FileResponse``); the name in the URL
-must be a snapshot file directly inside the project's folder.
+The export is written by ``labeling.exports.stream_export`` as the response streams, never held
+whole in memory. Snapshot files are written by ``labeling.tasks.export_project_snapshot`` (on a
+worker) under ``settings.STEPMARK_EXPORT_DIR`` (see ``labeling/exports/snapshots.py``); these
+views only read that folder and queue the job. Downloads stream from disk (``FileResponse``);
+the name in the URL must be a snapshot file directly inside the project's folder.
 """
+import datetime
+
 from django.conf import settings
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.utils import timezone
+from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from kombu.exceptions import OperationalError
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -16,12 +22,110 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from labeling import tasks
+from labeling.access.permissions import IsResearcher, LeadOrResearcher
 from labeling.access.projects import project_for
 from labeling.access.roles import LEAD, RESEARCHER
-from labeling.access.permissions import IsResearcher, LeadOrResearcher
-from labeling.exports import snapshots
+from labeling.exports import ExportFilters, get_exporter, snapshots, stream_export
+from labeling.quality.screening import paused_annotator_ids
 
-from .import_export import IgnoreFormatParameter
+from .paging import MAX_NUMBER
+from .renderers import IgnoreFormatParameter
+
+# The formats the schema lists for ?format=; the registry (labeling/exports/registry.py) decides.
+EXPORT_FORMATS = ["prm800k", "trl", "prm800k-consensus", "trl-parquet"]
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    format = serializers.CharField(default="prm800k")
+    gzip = serializers.BooleanField(default=False)
+    generation = serializers.ListField(child=serializers.IntegerField(min_value=-1, max_value=MAX_NUMBER),
+                                       required=False)
+    since = serializers.DateTimeField(required=False, help_text="Submitted at or after (ISO 8601).")
+    until = serializers.DateTimeField(required=False, help_text="Submitted before (ISO 8601).")
+    quality_control = serializers.BooleanField(default=True, help_text="0 leaves gold items out.")
+    exclude_paused = serializers.BooleanField(
+        default=False, help_text="1 leaves out the labels of annotators paused or failed in the project."
+    )
+
+    def validate_format(self, value):
+        try:
+            get_exporter(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
+
+    def validate(self, data):
+        if "since" in data and "until" in data and data["since"] >= data["until"]:
+            raise serializers.ValidationError({"until": "must be later than since."})
+        return data
+
+
+def export_query(query_params):
+    """The export's query string as serializer input; ``generation`` may repeat or use commas."""
+    data = {key: query_params.get(key) for key in ("format", "gzip", "since", "until", "quality_control",
+                                                   "exclude_paused") if key in query_params}
+    generations = [g.strip() for value in query_params.getlist("generation") for g in value.split(",")]
+    if generations:
+        data["generation"] = [g for g in generations if g]
+    return data
+
+
+def attachment_name(project, extension, compress, now=None):
+    """``<project>-<UTC timestamp><extension>[.gz]``, safe to put in a header."""
+    now = (now or timezone.now()).astimezone(datetime.timezone.utc)
+    name = slugify(project.name) or f"project-{project.pk}"
+    return f"{name}-{now:%Y%m%dT%H%M%SZ}{extension}{'.gz' if compress else ''}"
+
+
+class ExportView(APIView):
+    """Stream the project's submitted labels; the file is never held whole in memory."""
+
+    permission_classes = [LeadOrResearcher]
+    content_negotiation_class = IgnoreFormatParameter
+
+    @extend_schema(
+        operation_id="projects_export_retrieve",
+        parameters=[
+            OpenApiParameter("format", str, enum=EXPORT_FORMATS, default="prm800k"),
+            OpenApiParameter("gzip", bool, default=False),
+            OpenApiParameter("generation", int, many=True, explode=True,
+                             description="Keep these generations (repeat, or separate with commas)."),
+            OpenApiParameter("since", OpenApiTypes.DATETIME, description="Submitted at or after."),
+            OpenApiParameter("until", OpenApiTypes.DATETIME, description="Submitted before."),
+            OpenApiParameter("quality_control", bool, default=True, description="false leaves gold items out."),
+            OpenApiParameter("exclude_paused", bool, default=False,
+                             description="true leaves out the labels of annotators paused in the project."),
+        ],
+        # Each format's own media type (trl-parquet's is Parquet's), or gzip's with ?gzip=true.
+        responses={
+            **{(200, media_type): OpenApiTypes.BINARY
+               for media_type in sorted({get_exporter(name).content_type for name in EXPORT_FORMATS}
+                                        | {"application/gzip"})},
+            400: OpenApiResponse(description="A bad filter or format, named."),
+        },
+    )
+    def get(self, request, pk):
+        project = project_for(request.user, pk, LEAD, RESEARCHER)
+        query = ExportQuerySerializer(data=export_query(request.query_params))
+        query.is_valid(raise_exception=True)
+        options = query.validated_data
+        filters = ExportFilters(
+            project_id=project.pk,
+            generations=tuple(options["generation"]) if options.get("generation") else None,
+            since=options.get("since"),
+            until=options.get("until"),
+            include_quality_control=options["quality_control"],
+            exclude_annotator_ids=paused_annotator_ids(project) if options["exclude_paused"] else (),
+        )
+        exporter = get_exporter(options["format"])
+        compress = options["gzip"]
+        response = StreamingHttpResponse(
+            stream_export(options["format"], filters, compress=compress),
+            content_type="application/gzip" if compress else exporter.content_type,
+        )
+        filename = attachment_name(project, exporter.extension, compress)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
 
 
 class SnapshotSerializer(serializers.Serializer):

@@ -1,10 +1,11 @@
 """The OpenAPI schema at /api/schema/, built once per process and format.
 
-drf-spectacular builds the schema by walking every view on each request: 55-450 ms of a web
-process's CPU, and YAML rendering another 25 ms, open to any signed-in account (issue #19).
-The schema depends only on the code a process runs (it is public: the same for every caller),
-so each process keeps the bytes it rendered, one entry per output format. ``?version=`` and
-``?lang=`` are ignored: Stepmark has one of each, and arbitrary values would be new entries.
+drf-spectacular builds the schema by walking every view on each request, a large share of a
+web process's CPU that any signed-in account could ask for again and again (issue #19; the
+figures: docs/performance.md#the-openapi-schema-labelingapischemapy). The schema depends only
+on the code a process runs (it is public: the same for every caller), so each process keeps the
+bytes it rendered, one entry per output format. ``?version=`` and ``?lang=`` are ignored:
+Stepmark has one of each, and arbitrary values would be new entries.
 
 What it declares beyond each view's own answers: labeling/api/autoschema.py.
 """

@@ -7,7 +7,7 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from . import (
-    auth, content, dashboard, diagrams, exports, import_export, members, projects, quality, research, tokens, work,
+    auth, content, dashboard, diagrams, exports, imports, members, projects, quality, research, tokens, work,
 )
 
 app_name = "api"
@@ -29,12 +29,11 @@ urlpatterns: list = [
     path("projects/<int:pk>/members/", members.MembersView.as_view(), name="project-members"),
     path("projects/<int:pk>/members/<int:membership_id>/", members.MemberView.as_view(), name="project-member"),
     # Imports run as jobs on a worker (labeling/imports/jobs.py); the preview stores nothing.
-    path("projects/<int:pk>/imports/", import_export.ImportView.as_view(), name="project-import"),
-    path("projects/<int:pk>/imports/preview/", import_export.ImportPreviewView.as_view(), name="project-import-preview"),
-    path("import-jobs/<int:pk>/", import_export.ImportJobView.as_view(), name="import-job"),
-    path("import-jobs/<int:pk>/cancel/", import_export.ImportJobCancelView.as_view(), name="import-job-cancel"),
-    path("import-formats/", import_export.ImportFormatsView.as_view(), name="import-formats"),
-    path("projects/<int:pk>/export/", import_export.ExportView.as_view(), name="project-export"),
+    path("projects/<int:pk>/imports/", imports.ImportView.as_view(), name="project-import"),
+    path("projects/<int:pk>/imports/preview/", imports.ImportPreviewView.as_view(), name="project-import-preview"),
+    path("import-jobs/<int:pk>/", imports.ImportJobView.as_view(), name="import-job"),
+    path("import-jobs/<int:pk>/cancel/", imports.ImportJobCancelView.as_view(), name="import-job-cancel"),
+    path("import-formats/", imports.ImportFormatsView.as_view(), name="import-formats"),
     path("projects/<int:pk>/next/", work.NextView.as_view(), name="project-next"),
     path("assignments/<int:pk>/", work.AssignmentView.as_view(), name="assignment-detail"),
     path("assignments/<int:pk>/draft/", work.DraftView.as_view(), name="assignment-draft"),
@@ -63,7 +62,8 @@ urlpatterns: list = [
     path("projects/<int:pk>/annotators/", dashboard.AnnotatorTableView.as_view(), name="project-annotators"),
     path("projects/<int:pk>/annotators/<int:annotator_id>/passes/", dashboard.AnnotatorPassesView.as_view(),
          name="project-annotator-passes"),
-    # Snapshots and research figures (labeling/api/exports.py, research.py).
+    # The export, snapshots (labeling/api/exports.py) and research figures (research.py).
+    path("projects/<int:pk>/export/", exports.ExportView.as_view(), name="project-export"),
     path("projects/<int:pk>/snapshots/", exports.SnapshotListView.as_view(), name="project-snapshots"),
     path("projects/<int:pk>/snapshots/<str:name>/", exports.SnapshotDownloadView.as_view(),
          name="project-snapshot-download"),

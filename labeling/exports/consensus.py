@@ -9,8 +9,9 @@ over both). Fields that differ from a pass's record:
   "consensus" (``consensus.CONSENSUS_LABELER``); importing the file back gives a labeler of
   that UUID, whose passes never vote again;
 - ``timestamp``: the latest submission among the voting passes; ``total_time``: null;
-- ``generation``: the passes' (the highest, should they differ); the two quality-control
-  flags: whether any pass was served as gold or screening, or the solution is one now;
+- ``generation``: the passes' (the highest, should they differ); ``is_quality_control_question``
+  and ``is_initial_screening_question``: whether any pass was served as gold or screening, or
+  the solution is one now;
 - ``label.steps``: the solution's own steps in order, each with the alternatives that have a
   consensus; ``chosen_completion`` is the solution's own step (index 0) where its consensus
   is not -1. The steps end at the first position whose own step's consensus is -1 (as in

@@ -98,8 +98,8 @@ def open_binary(source):
     """An open binary stream for a path or a file object, gunzipped when it is gzip.
 
     An upload (Django's ``File``) is read through the file it wraps: iterating a ``File``
-    joins a long line's 64 KB chunks one by one, quadratic in the line's length (a single-line
-    100 MB upload took 75 s and 520 MB); ``readline`` on the file itself is linear.
+    joins a long line's 64 KB chunks one by one, quadratic in the line's length (bench/long_line.py,
+    docs/performance.md#imports); ``readline`` on the file itself is linear.
     """
     if isinstance(source, File):
         source = source.file

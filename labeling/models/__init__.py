@@ -7,7 +7,7 @@
 - ``diagrams``: Diagram (an [asy] diagram of the text and its drawing).
 - ``imports``: ImportJob (an upload imported by a worker, its progress and outcome).
 - ``tokens``: ApiToken (an account's API tokens, hashed, with their expiry).
-- ``quality``: GoldRating (lead-approved answers for quality control), GoldScore,
+- ``quality``: GoldRating (a gold item's reference ratings, approved by a lead), GoldScore,
   AnnotatorProjectStatus, GoldProposal and Adjudication.
 """
 from .content import Generation, Problem, Solution, Step

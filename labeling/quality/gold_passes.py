@@ -1,13 +1,13 @@
 """Gold passes are scored by a scheduled job, not in the submit, so that nothing in an annotator's
-responses says which of their tasks was gold.
+responses says which of their passes was gold.
 
 A submit over a gold item is the same request as any other: the same statements, the same answer,
 nothing queued. ``score_pending_gold_passes``, on the default beat schedule every minute
 (labeling/schedules.py; the demo's worker runs beat too), scores each pass served as gold that has
 no score yet against the gold (``gold.score_gold_pass``) and may then pause the annotator
-(``screening.check_gold_threshold``), which their next hand-out says. A per-submit job was tried
-first: publishing it made a gold submit 0.7 ms slower, enough for a latency threshold to pick out
-gold submits 86% of the time against 67% by always guessing "ordinary" (docs/performance.md).
+(``screening.check_gold_threshold``), which their next hand-out says. A job queued by each gold
+submit was tried first and made those submits measurably slower, enough for a latency threshold
+to pick them out (docs/performance.md#gold-nobody-can-spot-benchgold_tellpy).
 Screening passes are apart: an annotator in screening knows it, and is scored with the submit
 (``screening.after_submit``).
 """

@@ -125,14 +125,11 @@ def decide_screening(annotator, project, *, row=None, now=None):
     return row
 
 
-# Pausing --------------------------------------------------------------------------------
-
-
 def after_submit(assignment, solution=None, now=None):
     """Score a submitted pass over a screening item and decide the screening when it is the last.
 
-    Called from ``labelling.submit`` inside its transaction with the solution it locked; does
-    nothing for other work. Gold passes are scored by a scheduled job instead
+    Called from ``labeling.work.submission.submit`` inside its transaction with the solution it
+    locked; does nothing for other work. Gold passes are scored by a scheduled job instead
     (labeling/quality/gold_passes.py), so that the response does not show which was gold.
     """
     solution = solution if solution is not None else assignment.solution
@@ -143,6 +140,9 @@ def after_submit(assignment, solution=None, now=None):
     if score is not None:
         decide_screening(assignment.annotator, assignment.project, now=now)
     return score
+
+
+# Pausing --------------------------------------------------------------------------------
 
 
 def check_gold_threshold(annotator, project, now=None):

@@ -1,7 +1,7 @@
 """What each active-learning generation selected, and what people found in it.
 
 For every generation (number >= 0) of a project, over the solutions it selected (gold and
-screening items left out, as they are served for quality control, not chosen by the PRM):
+screening items left out, as they are served to check annotators, not chosen by the PRM):
 
 - ``selected``: how many solutions it chose; ``wrong_answer``: how many of those have a final
   answer graded wrong (the "convincing wrong answers" the selection aims at);
@@ -16,8 +16,8 @@ screening items left out, as they are served for quality control, not chosen by 
 
 ``picks`` lists the first few selected solutions in selection order (rank, the PRM's score,
 whether the final answer is right, whether people found an error), so a researcher sees what
-the PRM went for. Quality-control passes are left out. The median is taken in Python so the figures come out
-the same on PostgreSQL and on the demo's SQLite.
+the PRM went for. Passes served as gold are left out. The median is taken in Python so the figures
+come out the same on PostgreSQL and on the demo's SQLite.
 """
 import statistics
 from collections import defaultdict

@@ -97,9 +97,8 @@ def pack(rows, *, max_tokens, pair_cost=0.0, share=True):
     return packed, where
 
 
-# Attention with a tree's mask ran at about 1.5 times the cost its FLOPs predict, against the
-# weights' matrix products (MiniLM on the CPU: the flash-attention kernel 40% of a forward over
-# trees of 1024 tokens).
+# Attention with a tree's mask runs at about 1.5 times the cost its FLOPs predict, against the
+# weights' matrix products, as measured with MiniLM on the CPU (docs/prm.md, "Training throughput").
 ATTENTION_OVERHEAD = 1.5
 
 

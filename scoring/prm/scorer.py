@@ -58,9 +58,8 @@ def step_probabilities(prm, batch):
 
 
 # (max_tokens, max_batch) by device type. A CPU is compute-bound at any batch size, and a
-# batch that stays in its caches runs faster: MiniLM scored the same solutions in 5.2 s with
-# 4096-token batches and in 7.4 s with 16384 (bench/scoring_throughput.py). A GPU wants
-# large batches to fill its cores.
+# batch that stays in its caches runs faster (bench/scoring_throughput.py; docs/prm.md,
+# "Scoring throughput"). A GPU wants large batches to fill its cores.
 BATCHING = {"cpu": (4096, 8), "cuda": (16384, 64)}
 
 

@@ -74,8 +74,8 @@ def set_attention_dropout(backbone, p):
 
     Training turns it off by default (``TrainConfig.attention_dropout``): with it, PyTorch's
     attention cannot use its fused kernel and builds the whole score matrix, and a prefix tree's
-    matrix is wide; MiniLM's forward and backward over the same PRM800K trees took 18.8 s with
-    BERT's 0.1 and 5.9 s without. Decoders (Llama, Qwen2) ship with 0 already. Dropout on the
+    matrix is wide: training with BERT's 0.1 took about three times as long (docs/prm.md,
+    "Training throughput"). Decoders (Llama, Qwen2) ship with 0 already. Dropout on the
     hidden states stays as the backbone has it.
     """
     old = []
@@ -129,9 +129,8 @@ def batch_loss(prm, units, targets):
 
 
 # Padded tokens per training batch by device type when the config leaves it open. On a CPU a
-# batch that stays in its caches is faster: MiniLM's forward and backward over the same 10
-# PRM800K records took 8.5 s in trees of 1024 tokens with 4096-token batches, 11.5 s with 8192
-# (bench/training_throughput.py).
+# batch that stays in its caches is faster (bench/training_throughput.py; docs/prm.md,
+# "Training throughput").
 TRAIN_TOKENS = {"cpu": 4096, "cuda": 8192}
 
 

@@ -60,7 +60,7 @@ def test_passing_screening_opens_the_real_work(screened):
     assert (row.state, row.screening_score, row.decided_by) == ("active", pytest.approx(5 / 6), None)
     assert row.reason == "screening score 0.83 >= 0.80 over 2 items"
     assert screening.my_status(ann, project)["message"] == "passed"
-    assert take(ann, project, 4).solution_id == quality.pk  # quality control at rate 1, then work
+    assert take(ann, project, 4).solution_id == quality.pk  # gold at rate 1, then work
     assert take(make_annotator(), project, 4).solution_id == items[0].pk  # the next newcomer is screened
 
 
@@ -123,7 +123,7 @@ def test_screening_items_stay_out_of_projects_that_do_not_screen(screened):
 
 
 def gold_project(threshold, **fields):
-    """Rate 1 quality control over four-step gold items [1, 1, 1, 1]; ordinary work too."""
+    """Gold at rate 1 over four-step gold items [1, 1, 1, 1]; ordinary work too."""
     project = make_project(quality_control_rate=1.0, gold_threshold=threshold, gold_min_passes=2, **fields)
     items = [make_gold(project, [1, 1, 1, 1]) for _ in range(6)]
     make_solution(project, steps=1)
