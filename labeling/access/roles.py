@@ -60,17 +60,12 @@ def may_create_projects(user):
 
 
 def roles_in(user, project_id):
-    """The roles ``user`` holds in project ``project_id`` (every role for a superuser), one query per user and project."""
+    """The roles ``user`` holds in project ``project_id`` (every role for a superuser)."""
     if user is None or not user.is_authenticated or not user.is_active:
         return frozenset()
     if user.is_superuser:
         return frozenset(ROLES)
-    held = user.__dict__.setdefault(_PER_PROJECT, {})
-    if project_id not in held:
-        held[project_id] = frozenset(
-            Membership.objects.filter(user_id=user.pk, project_id=project_id).values_list("role", flat=True)
-        )
-    return held[project_id]
+    return _memberships(user).get(int(project_id), frozenset())
 
 
 def has_role(user, role, project_id=None):
@@ -78,7 +73,7 @@ def has_role(user, role, project_id=None):
 
     "In any project" is the coarse check of the API's permission classes (labeling/access/
     permissions.py); each view then names the project (labeling/access/projects.py). The
-    roles held anywhere are read in one query per user object and kept on it.
+    roles are read in one query per user object and kept on it (``_memberships``).
     """
     if project_id is not None:
         return role in roles_in(user, project_id)
@@ -86,10 +81,7 @@ def has_role(user, role, project_id=None):
         return False
     if user.is_superuser:
         return True
-    held = user.__dict__.get(_ANYWHERE)
-    if held is None:
-        held = user.__dict__[_ANYWHERE] = _roles_anywhere(user.pk)
-    return role in held
+    return any(role in held for held in _memberships(user).values())
 
 
 def roles_of(user):
@@ -97,15 +89,22 @@ def roles_of(user):
     return [role for role in ROLES if has_role(user, role)]
 
 
-_ANYWHERE = "_stepmark_roles_anywhere"
-_PER_PROJECT = "_stepmark_roles_per_project"
+_MEMBERSHIPS = "_stepmark_memberships"
 
 
-def _roles_anywhere(user_id):
-    return frozenset(Membership.objects.filter(user_id=user_id).values_list("role", flat=True).distinct())
+def _memberships(user):
+    """``{project id: roles}`` of ``user``, read in one query per user object and kept on it: every
+    role check of a request (the permission's "anywhere", then the project's) asks it alone."""
+    held = user.__dict__.get(_MEMBERSHIPS)
+    if held is None:
+        by_project = {}
+        for project_id, role in Membership.objects.filter(user_id=user.pk).order_by().values_list("project_id", "role"):
+            by_project.setdefault(project_id, set()).add(role)
+        held = user.__dict__[_MEMBERSHIPS] = {p: frozenset(r) for p, r in by_project.items()}
+    return held
 
 
 def forget(user):
     """Drop what is cached on ``user`` (ours and ModelBackend's permissions): a change must show at once."""
-    for attr in ("_perm_cache", "_user_perm_cache", "_group_perm_cache", _ANYWHERE, _PER_PROJECT):
+    for attr in ("_perm_cache", "_user_perm_cache", "_group_perm_cache", _MEMBERSHIPS):
         user.__dict__.pop(attr, None)

@@ -55,7 +55,8 @@ class TokenAuthentication(authentication.TokenAuthentication):
     model = ApiToken
 
     def authenticate_credentials(self, key):
-        token = ApiToken.objects.select_related("user").filter(digest=digest(key)).first()
+        # With the user's Annotator row, if any: every annotator request asks for it.
+        token = ApiToken.objects.select_related("user__annotator").filter(digest=digest(key)).first()
         if token is None:
             raise AuthenticationFailed(_("Invalid token."))
         user = token.user

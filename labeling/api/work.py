@@ -57,7 +57,12 @@ class LoopView(APIView):
 
 def annotator_of(user):
     """The caller's Annotator row, or None (staff pass the role check without one)."""
-    return Annotator.objects.filter(user=user).first() if user.is_authenticated else None
+    if not user.is_authenticated:
+        return None
+    try:
+        return user.annotator  # the token check reads it with the user (labeling/access/tokens.py)
+    except Annotator.DoesNotExist:
+        return None
 
 
 def render(assignment, code=status.HTTP_200_OK):

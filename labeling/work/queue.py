@@ -314,19 +314,20 @@ def _open(annotator, project, generation_id, level):
                       QUEUE_KEY))
 
 
-def _levels(annotator, project, generation_id):
-    """The counter values with open work for the annotator in a generation, the one whose head comes
-    first in queue order first; empty when the generation has nothing open for them.
+def _heads(annotator, project, generation_id):
+    """``[(counter value, its head's id)]`` for the counter values with open work for the annotator in
+    a generation, the one whose head comes first in queue order first; empty when the generation has
+    nothing open for them.
 
     Read even with overlap 1: whether any ordinary work is open decides whether a due gold item
     may be served (``_claim_open``), and a gold and an ordinary hand-out make the same statements.
     """
-    heads = []
+    # The head of each counter value (a scalar subquery: one index probe each), all in one statement.
+    heads = Q()
     for level in range(project.overlap):
-        head = _open(annotator, project, generation_id, level).values_list("selection_rank", QUEUE_KEY).first()
-        if head is not None:
-            heads.append((head[0] is None, head[0] or 0, head[1], level))
-    return [level for *_, level in sorted(heads)]
+        heads |= Q(pk=Subquery(_open(annotator, project, generation_id, level).values("pk")[:1]))
+    found = Solution.objects.filter(heads).values_list("selection_rank", QUEUE_KEY, "live_assignments", "pk")
+    return [(level, pk) for rank, key, level, pk in sorted(found, key=lambda h: (h[0] is None, h[0] or 0, h[1]))]
 
 
 def _claim_open(annotator, project, now, gold_start=None):
@@ -335,14 +336,14 @@ def _claim_open(annotator, project, now, gold_start=None):
     statements of an ordinary one). Gold is served only where ordinary work is open."""
     for generation_id, number in _generations(project):
         while True:
-            levels = _levels(annotator, project, generation_id)
-            if not levels:
+            heads = _heads(annotator, project, generation_id)
+            if not heads:
                 break  # nothing open here for them: the next generation
             if gold_start is not None:
                 gold, gold_start = _claim_gold(annotator, project, now, gold_start), None
                 if gold is not None:
                     return gold
-            candidate = _lock_first_open(annotator, project, generation_id, levels)
+            candidate = _lock_first_open(annotator, project, generation_id, heads)
             if candidate is None:
                 break
             live = _count_live(candidate.pk, now)
@@ -353,14 +354,19 @@ def _claim_open(annotator, project, now, gold_start=None):
     return None
 
 
-def _lock_first_open(annotator, project, generation_id, levels):
-    """Lock the first open solution of a generation in queue order, passing rows others hold."""
-    for level in levels:
+def _lock_first_open(annotator, project, generation_id, heads):
+    """Lock the first open solution of a generation in queue order, passing rows others hold.
+
+    Each counter value's head (``_heads``) is tried by its id first: nobody else can hand it to this
+    annotator meanwhile (their row is locked), and ``_count_live`` checks its slots under the lock.
+    Only when another transaction holds it is the counter value searched again, past locked rows.
+    """
+    for level, head in heads:
         # With the problem, which the payload shows (only the solution is locked).
-        found = (_open(annotator, project, generation_id, level).select_related("problem")
-                 .select_for_update(skip_locked=True, of=("self",)).first())
-        if found is not None:
-            return found
+        for candidates in (Solution.objects.filter(pk=head), _open(annotator, project, generation_id, level)):
+            found = candidates.select_related("problem").select_for_update(skip_locked=True, of=("self",)).first()
+            if found is not None:
+                return found
     return None
 
 

@@ -12,7 +12,7 @@ rated like any other.
 
 Rules are checked on the ratings as they stand after the change (the stored draft merged
 with the new items), so a draft may be built in any number of saves. Every function raises
-``LabellingError(message, field=...)`` for input a person must fix; the API maps it to 400. A
+``LabelingError(message, field=...)`` for input a person must fix; the API maps it to 400. A
 message numbers steps as the page does, from 1 ("step 3" is ``position`` 2).
 
 The rules live here only. The page's copy, frontend/src/workspace/sequence.js, offers a finish only where these rules
@@ -35,7 +35,7 @@ from labeling.work import queue
 from labeling.work.revision import CHANGED, of_sheet, stale
 
 
-class LabellingError(DomainError):
+class LabelingError(DomainError):
     """Input that breaks a labelling rule; ``field`` names the offending input.
 
     A submit refused for its finish keeps the ratings as a draft: its refusal then says the
@@ -106,9 +106,9 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
         if assignment.state == Assignment.SUBMITTED:
             if submit_key is not None and submit_key == assignment.submit_key:
                 return assignment
-            raise LabellingError("This assignment is already submitted.", field="submit_key")
+            raise LabelingError("This assignment is already submitted.", field="submit_key")
         if finish_reason not in FinishReason.values:
-            raise LabellingError(
+            raise LabelingError(
                 f"Unknown finish reason {finish_reason!r}: use one of {', '.join(FinishReason.values)}.",
                 field="finish_reason",
             )
@@ -117,7 +117,7 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
         change = _merge_based(assignment, ratings or [], read_sheet(assignment), revision)
         try:
             _check_finish(assignment.project, change.sheet, finish_reason, note or "")
-        except LabellingError as refused:
+        except LabelingError as refused:
             # Keep what the person rated as a draft: nothing they wrote is lost.
             _write(assignment, change, now)
             queue.touch(assignment, now)
@@ -161,9 +161,9 @@ PROJECT_CLOSED = (
 
 def _require_open(assignment, solution, now):
     if not assignment.project.is_active:
-        raise LabellingError(PROJECT_CLOSED, status=409)
+        raise LabelingError(PROJECT_CLOSED, status=409)
     if assignment.state == Assignment.SUBMITTED:
-        raise LabellingError("This assignment is already submitted and can no longer change.")
+        raise LabelingError("This assignment is already submitted and can no longer change.")
     queue.require_lease(assignment, solution, now)
 
 
@@ -211,7 +211,7 @@ def check_size(assignment, items):
     counts = _rateable(assignment).aggregate(steps=Count("pk"), positions=Count("position", distinct=True))
     most = counts["steps"] + (counts["positions"] if assignment.project.allow_human_steps else 0)
     if len(items) > most:
-        raise LabellingError(f"ratings holds {len(items):,} items, but this solution has {most:,} steps you may rate:"
+        raise LabelingError(f"ratings holds {len(items):,} items, but this solution has {most:,} steps you may rate:"
                              " name each step once.", field="ratings")
 
 
@@ -226,12 +226,12 @@ def _merge_based(assignment, items, sheet, base):
     before = of_sheet(sheet)  # _merge changes the entries in place
     try:
         change = _merge(assignment, items, sheet)
-    except LabellingError:
+    except LabelingError:
         if base != before:  # a rule refuses it because the page is behind: say that instead
-            raise LabellingError(CHANGED, field="revision", status=409) from None
+            raise LabelingError(CHANGED, field="revision", status=409) from None
         raise
     if stale(base, before, of_sheet(change.sheet), items):
-        raise LabellingError(CHANGED, field="revision", status=409)
+        raise LabelingError(CHANGED, field="revision", status=409)
     return change
 
 
@@ -246,7 +246,7 @@ def _merge(assignment, items, sheet):
             step = entry.step
             what = f"your own step {step.position + 1}" if entry.human else \
                 f"step {step.position + 1}, alternative {step.alternative}"
-            raise LabellingError(f"ratings[{first}] already names {what}: name each step once.", field=f"ratings[{i}]")
+            raise LabelingError(f"ratings[{first}] already names {what}: name each step once.", field=f"ratings[{i}]")
         if entry.step.author_id is not None and (entry.step.position, entry.step.alternative) not in sheet:
             removed.append(entry.step)  # human_text null: the annotator withdrew their step
             touched.pop(id(entry), None)
@@ -300,17 +300,17 @@ def _merge_item(project, assignment, sheet, i, item):
         alternative = item.get("alternative", 0)
         entry = sheet.get((position, alternative))
         if entry is None:
-            raise LabellingError(
+            raise LabelingError(
                 f"This solution has no step {position + 1} (position {position}), alternative {alternative}.",
                 field=where,
             )
         if alternative > 0 and not entry.human and not project.allow_alternatives:
-            raise LabellingError("This project does not rate alternative completions.", field=where)
+            raise LabelingError("This project does not rate alternative completions.", field=where)
     if "flagged" not in item:  # keep the stored flag when a save only changes the value
         flagged = entry.flagged if entry.flagged is not None else False
     picked = item.get("chosen", False)
     if picked and (entry.human or entry.step.alternative == 0 or value not in (0, 1)):
-        raise LabellingError("chosen picks an alternative rated 0 or +1 for the solution to go on from.",
+        raise LabelingError("chosen picks an alternative rated 0 or +1 for the solution to go on from.",
                              field=f"{where}.chosen")
     entry.value, entry.flagged, entry.item, entry.picked = value, flagged, i, picked
     return entry
@@ -318,22 +318,22 @@ def _merge_item(project, assignment, sheet, i, item):
 
 def _human_entry(project, assignment, sheet, position, item, where):
     if not project.allow_human_steps:
-        raise LabellingError("This project does not take steps written by annotators.", field=f"{where}.human_text")
+        raise LabelingError("This project does not take steps written by annotators.", field=f"{where}.human_text")
     if item.get("alternative") is not None:
-        raise LabellingError("A human step takes no alternative index.", field=f"{where}.alternative")
+        raise LabelingError("A human step takes no alternative index.", field=f"{where}.alternative")
     text = item["human_text"]
     at_position = [e for (p, _), e in sheet.items() if p == position]
     if not at_position:
-        raise LabellingError(f"This solution has no step {position + 1} (position {position}).",
+        raise LabelingError(f"This solution has no step {position + 1} (position {position}).",
                              field=f"{where}.position")
     own = next((e for e in at_position if e.human), None)
     if text is None:
         if own is None:
-            raise LabellingError(f"You wrote no own step {position + 1} to withdraw.", field=f"{where}.human_text")
+            raise LabelingError(f"You wrote no own step {position + 1} to withdraw.", field=f"{where}.human_text")
         del sheet[(position, own.step.alternative)]
         return own
     if not isinstance(text, str) or not text.strip():
-        raise LabellingError("Write the step before saving it.", field=f"{where}.human_text")
+        raise LabelingError("Write the step before saving it.", field=f"{where}.human_text")
     if own is not None:
         own.step.text = text
         return own
@@ -366,7 +366,7 @@ def _check_human_steps(sheet):
             continue
         models = [e for (p, _), e in sheet.items() if p == position and not e.human]
         if any(e.value != -1 for e in models):
-            raise LabellingError(
+            raise LabelingError(
                 f"Write your own step {position + 1} only after rating every completion there -1.",
                 field=entry.field,
             )
@@ -376,7 +376,7 @@ def _check_picks(sheet):
     picked = {}
     for (position, _), entry in sorted(sheet.items()):
         if entry.picked and picked.setdefault(position, entry) is not entry:
-            raise LabellingError(f"Pick one alternative at step {position + 1} for the solution to go on from.",
+            raise LabelingError(f"Pick one alternative at step {position + 1} for the solution to go on from.",
                                  field=entry.field)
 
 
@@ -395,13 +395,13 @@ def _check_order(sheet):
         if entry.value is None:
             continue
         if error is not None and error not in human_at and position > error:
-            raise LabellingError(
+            raise LabelingError(
                 f"Step {position + 1} is rated after the -1 at step {error + 1}; nothing after the first error"
                 " is rated.",
                 field=entry.field,
             )
         if first_unrated is not None and position > first_unrated:
-            raise LabellingError(
+            raise LabelingError(
                 f"Step {position + 1} is rated but step {first_unrated + 1} before it is not: rate steps in order.",
                 field=entry.field,
             )
@@ -421,17 +421,17 @@ def _check_finish(project, sheet, reason, note):
     human_ok = {p for (p, _), e in sheet.items() if e.human and e.value is not None and e.value != -1}
     if reason in (FinishReason.GIVE_UP, FinishReason.BAD_PROBLEM):
         if not note.strip():
-            raise LabellingError("Say why in a note.", field="note")
+            raise LabelingError("Say why in a note.", field="note")
     elif reason == FinishReason.FOUND_ERROR:
         if not rated or main[rated[-1]].value != -1:
-            raise LabellingError("found_error needs the last rated step to be rated -1.", field="finish_reason")
+            raise LabelingError("found_error needs the last rated step to be rated -1.", field="finish_reason")
         error = rated[-1]
         if project.allow_alternatives:
             _require_alternatives_rated(sheet, error)
     elif reason == FinishReason.SOLUTION:
         missing = [p for p in main if p not in rated]
         if not main or missing:
-            raise LabellingError(
+            raise LabelingError(
                 f"solution needs every step rated; step {missing[0] + 1 if missing else 1} is not.",
                 field="finish_reason",
             )
@@ -441,13 +441,13 @@ def _check_finish(project, sheet, reason, note):
             if main[p].value == -1 and p not in human_ok and not (by_alternative and _continuation(sheet, p))
         ]
         if wrong and by_alternative:
-            raise LabellingError(
+            raise LabelingError(
                 f"solution needs a completion rated 0 or +1 wherever a step is rated -1, but step {wrong[0] + 1}"
                 " has none: finish with found_error.",
                 field="finish_reason",
             )
         if wrong:
-            raise LabellingError(
+            raise LabelingError(
                 f"solution needs no step rated -1, but step {wrong[0] + 1} is: finish with found_error.",
                 field="finish_reason",
             )
@@ -460,7 +460,7 @@ def _check_finish(project, sheet, reason, note):
 def _require_alternatives_rated(sheet, position):
     for (p, a), e in sorted(sheet.items()):
         if p == position and a > 0 and not e.human and e.value is None:
-            raise LabellingError(
+            raise LabelingError(
                 f"Rate every alternative at step {position + 1} (alternative {a} is unrated).", field="ratings"
             )
 

@@ -217,7 +217,7 @@ def replay_passes(project, now=None):
                         _replay(project, source, annotator, every, now - timedelta(
                             days=(REPLAYED_SOLUTIONS - 1 - j) * DAYS_SPREAD / REPLAYED_SOLUTIONS, hours=i + 1,
                             minutes=7 * j))
-            except submission.LabellingError:
+            except submission.LabelingError:
                 continue
             made += len(annotators)
         queue.recount_live_assignments(project)

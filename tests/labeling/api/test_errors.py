@@ -14,7 +14,7 @@ from labeling.errors import DomainError
 from labeling.imports import ImportFailed
 from labeling.quality.consensus import ConsensusError
 from labeling.quality.gold import GoldError
-from labeling.work.submission import LabellingError
+from labeling.work.submission import LabelingError
 from tests.factories import make_project, make_solution, make_user, token_client
 
 
@@ -31,7 +31,7 @@ def answer_to(error):
     return Refusing.as_view()(APIRequestFactory().get("/")).render()
 
 
-@pytest.mark.parametrize("kind", [DomainError, LabellingError, GoldError, ConsensusError])
+@pytest.mark.parametrize("kind", [DomainError, LabelingError, GoldError, ConsensusError])
 def test_every_rules_refusal_is_a_400_naming_the_field(kind):
     answer = answer_to(kind("-1, 0 or +1.", field="ratings[2].value"))
     assert answer.status_code == 400

@@ -52,7 +52,7 @@ def test_a_pick_of_the_own_step_or_an_alternative_rated_minus_one_is_refused_nam
     ratings[index] = {**ratings[index], "chosen": True}  # ratings[1]: the own step -1; ratings[2]: alternative 1
     if index == 2:
         ratings[2]["value"] = -1
-    with pytest.raises(submission.LabellingError) as refused:
+    with pytest.raises(submission.LabelingError) as refused:
         submission.submit(handed(scenario), finish_reason="solution", ratings=ratings, now=later(60))
     assert refused.value.field == f"ratings[{index}].chosen"
 
@@ -61,7 +61,7 @@ def test_two_picks_at_one_step_are_refused():
     scenario = pick_scenario()
     ratings = json.loads(json.dumps(scenario["ratings"]))
     ratings[3] = {**ratings[3], "chosen": True}
-    with pytest.raises(submission.LabellingError) as refused:
+    with pytest.raises(submission.LabelingError) as refused:
         submission.submit(handed(scenario), finish_reason="solution", ratings=ratings, now=later(60))
     assert refused.value.field == "ratings[4]"
     assert "Pick one alternative" in str(refused.value)

@@ -39,7 +39,7 @@ def answer(assignment, reason, ratings, note=""):
         try:
             submission.submit(fresh, finish_reason=reason, note=note, ratings=json.loads(json.dumps(ratings)),
                               now=later(60))
-        except submission.LabellingError as refused:
+        except submission.LabelingError as refused:
             found = refused.field
         else:
             found = "accepted"

@@ -6,7 +6,7 @@ import pytest
 
 from labeling.models import Assignment, Rating, Step
 from labeling.work import queue
-from labeling.work.submission import LabellingError, save_draft, submit
+from labeling.work.submission import LabelingError, save_draft, submit
 from tests.factories import NOW, later, live, make_annotator, make_project, make_solution
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +37,7 @@ def chosen(assignment):
 
 
 def error_of(call, *args, **kwargs):
-    with pytest.raises(LabellingError) as caught:
+    with pytest.raises(LabelingError) as caught:
         call(*args, **kwargs)
     return caught.value
 
