@@ -82,8 +82,9 @@ def own_assignment(request, pk):
     """The caller's assignment ``pk`` in a project they annotate, with its project, solution and
     problem, or 404: another person's work does not exist for them. A deactivated project's
     work still reads (its saves are refused with the reason: ``submission.PROJECT_CLOSED``)."""
-    found = (Assignment.objects.select_related("project", "solution__problem")
-             .filter(pk=pk, annotator__user=request.user).first())
+    annotator = annotator_of(request.user)
+    found = None if annotator is None else (
+        Assignment.objects.select_related("project", "solution__problem").filter(pk=pk, annotator=annotator).first())
     if found is None or ANNOTATOR not in roles_in(request.user, found.project_id):
         raise Http404("No such assignment.")
     return found

@@ -40,12 +40,12 @@ import secrets
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import BigIntegerField, Case, Count, Exists, F, Func, OuterRef, Q, Subquery, When
+from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from labeling.errors import DomainError
-from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Generation, Solution
+from labeling.models import Annotator, Assignment, Generation, Solution
 from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
 from labeling.quality import screening
 
@@ -119,15 +119,12 @@ def next_assignment(annotator, project, now=None):
 def _one_round(annotator, project, now, gold_start):
     """``(assignment, None)``, or ``(None, a solution another transaction holds)``, or ``(None, None)``."""
     # One person's tabs take turns, so nobody ends up holding two fresh assignments.
-    standing = AnnotatorProjectStatus.objects.filter(annotator=OuterRef("pk"), project=project).values("state")[:1]
-    row = (Annotator.objects.select_for_update().filter(pk=annotator.pk)
-           .values_list("status", Subquery(standing)).first())
-    if row is None:
+    status = Annotator.objects.select_for_update().filter(pk=annotator.pk).values_list("status", flat=True)
+    if not status:
         raise Annotator.DoesNotExist(f"No annotator {annotator.pk}.")
-    status, project_state = row
-    if status != Annotator.ACTIVE:
+    if status[0] != Annotator.ACTIVE:
         return None, None
-    gate = screening.work_gate(annotator, project, now, state=project_state)
+    gate = screening.work_gate(annotator, project, now)
     if gate is None:
         return None, None
     own = _resume_own(annotator, project, now)
@@ -237,20 +234,22 @@ def _resume_own(annotator, project, now):
     The newest active one, else the expired one touched last whose slot is free. At most one
     candidate: holding one blocking solution lock at a time cannot deadlock.
     """
-    # The state IN (...) is implied by the rest; it lets PostgreSQL read an index by state with a
-    # plain scan, which skips entries of submitted rows once seen (migration 0011 says why).
-    slot_free = Q(solution__live_assignments__lt=project.overlap) | Q(solution__is_gold=True) | Q(
-        solution__is_screening=True)
-    mine = (Assignment.objects.filter(annotator=annotator, project=project,
-                                      state__in=(Assignment.ACTIVE, Assignment.EXPIRED))
-            .filter(Q(state=Assignment.ACTIVE) | (Q(state=Assignment.EXPIRED) & slot_free))
-            .order_by(Case(When(state=Assignment.ACTIVE, then=0), default=1),
-                      Case(When(state=Assignment.ACTIVE, then=F("id"))).desc(),
-                      F("last_activity_at").desc(nulls_last=True), "-id")
-            .values_list("id", "solution_id").first())
-    if mine is None:
+    # The state IN (...) lets PostgreSQL read an index by state with a plain scan, which skips
+    # entries of submitted rows once seen (migration 0011 says why). An annotator holds few
+    # unfinished assignments, so the choice is made here rather than in an ORDER BY.
+    unfinished = Assignment.objects.filter(annotator=annotator, project=project,
+                                           state__in=(Assignment.ACTIVE, Assignment.EXPIRED)).values_list(
+        "pk", "solution_id", "state", "last_activity_at", "solution__live_assignments", "solution__is_gold",
+        "solution__is_screening")
+    active, free = [], []
+    for pk, solution_id, state, touched, live, gold, screening_item in unfinished:
+        if state == Assignment.ACTIVE:
+            active.append((pk, solution_id))
+        elif live < project.overlap or gold or screening_item:
+            free.append((touched is not None, touched, pk, solution_id))
+    if not active and not free:
         return None
-    assignment_id, solution_id = mine
+    assignment_id, solution_id = max(active) if active else max(free)[2:]
     solution = Solution.objects.select_for_update(of=("self",)).select_related("problem").get(pk=solution_id)
     assignment = Assignment.objects.get(pk=assignment_id)  # read under the lock
     assignment.project, assignment.solution = project, solution
@@ -264,9 +263,11 @@ def _resume_own(annotator, project, now):
 
 def _reap_lapsed(project, now):
     """Mark lapsed leases expired on up to ``REAP_BATCH`` solutions nobody holds."""
-    lapsed = (Assignment.objects.filter(project=project, state=Assignment.ACTIVE, lease_expires_at__lt=now)
-              .values("solution_id").distinct()[:REAP_BATCH])
-    locked = list(Solution.objects.filter(pk__in=Subquery(lapsed)).select_for_update(skip_locked=True)
+    lapsed = list(Assignment.objects.filter(project=project, state=Assignment.ACTIVE, lease_expires_at__lt=now)
+                  .values_list("solution_id", flat=True).distinct()[:REAP_BATCH])
+    if not lapsed:
+        return
+    locked = list(Solution.objects.filter(pk__in=lapsed).select_for_update(skip_locked=True)
                   .values_list("pk", flat=True))
     if not locked:
         return
@@ -279,12 +280,13 @@ def _reap_lapsed(project, now):
 
 def _count_live(solution_id, now):
     """Live assignments of the solution, after marking its lapsed leases expired (the caller holds its lock)."""
-    counts = Assignment.objects.filter(solution_id=solution_id, state__in=LIVE_STATES).aggregate(
-        live=Count("pk"), lapsed=Count("pk", filter=Q(state=Assignment.ACTIVE, lease_expires_at__lt=now)))
-    if counts["lapsed"]:
+    live = Assignment.objects.filter(solution_id=solution_id, state__in=LIVE_STATES).values_list(
+        "state", "lease_expires_at")
+    lapsed = sum(1 for state, lease in live if state == Assignment.ACTIVE and lease < now)
+    if lapsed:
         Assignment.objects.filter(solution_id=solution_id, state=Assignment.ACTIVE,
                                   lease_expires_at__lt=now).update(state=Assignment.EXPIRED)
-    return counts["live"] - counts["lapsed"]
+    return len(live) - lapsed
 
 
 def _set_live(solution_id, live):
@@ -304,14 +306,15 @@ def _open(annotator, project, generation_id, level):
     One counter value at a time, so that solution_open_idx (project, generation,
     live_assignments, selection_rank, queue key) hands rows over in order: no sort of the open
     set, no walk over the full ones. The leading columns are in the ORDER BY too: PostgreSQL does
-    not count "generation IS NULL" as an equality, and without them sorts the whole open set.
+    not count "generation IS NULL" as an equality, and without them sorts the whole open set. Within
+    one generation every rank is set (a selection's) or none is (the unselected), so where a
+    database puts NULL ranks does not matter.
     """
     seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
     return (Solution.objects.filter(project=project, generation_id=generation_id, live_assignments=level,
                                     is_gold=False, is_screening=False)
             .filter(~Exists(seen))
-            .order_by("project_id", "generation_id", "live_assignments", F("selection_rank").asc(nulls_last=True),
-                      QUEUE_KEY))
+            .order_by("project_id", "generation_id", "live_assignments", "selection_rank", QUEUE_KEY))
 
 
 def _heads(annotator, project, generation_id):
