@@ -18,11 +18,14 @@ import os
 
 from gunicorn.config import WorkerConnections
 
+from annotator.environment import read
+
 worker_class = "sync"
 
 
 def _workers():
-    configured = os.environ.get("STEPMARK_WEB_WORKERS") or os.environ.get("WEB_CONCURRENCY")
+    # STEPMARK_WEB_WORKERS is in the table of annotator/environment.py; WEB_CONCURRENCY is gunicorn's own.
+    configured = read()["STEPMARK_WEB_WORKERS"] or os.environ.get("WEB_CONCURRENCY")
     if configured:
         return int(configured)
     # The CPUs this process may run on (a container's cpuset), where the OS tells (not macOS).

@@ -1,39 +1,29 @@
 """Stepmark settings: one module, driven by environment variables.
 
-Every setting a deployment changes is read from the environment (every variable is in
-docs/configuration.md). The defaults give the embedded demo: SQLite under ``var/`` and
+Every setting a deployment changes comes from an environment variable, declared with its type,
+default and meaning in annotator/environment.py (the table docs/configuration.md is generated
+from) and read once here. The defaults give the embedded demo: SQLite under ``var/`` and
 background jobs on a filesystem broker, so nothing but Python is needed to try Stepmark.
 """
-import os
 from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("STEPMARK_VAR_DIR", BASE_DIR / "var"))
+from annotator.environment import BASE_DIR, read
 
+env = read()  # every variable, parsed; a bad value has already stopped the start, named
+VAR_DIR = env["STEPMARK_VAR_DIR"]
 
-def env_bool(name, default=False):
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name, default=""):
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
-
-DEBUG = env_bool("DJANGO_DEBUG", False)
+DEBUG = env["DJANGO_DEBUG"]
 
 # The secret key must come from the environment in production; only a debug (demo or test)
 # process may fall back to a fixed development key. Outside debug a guessable key is refused at
 # startup by the rule of Django's security.W009 (50 characters, 5 distinct, not Django's
 # "django-insecure-" placeholder): sessions, password-reset links and signed values rest on it.
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+SECRET_KEY = env["DJANGO_SECRET_KEY"]
 SECRET_KEY_MIN_LENGTH, SECRET_KEY_MIN_DISTINCT = 50, 5
-if not DEBUG and not env_bool("STEPMARK_ALLOW_DEV_SECRET", False):
+if not DEBUG and not env["STEPMARK_ALLOW_DEV_SECRET"]:
     from django.core.exceptions import ImproperlyConfigured
 
     if not SECRET_KEY.strip():
@@ -50,8 +40,8 @@ if not DEBUG and not env_bool("STEPMARK_ALLOW_DEV_SECRET", False):
 if not SECRET_KEY:
     SECRET_KEY = "stepmark-development-only-key-never-use-in-production"
 
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
-CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+ALLOWED_HOSTS = env["DJANGO_ALLOWED_HOSTS"]
+CSRF_TRUSTED_ORIGINS = env["DJANGO_CSRF_TRUSTED_ORIGINS"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -110,7 +100,7 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "annotator.wsgi.application"
 
-DATABASE_URL = os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'stepmark.sqlite3'}"
+DATABASE_URL = env["DATABASE_URL"]
 # Connections live 60 s across requests and are checked (a SELECT 1) before a request's first
 # query: after a PostgreSQL restart each process would otherwise answer one more error on its
 # dead connection.
@@ -131,24 +121,19 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # server leaves unacknowledged (tcp_user_timeout) or an idle link whose keepalive probes go
     # unanswered ends it within about STEPMARK_DB_SOCKET_TIMEOUT. A long query is not cut: the
     # server's kernel answers the probes while it runs.
-    DB_SOCKET_TIMEOUT = int(os.environ.get("STEPMARK_DB_SOCKET_TIMEOUT", "20"))
+    DB_SOCKET_TIMEOUT = env["STEPMARK_DB_SOCKET_TIMEOUT"]
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        connect_timeout=int(os.environ.get("STEPMARK_DB_CONNECT_TIMEOUT", "5")),
+        connect_timeout=env["STEPMARK_DB_CONNECT_TIMEOUT"],
         keepalives=1, keepalives_idle=max(1, DB_SOCKET_TIMEOUT // 2),
         keepalives_interval=max(1, DB_SOCKET_TIMEOUT // 6), keepalives_count=3,
         tcp_user_timeout=DB_SOCKET_TIMEOUT * 1000,
     )
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("STEPMARK_PG_PREPARE", True):
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env["STEPMARK_PG_PREPARE"]:
     # Server-side binding lets psycopg prepare the statements a connection runs 5 times
     # (the annotator loop's, on every task), so PostgreSQL stops parsing and planning them:
     # about a third of the database's CPU per loop (bench/annotator_loop.py). Behind a
     # transaction-mode pgbouncer older than 1.21, set STEPMARK_PG_PREPARE=0.
     DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=5)
-
-# On PostgreSQL the annotator loop's hot statements run in two functions (labeling/migrations
-# 0007: the common hand-out in one round trip instead of about nine; 0008: a save's or
-# submit's lock and reads in one instead of three). Off: always the Python path.
-STEPMARK_QUEUE_FUNCTIONS = env_bool("STEPMARK_QUEUE_FUNCTIONS", True)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -172,8 +157,8 @@ AUTHENTICATION_BACKENDS = [
 # lock that username or address for STEPMARK_LOGIN_COOLOFF_MINUTES after the last failure (an
 # admin lifts a lock sooner by deleting it under Axes > Access attempts). The failures are
 # counted in the database: every web process shares them.
-AXES_FAILURE_LIMIT = int(os.environ.get("STEPMARK_LOGIN_FAILURE_LIMIT", "5"))
-AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("STEPMARK_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_FAILURE_LIMIT = env["STEPMARK_LOGIN_FAILURE_LIMIT"]
+AXES_COOLOFF_TIME = timedelta(minutes=env["STEPMARK_LOGIN_COOLOFF_MINUTES"])
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 # Attempts against a locked account are not recorded: the cool-off runs out on time, and a
 # guesser hammering a locked form cannot grow its database row without bound.
@@ -186,14 +171,14 @@ AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
 AXES_DISABLE_ACCESS_LOG = True
 # The proxy in front whose X-Forwarded-For is believed (one hop): addresses, networks or host
 # names, comma separated (compose: "proxy"). Empty: no proxy, the peer is the client.
-STEPMARK_TRUSTED_PROXIES = env_list("STEPMARK_TRUSTED_PROXIES")
+STEPMARK_TRUSTED_PROXIES = env["STEPMARK_TRUSTED_PROXIES"]
 # Mail, for password reset only: without EMAIL_HOST the reset pages answer 404.
-EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
-EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "stepmark@localhost")
+EMAIL_HOST = env["EMAIL_HOST"]
+EMAIL_PORT = env["EMAIL_PORT"]
+EMAIL_HOST_USER = env["EMAIL_HOST_USER"]
+EMAIL_HOST_PASSWORD = env["EMAIL_HOST_PASSWORD"]
+EMAIL_USE_TLS = env["EMAIL_USE_TLS"]
+DEFAULT_FROM_EMAIL = env["DEFAULT_FROM_EMAIL"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -201,7 +186,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(os.environ.get("STEPMARK_STATIC_ROOT", BASE_DIR / "staticfiles"))
+STATIC_ROOT = env["STEPMARK_STATIC_ROOT"]
 # The built frontend (npm run build in frontend/) is served as static files.
 STATICFILES_DIRS = [d for d in [BASE_DIR / "frontend" / "dist"] if d.exists()]
 # WhiteNoise also serves straight from the finders, so the demo and the tests need no
@@ -213,7 +198,7 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
+SESSION_COOKIE_SECURE = env["DJANGO_SECURE_COOKIES"]
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -225,13 +210,13 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 # (deploy/nginx.conf passes on only "https", else its own scheme).
 if SESSION_COOKIE_SECURE:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", True)
-    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000"))
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_SSL_REDIRECT = env["DJANGO_SSL_REDIRECT"]
+    SECURE_HSTS_SECONDS = env["DJANGO_HSTS_SECONDS"]
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env["DJANGO_HSTS_INCLUDE_SUBDOMAINS"]
     # Preloading commits the whole registered domain to HTTPS in every browser for months:
     # the domain owner's choice, so off unless asked for, and check --deploy's reminder
     # (security.W021) is not a fault of this deployment.
-    SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+    SECURE_HSTS_PRELOAD = env["DJANGO_HSTS_PRELOAD"]
     if not SECURE_HSTS_PRELOAD:
         SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
@@ -279,13 +264,13 @@ REST_FRAMEWORK = {
 # --- What one request may cost (labeling/api/limits.py; docs/configuration.md) -----------------
 # A JSON or form body is read whole into memory; an import upload is streamed to disk. Larger
 # bodies get a 413, JSON nested deeper than the depth a 400 (labeling/nesting.py, imports too).
-DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("STEPMARK_MAX_BODY_BYTES", str(2_621_440)))
-STEPMARK_MAX_UPLOAD_BYTES = int(os.environ.get("STEPMARK_MAX_UPLOAD_BYTES", str(1024 ** 3)))  # nginx's too
+DATA_UPLOAD_MAX_MEMORY_SIZE = env["STEPMARK_MAX_BODY_BYTES"]
+STEPMARK_MAX_UPLOAD_BYTES = env["STEPMARK_MAX_UPLOAD_BYTES"]  # nginx's too
 STEPMARK_MAX_JSON_DEPTH = 32
 # The longest line an import reads (labeling/imports/common.py; real records stay under 250 KB).
-STEPMARK_IMPORT_MAX_LINE_BYTES = int(os.environ.get("STEPMARK_IMPORT_MAX_LINE_BYTES", str(8 * 1024 ** 2)))
+STEPMARK_IMPORT_MAX_LINE_BYTES = env["STEPMARK_IMPORT_MAX_LINE_BYTES"]
 # Dashboard computes one person may start per minute (labeling/stats/cache.py; cached reads are free).
-STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE = int(os.environ.get("STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE", "12"))
+STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE = env["STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE"]
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Stepmark API",
@@ -303,15 +288,15 @@ SPECTACULAR_SETTINGS = {
 # --- API tokens ----------------------------------------------------------------------------
 # Hours an API token stays valid from when it is made (labeling/access/tokens.py); a password
 # change, "log out everywhere", its owner or an admin ends it sooner.
-STEPMARK_TOKEN_TTL_HOURS = float(os.environ.get("STEPMARK_TOKEN_TTL_HOURS", "168"))
+STEPMARK_TOKEN_TTL_HOURS = env["STEPMARK_TOKEN_TTL_HOURS"]
 
 # --- Background jobs ---------------------------------------------------------------------
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = env["REDIS_URL"]
 # "redis" (production, the default when REDIS_URL is used), "filesystem" (the demo: a
 # worker process and the web process exchange messages through files under var/), or
 # "eager" (run tasks inline; for scripts).
-STEPMARK_BROKER = os.environ.get("STEPMARK_BROKER", "redis")
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
+STEPMARK_BROKER = env["STEPMARK_BROKER"]
+CELERY_BROKER_URL = env["CELERY_BROKER_URL"]
 CELERY_TASK_ALWAYS_EAGER = STEPMARK_BROKER == "eager"
 if STEPMARK_BROKER == "filesystem":
     broker_dir = VAR_DIR / "broker"
@@ -327,14 +312,14 @@ if STEPMARK_BROKER == "filesystem":
     }
 # Seconds a Redis client (the caches, the broker) waits to connect and then for an answer
 # before it gives up: a Redis that drops packets costs a request this long, not for ever.
-REDIS_TIMEOUT = float(os.environ.get("STEPMARK_REDIS_TIMEOUT", "3"))
+REDIS_TIMEOUT = env["STEPMARK_REDIS_TIMEOUT"]
 if STEPMARK_BROKER == "redis":
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # Seconds before Redis hands an unacknowledged task (its worker died) to another
         # worker (kombu's default: an hour; the fault-tolerance tests set a few seconds). A job
         # still running then is delivered a second time and steps aside (advisory locks); the
         # retries' longest countdown (120 s, labeling/outages.py) must stay below it.
-        "visibility_timeout": float(os.environ.get("STEPMARK_VISIBILITY_TIMEOUT", "600")),
+        "visibility_timeout": env["STEPMARK_VISIBILITY_TIMEOUT"],
         # A waiting worker looks for such tasks every 10 s (kombu's default scans every 100 s).
         "unacked_restore_throttle": 1,
         "socket_connect_timeout": REDIS_TIMEOUT,
@@ -382,35 +367,35 @@ else:
 
 # --- Stepmark ------------------------------------------------------------------------------
 # Where scheduled exports and model checkpoints live.
-STEPMARK_EXPORT_DIR = Path(os.environ.get("STEPMARK_EXPORT_DIR", VAR_DIR / "exports"))
+STEPMARK_EXPORT_DIR = env["STEPMARK_EXPORT_DIR"]
 # Where uploads wait for their import job (labeling/imports/jobs.py); each is deleted when its job ends.
-STEPMARK_IMPORT_DIR = Path(os.environ.get("STEPMARK_IMPORT_DIR", VAR_DIR / "imports"))
-STEPMARK_CHECKPOINT_DIR = Path(os.environ.get("STEPMARK_CHECKPOINT_DIR", VAR_DIR / "checkpoints"))
+STEPMARK_IMPORT_DIR = env["STEPMARK_IMPORT_DIR"]
+STEPMARK_CHECKPOINT_DIR = env["STEPMARK_CHECKPOINT_DIR"]
 # Solutions the PRM scores between two progress updates (and cancellation checks) of a generation.
-STEPMARK_SCORING_BATCH = int(os.environ.get("STEPMARK_SCORING_BATCH", "256"))
+STEPMARK_SCORING_BATCH = env["STEPMARK_SCORING_BATCH"]
 # PRMs one worker process keeps loaded (scoring/worker.py), the most recently used: one per project it serves.
-STEPMARK_WORKER_MODELS = int(os.environ.get("STEPMARK_WORKER_MODELS", "2"))
+STEPMARK_WORKER_MODELS = env["STEPMARK_WORKER_MODELS"]
 # CPU threads torch may use in a PRM worker (unset or 0: torch's own default, every core).
-STEPMARK_TORCH_THREADS = int(os.environ.get("STEPMARK_TORCH_THREADS") or 0)
+STEPMARK_TORCH_THREADS = env["STEPMARK_TORCH_THREADS"]
 # Retention of the scheduled snapshots (labeling/exports/snapshots.py): keep the newest N of each
 # project and delete those older than D days (0 turns a rule off); the newest always stays.
-STEPMARK_EXPORT_KEEP = int(os.environ.get("STEPMARK_EXPORT_KEEP", "30"))
-STEPMARK_EXPORT_RETENTION_DAYS = float(os.environ.get("STEPMARK_EXPORT_RETENTION_DAYS", "0"))
+STEPMARK_EXPORT_KEEP = env["STEPMARK_EXPORT_KEEP"]
+STEPMARK_EXPORT_RETENTION_DAYS = env["STEPMARK_EXPORT_RETENTION_DAYS"]
 # Seconds an answer-equivalence check may take before it is judged "not equivalent", and the
 # grading worker processes running such checks at once (labeling/grading/answers.py).
-STEPMARK_GRADING_TIMEOUT = float(os.environ.get("STEPMARK_GRADING_TIMEOUT", "5"))
-STEPMARK_GRADING_WORKERS = int(os.environ.get("STEPMARK_GRADING_WORKERS", "2"))
+STEPMARK_GRADING_TIMEOUT = env["STEPMARK_GRADING_TIMEOUT"]
+STEPMARK_GRADING_WORKERS = env["STEPMARK_GRADING_WORKERS"]
 # Limits on one Asymptote run drawing an [asy] diagram in a worker (labeling/diagrams/asy.py):
 # wall-clock seconds, and the address space of asy and the LaTeX it runs, in MB.
-STEPMARK_DIAGRAM_TIMEOUT = float(os.environ.get("STEPMARK_DIAGRAM_TIMEOUT", "30"))
-STEPMARK_DIAGRAM_MEMORY_MB = int(os.environ.get("STEPMARK_DIAGRAM_MEMORY_MB", "512"))
+STEPMARK_DIAGRAM_TIMEOUT = env["STEPMARK_DIAGRAM_TIMEOUT"]
+STEPMARK_DIAGRAM_MEMORY_MB = env["STEPMARK_DIAGRAM_MEMORY_MB"]
 # Seconds a slow lead dashboard may lag behind the submits before a read recomputes it
 # (labeling/stats/cache.py; a quick one is always exact).
-STEPMARK_DASHBOARD_MAX_STALE = float(os.environ.get("STEPMARK_DASHBOARD_MAX_STALE", "60"))
+STEPMARK_DASHBOARD_MAX_STALE = env["STEPMARK_DASHBOARD_MAX_STALE"]
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("STEPMARK_LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": env["STEPMARK_LOG_LEVEL"]},
 }
