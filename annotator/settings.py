@@ -345,16 +345,17 @@ CELERY_TIMEZONE = TIME_ZONE
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 if STEPMARK_BROKER == "redis":
     # The timeouts above; the pool tells the outage log when Redis answers again.
-    REDIS_CACHE_OPTIONS = {"socket_connect_timeout": REDIS_TIMEOUT, "socket_timeout": REDIS_TIMEOUT,
-                           "pool_class": "labeling.outages.WatchedRedisPool"}
+    # django-redis (its lock holds the dashboard's computes one at a time, labeling/stats/cache.py).
+    REDIS_CACHE_OPTIONS = {"SOCKET_CONNECT_TIMEOUT": REDIS_TIMEOUT, "SOCKET_TIMEOUT": REDIS_TIMEOUT,
+                           "CONNECTION_POOL_CLASS": "labeling.outages.WatchedRedisPool"}
     CACHES["default"] = {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": f"stepmark-throttle:{DATABASES['default']['NAME']}",
         "OPTIONS": REDIS_CACHE_OPTIONS,
     }
     CACHES["stats"] = {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": f"stepmark:{DATABASES['default']['NAME']}",
         "OPTIONS": REDIS_CACHE_OPTIONS,

@@ -31,7 +31,7 @@ from labeling.outages import queued_or_failed
 from scoring import runs
 from scoring.loop_settings import LoopSettingsView
 from scoring.models import Checkpoint, GenerationRun
-from scoring.progress import scoring_rate
+from scoring.progress import run_pace
 
 app_name = "scoring"
 
@@ -51,14 +51,18 @@ class GenerationRunSerializer(serializers.ModelSerializer):
                   "scored_at_start", "finished_at"]
         read_only_fields = fields
 
+    def to_representation(self, run):
+        self._pace = run_pace(run)  # the three fields below, from one clock reading
+        return super().to_representation(run)
+
     def get_progress(self, run) -> float | None:
-        return run.scored / run.total if run.total else None
+        return self._pace.fraction
 
     def get_rate(self, run) -> float | None:
-        return scoring_rate(run)[0]
+        return self._pace.rate
 
     def get_eta_s(self, run) -> float | None:
-        return scoring_rate(run)[1]
+        return self._pace.eta_s
 
 
 class CheckpointSerializer(serializers.ModelSerializer):

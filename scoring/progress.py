@@ -2,35 +2,33 @@
 
 - A generation run's rate is that of its current scoring pass: solutions scored since
   ``scoring_started_at`` (less what an interrupted pass had already scored) per second; the
-  time left is what remains at that rate. Worked out when asked (``scoring_rate``), from the
+  time left is what remains at that rate. Worked out when asked (``run_pace``), from the
   rows the worker writes after each batch.
 - A retrain writes its phase (exporting, training, evaluating, saving) on its Checkpoint's
   ``progress``, and while training the step, total steps, loss and the time left. Steps come
   many per second on a small model, so ``RetrainProgress.step`` writes at most once every
   ``every_s`` seconds (and on the last step).
 
-No torch here: the web process imports this module.
+Both go by ``labeling.progress.pace``, as an import job does. No torch here: the web process
+imports this module.
 """
 import time
 
 from django.utils import timezone
 
+from labeling.progress import pace
 from scoring.models import Checkpoint, GenerationRun
 
 # Phases of a retrain, in order (``Checkpoint.progress["phase"]``).
 PHASES = ("exporting", "training", "evaluating", "saving")
 
 
-def scoring_rate(run, now=None):
-    """``(solutions per second, seconds left)`` of a run that is scoring; ``(None, None)`` until known."""
-    if run.state != GenerationRun.SCORING or run.scoring_started_at is None:
-        return None, None
-    elapsed = ((now or timezone.now()) - run.scoring_started_at).total_seconds()
-    done = run.scored - run.scored_at_start
-    if elapsed <= 0 or done <= 0:
-        return None, None
-    rate = done / elapsed
-    return rate, max(run.total - run.scored, 0) / rate
+def run_pace(run, now=None):
+    """The ``Pace`` (labeling/progress.py) of a generation run: solutions scored of its pool, and
+    while it scores the rate of this pass and the time left at it (None otherwise)."""
+    scoring = run.state == GenerationRun.SCORING and run.scoring_started_at is not None
+    elapsed = ((now or timezone.now()) - run.scoring_started_at).total_seconds() if scoring else 0
+    return pace(run.scored, run.total, elapsed, counted_from=run.scored_at_start)
 
 
 class RetrainProgress:
@@ -55,11 +53,11 @@ class RetrainProgress:
             self.first = (step, now)  # the pace from here on: loading the model and encoding are behind
         if step < total_steps and self.last_write is not None and now - self.last_write < self.every_s:
             return False
-        (first_step, first_at), eta = self.first, None
+        first_step, first_at = self.first
         if step > first_step:
-            eta = (now - first_at) / (step - first_step) * (total_steps - step)
-        elif self.phase_started is not None and step:
-            eta = (now - self.phase_started) / step * (total_steps - step)
+            eta = pace(step, total_steps, now - first_at, counted_from=first_step).eta_s
+        else:  # one step so far: the phase's pace, model loading included, is all there is
+            eta = pace(step, total_steps, now - self.phase_started).eta_s if self.phase_started is not None else None
         self.state.update(step=step, total_steps=total_steps, loss=loss, eta_s=eta)
         self._write()
         return True

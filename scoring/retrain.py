@@ -17,7 +17,6 @@ redelivered job finds it and trains it again from the start; the directory is wr
 ``save_checkpoint`` atomically, and staging leftovers of a killed run are removed first.
 """
 import dataclasses
-import math
 import shutil
 import tempfile
 from pathlib import Path
@@ -74,11 +73,9 @@ def evaluate(prm, examples, candidates=()):
     step_scores = [s.step_scores for s in scored]
     labels = [e.labels for e in examples]
     steps = steps_protocol([{"step_scores": s, "labels": y} for s, y in zip(step_scores, labels)])
-    losses = [-math.log(min(max(p if y == 1 else 1 - p, 1e-12), 1.0))
-              for ps, ys in zip(step_scores, labels) for p, y in zip(ps, ys) if p is not None and y is not None]
     figures = {"examples": len(examples), "steps": steps["steps"], "negative_steps": steps["negative_steps"],
                "step_auroc": steps["auroc"], "step_f1": steps["f1_negative"], "accuracy": steps["accuracy"],
-               "log_loss": sum(losses) / len(losses) if losses else None}
+               "log_loss": steps["log_loss"]}
     sections = {"steps": steps}
     if candidates:
         results = score_solutions(prm, [(c["problem"], c["steps"]) for c in candidates], aggregation="prod")

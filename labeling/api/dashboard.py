@@ -8,11 +8,14 @@ without decoding the cached body again.
 import csv
 import io
 import json
+import math
 
+from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from labeling.access.projects import annotator_in, project_for
@@ -53,6 +56,33 @@ FILTER_PARAMETERS = [
 ]
 
 
+class DashboardComputes(UserRateThrottle):
+    """The dashboard computes one person may start a minute (``STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE``).
+
+    No view's ``throttle_classes``: cached reads are free, so the cache asks it (``budget``)
+    only before it computes. The key carries the account's creation time as well as its id, so
+    a recreated database's person never inherits the count of another who had the same id.
+    """
+
+    scope = "dashboard_compute"
+
+    def get_rate(self):
+        return f"{settings.STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE}/min"
+
+    def get_cache_key(self, request, view):
+        user = request.user
+        return self.cache_format % {"scope": self.scope, "ident": f"{user.pk}:{int(user.date_joined.timestamp())}"}
+
+
+def compute_budget(request):
+    """``budget`` for labeling/stats/cache.py: counts a compute of the caller, or the seconds they must wait."""
+    def spend():
+        throttle = DashboardComputes()
+        return None if throttle.allow_request(request, None) else max(1, math.ceil(throttle.wait()))
+
+    return spend
+
+
 def cached_dashboard(request, project):
     """``(body bytes, cache meta)`` for the request's filters; raises ValidationError on bad ones."""
     query = DashboardQuerySerializer(data={k: v for k, v in request.query_params.items() if k != "format"})
@@ -60,7 +90,8 @@ def cached_dashboard(request, project):
     options = dict(query.validated_data)
     refresh = options.pop("refresh")
     return stats_cache.get_dashboard(
-        project, options, lambda: dashboard.build_dashboard(project, **options), refresh=refresh, person=request.user
+        project, options, lambda: dashboard.build_dashboard(project, **options), refresh=refresh,
+        budget=compute_budget(request),
     )
 
 

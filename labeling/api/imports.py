@@ -68,7 +68,8 @@ ProgressSerializer = inline_serializer(
     "ImportProgress",
     {"lines_read": serializers.IntegerField(), "records_stored": serializers.IntegerField(),
      "bytes_read": serializers.IntegerField(), "fraction": serializers.FloatField(help_text="Bytes read / total."),
-     "eta_seconds": serializers.FloatField(allow_null=True)},
+     "eta_s": serializers.FloatField(allow_null=True, help_text="Seconds left at the rate the bytes were read "
+                                                                "(null unless running and some are read).")},
 )
 JobErrorSerializer = inline_serializer(
     "ImportJobError",

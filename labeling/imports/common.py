@@ -15,6 +15,7 @@ from django.core.files import File
 
 from labeling import nesting
 from labeling.errors import DomainError
+from labeling.progress import pace
 
 
 class ImportFailed(DomainError):
@@ -76,9 +77,10 @@ class Progress:
             self._print(time.monotonic(), final=True)
 
     def _print(self, now, final=False):
-        elapsed = max(now - self.start, 1e-9)
+        elapsed = now - self.start
+        rate = pace(self.count, None, elapsed).rate or 0
         end = "\n" if final else "\r"
-        self.stream.write(f"{self.label}: {self.count:,} records, {self.count / elapsed:,.0f}/s, {elapsed:.1f}s{end}")
+        self.stream.write(f"{self.label}: {self.count:,} records, {rate:,.0f}/s, {elapsed:.1f}s{end}")
         self.stream.flush()
 
 

@@ -29,6 +29,7 @@ from labeling.errors import DomainError
 from labeling.locks import IMPORT_JOB_LOCK, advisory_lock
 from labeling.models import ImportJob
 from labeling.outages import RetriedOnOutage, queued_or_failed, will_retry
+from labeling.progress import pace
 
 from .common import ImportFailed, Progress
 from .raw_outputs import preview
@@ -112,16 +113,15 @@ def cancel(job):
 
 
 def live(job):
-    """The job's counts as the page shows them: the live ones while it runs, and an ETA."""
+    """The job's counts as the page shows them (the live ones while it runs), how far it is and the time left."""
     counts = {"lines_read": job.lines_read, "records_stored": job.records_stored, "bytes_read": job.bytes_read}
+    running = job.state == ImportJob.RUNNING and job.started_at is not None
     if job.state == ImportJob.RUNNING:
         counts.update(caches["stats"].get(live_key(job.pk)) or {})
-    eta = None
-    done = counts["bytes_read"] / job.bytes_total if job.bytes_total else 0
-    if job.state == ImportJob.RUNNING and job.started_at and 0 < done < 1:
-        elapsed = (timezone.now() - job.started_at).total_seconds()
-        eta = round(elapsed * (1 - done) / done, 1)
-    return {**counts, "fraction": round(min(done, 1.0), 4), "eta_seconds": eta}
+    elapsed = (timezone.now() - job.started_at).total_seconds() if running else 0  # no rate unless running
+    how_far = pace(counts["bytes_read"], job.bytes_total, elapsed)
+    eta = None if how_far.eta_s is None else round(how_far.eta_s, 1)
+    return {**counts, "fraction": round(how_far.fraction or 0.0, 4), "eta_s": eta}
 
 
 def preview_upload(format_name, upload, options=None, requests=None, n=5):

@@ -20,13 +20,16 @@ load must take well under 200 ms. So the rendered JSON is kept in Django's ``sta
   read exact figures; a project whose dashboard takes 3 s is at most 60 s behind and spends
   at most 1/20 of the time recomputing.
 - What a compute may cost. A million ratings take seconds of a web process's CPU, so:
-  one compute per project at a time, across processes (a lock key taken with ``cache.add``,
-  Redis's SET NX): while it runs, others serve the entry they have, however stale, or wait
-  for it (``WAIT_SECONDS``) when they have none; each person may start
-  ``STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE`` computes a minute (``refresh=1`` and new filters
-  alike; cached reads are free), then gets the cached entry or a 429; and the entries of
-  filtered figures (each ``since=`` is a new key) are kept an hour, at most 16 per project
-  (the oldest goes) and 1 MB each. The unfiltered figures stay ``ENTRY_TIMEOUT``.
+  one compute per project at a time, across processes (``compute_lock``: redis-py's ``Lock``
+  through django-redis, which takes it with SET NX and lets it go only while it is still its
+  holder's, atomically; it expires after ``LOCK_TIMEOUT`` should its holder die): while it
+  runs, others serve the entry they have, however stale, or wait for it (``WAIT_SECONDS``)
+  when they have none; each person may start ``STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE``
+  computes a minute (``refresh=1`` and new filters alike; cached reads are free: the API
+  passes its DRF throttle as ``budget``, asked only before a compute), then gets the cached
+  entry or a 429; and the entries of filtered figures (each ``since=`` is a new key) are kept
+  an hour, at most 16 per project (the oldest goes) and 1 MB each. The unfiltered figures
+  stay ``ENTRY_TIMEOUT``.
 - Counters start from the clock (``time_ns``), not from 1: a counter lost to eviction comes
   back above every version an old entry could carry. Keys carry the project's creation time
   too, so a recreated database never meets entries of a project that had the same id.
@@ -39,14 +42,16 @@ reads it live (``dashboard.statuses``).
 import hashlib
 import json
 import math
+import threading
 import time
-import uuid
 
 from django.conf import settings
 from django.core.cache import caches
-from django.core.cache.backends.redis import RedisCache
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
+from django_redis import get_redis_connection
+from django_redis.cache import RedisCache
+from redis.exceptions import LockError
 
 from labeling import outages
 from labeling.errors import DomainError
@@ -60,8 +65,12 @@ WAIT_SECONDS, WAIT_POLL = 10, 0.1  # with nothing to serve, how long a read wait
 FILTERED_ENTRIES, FILTERED_BYTES, FILTERED_TIMEOUT = 16, 1024 ** 2, 3600  # per project, each, seconds
 
 
+def _alias():
+    return "stats" if "stats" in settings.CACHES else "default"
+
+
 def _cache():
-    return caches["stats"] if "stats" in settings.CACHES else caches["default"]
+    return caches[_alias()]
 
 
 def max_stale():
@@ -100,16 +109,13 @@ def bump(project):
 def _bump_redis(cache, key):
     """``bump`` on Redis in one round trip: start a missing counter from the clock, then increment.
 
-    Every submit bumps. Django's ``incr`` asks whether the key exists first (two round trips)
-    and builds a new Redis client each time; this keeps one client per cache object (its
-    connection pool is shared anyway). The counter is stored as Django stores integers, so
+    Every submit bumps. django-redis' ``incr`` runs INCRBY in a Lua script, whose numbers are
+    doubles: a counter started from the clock (about 2^61) comes back rounded. The client's own
+    INCR answers exactly. The counter is stored as the cache stores integers (as is), so
     ``version`` reads it as usual.
     """
     full = cache.make_and_validate_key(key)
-    client = cache.__dict__.get("_stepmark_writer")
-    if client is None:
-        client = cache.__dict__["_stepmark_writer"] = cache._cache.get_client(full, write=True)
-    pipe = client.pipeline(transaction=False)
+    pipe = get_redis_connection(_alias()).pipeline(transaction=False)
     pipe.set(full, time.time_ns(), nx=True)
     pipe.incr(full)
     return pipe.execute()[1]
@@ -153,14 +159,16 @@ def _entry_key(project, params):
     return f"{_project_key(project)}:entry:{digest}"
 
 
-def get_dashboard(project, params, compute, *, refresh=False, now=None, person=None):
+def get_dashboard(project, params, compute, *, refresh=False, now=None, budget=None):
     """The dashboard JSON (bytes) of ``project`` for ``params``, and how fresh it is.
 
     ``compute()`` builds the dashboard dict when the cache cannot serve it. Returns
     ``(body, meta)`` with ``meta = {"version", "behind" (submits since it was computed),
-    "stale", "computed_seconds", "from_cache"}``. ``person``: who asks (the API's caller), whose
-    computes are counted; over their budget, or while the project is computed for too long by
-    someone else, with nothing cached to serve, it raises ``Refused`` (429 or 503).
+    "stale", "computed_seconds", "from_cache"}``. ``budget()``, asked once before each compute,
+    counts it against the caller's computes (the API's DRF throttle, labeling/api/dashboard.py):
+    None to go ahead, else the seconds until they may compute again. Over their budget, or while
+    the project is computed for too long by someone else, with nothing cached to serve, it
+    raises ``Refused`` (429 or 503).
     """
     cache = _cache()
     now = time.time() if now is None else now
@@ -171,8 +179,8 @@ def get_dashboard(project, params, compute, *, refresh=False, now=None, person=N
         entry = cache.get(key)
         if entry is not None and not refresh and _servable(entry, current, now):
             return entry["body"], _meta(entry, current, from_cache=True)
-        lock = _lock(cache, project)
-        if lock is not None:
+        lock = compute_lock(project)
+        if lock.acquire(blocking=False):
             break
         if entry is not None:  # someone computes the project's figures now: serve what there is
             return entry["body"], _meta(entry, current, from_cache=True)
@@ -184,7 +192,7 @@ def get_dashboard(project, params, compute, *, refresh=False, now=None, person=N
         entry = cache.get(key)  # what the lock's last holder stored
         if entry is not None and not refresh and entry["version"] == current:
             return entry["body"], _meta(entry, current, from_cache=True)
-        wait = _spend(cache, person, now)
+        wait = budget() if budget is not None else None
         if wait is not None:
             if entry is not None:
                 return entry["body"], _meta(entry, current, from_cache=True)
@@ -195,7 +203,7 @@ def get_dashboard(project, params, compute, *, refresh=False, now=None, person=N
         entry = {"version": current, "at": now, "seconds": time.perf_counter() - started, "body": body}
         _store(cache, project, params, key, entry)
     finally:
-        _unlock(cache, project, lock)
+        _release(lock)
     return body, _meta(entry, current, from_cache=False)
 
 
@@ -215,37 +223,31 @@ def _servable(entry, current, now):
     return entry["seconds"] > FAST_COMPUTE and young
 
 
-def _lock(cache, project):
-    """Take the project's compute lock (one compute of a project at a time, across processes); its token or None."""
-    token = uuid.uuid4().hex
-    return token if cache.add(f"{_project_key(project)}:computing", token, LOCK_TIMEOUT) else None
+_local_locks = {}  # the file cache's compute locks (the demo), by key
 
 
-def _unlock(cache, project, token):
-    key = f"{_project_key(project)}:computing"
-    if cache.get(key) == token:  # not a lock that expired and went to someone else
-        cache.delete(key)
+def compute_lock(project):
+    """The lock of ``project``'s compute (one at a time, across processes), not yet taken.
 
-
-def _spend(cache, person, now):
-    """Count one compute for ``person``; the seconds left of their minute when that is over their budget, else None.
-
-    The minute starts at their first compute (two keys made with ``cache.add``, gone together
-    after 60 s): a fixed clock minute would let twice the budget through around its turn.
+    On Redis it is redis-py's ``Lock`` (django-redis' ``cache.lock``, under the cache's key
+    prefix), held at most ``LOCK_TIMEOUT`` seconds: longer than any compute, so a holder that
+    died frees it in time. The file cache has no atomic lock; it serves the demo, whose one web
+    process computes, so a lock in memory is enough there.
     """
-    if person is None or not getattr(person, "pk", None):
-        return None
-    window = f"dashboard:computes:{person.pk}:{int(person.date_joined.timestamp())}"
-    cache.add(f"{window}:start", now, timeout=60)
-    cache.add(f"{window}:count", 0, timeout=60)
+    key = f"{_project_key(project)}:computing"
+    cache = _cache()
+    if isinstance(cache, RedisCache):
+        return cache.lock(key, timeout=LOCK_TIMEOUT, blocking=False)
+    return _local_locks.setdefault(key, threading.Lock())
+
+
+def _release(lock):
     try:
-        spent = cache.incr(f"{window}:count")
-    except ValueError:  # the minute ended between the two calls
-        return None
-    if spent > settings.STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE:
-        start = cache.get(f"{window}:start", now)
-        return max(1, math.ceil(start + 60 - now))
-    return None
+        lock.release()
+    except LockError:
+        # It expired during the compute (and may be another's now): redis-py's release
+        # compares the token and deletes in one step, so it leaves another's lock alone.
+        pass
 
 
 def _store(cache, project, params, key, entry):

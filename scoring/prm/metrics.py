@@ -1,8 +1,8 @@
 """How good a PRM is: step-level AUROC and F1, ProcessBench earliest-error F1, best-of-N.
 
-AUROC, the ROC curve, precision, recall and F1 come from scikit-learn; the figures it does not
-have (ProcessBench's earliest-error F1, best-of-N, the reliability table) are plain Python, so
-they can be checked by hand. No torch. scikit-learn is imported on first use (it takes a second
+AUROC, the ROC curve, precision, recall, F1, accuracy, log loss and the reliability table's
+bins come from scikit-learn; the figures it does not have (ProcessBench's earliest-error F1,
+best-of-N) are plain Python, so they can be checked by hand. No torch. scikit-learn is imported on first use (it takes a second
 or two), so ``python -m scoring --help`` stays quick.
 
 Conventions: step scores are P(correct); the "positive" class of the step-level metrics is the
@@ -69,6 +69,17 @@ def step_metrics(step_scores, labels, *, threshold=0.5):
             negatives.append(label == 0)
     flagged = [p < threshold for p in probs]
     found = f1(flagged, negatives)
+    if probs:
+        from sklearn.metrics import accuracy_score
+        from sklearn.metrics import log_loss as sk_log_loss
+
+        accuracy = float(accuracy_score(negatives, flagged))
+        # P(correct) is the probability of class 1 (a correct step). scikit-learn clips it to
+        # [eps, 1 - eps], eps the float's precision (2.2e-16): a step scored exactly 1.0 or 0.0
+        # and wrong costs -log(eps) = 36.0.
+        loss = float(sk_log_loss([0 if n else 1 for n in negatives], probs, labels=[0, 1]))
+    else:
+        accuracy = loss = None
     return {
         "steps": len(probs),
         "negative_steps": sum(negatives),
@@ -77,7 +88,8 @@ def step_metrics(step_scores, labels, *, threshold=0.5):
         "f1_negative": found["f1"],
         "precision_negative": found["precision"],
         "recall_negative": found["recall"],
-        "accuracy": sum(f == n for f, n in zip(flagged, negatives)) / len(probs) if probs else None,
+        "accuracy": accuracy,
+        "log_loss": loss,
         "threshold": threshold,
     }
 
@@ -164,28 +176,32 @@ def calibration(probs, outcomes, *, bins=10):
     """Reliability table: predicted P(correct) in ``bins`` equal-width bins against the observed share.
 
     ``outcomes`` are True where the step was in fact correct (for PRM800K: not rated -1, or per
-    the neutral policy). A probability of exactly 1.0 falls in the last bin. Returns the bins
-    (``low``, ``high``, ``count``, ``mean_predicted``, ``observed``; the last two None when the
-    bin is empty) and the expected calibration error, the count-weighted mean gap.
+    the neutral policy). The bins are scikit-learn's (``calibration_curve``, uniform): each holds
+    the probabilities above its ``low`` up to and including its ``high``, the first 0.0 too.
+    Returns the bins (``low``, ``high``, ``count``, ``mean_predicted``, ``observed``; the last two
+    None when the bin is empty) and the expected calibration error, the count-weighted mean gap.
     """
     if bins < 1:
         raise ValueError("bins must be at least 1")
-    counts, predicted, observed = [0] * bins, [0.0] * bins, [0] * bins
-    for p, outcome in zip(probs, outcomes):
-        index = min(int(p * bins), bins - 1)
-        counts[index] += 1
-        predicted[index] += p
-        observed[index] += bool(outcome)
-    table, gap = [], 0.0
-    for index in range(bins):
-        n = counts[index]
-        mean_p = predicted[index] / n if n else None
-        share = observed[index] / n if n else None
-        if n:
-            gap += n * abs(mean_p - share)
+    import numpy as np
+
+    probs = np.asarray(probs, dtype=float)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    # calibration_curve leaves the empty bins out and returns no counts: the counts, binned as it bins.
+    counts = np.bincount(np.searchsorted(edges[1:-1], probs), minlength=bins)
+    means = iter(())
+    if len(probs):
+        from sklearn.calibration import calibration_curve
+
+        observed, predicted = calibration_curve(np.asarray(outcomes, dtype=int), probs, n_bins=bins, strategy="uniform")
+        means = iter(zip(predicted.tolist(), observed.tolist()))
+    table = []
+    for index, n in enumerate(counts.tolist()):
+        mean_p, share = next(means) if n else (None, None)
         table.append({"low": index / bins, "high": (index + 1) / bins, "count": n,
                       "mean_predicted": mean_p, "observed": share})
-    total = sum(counts)
+    total = int(counts.sum())
+    gap = sum(row["count"] * abs(row["mean_predicted"] - row["observed"]) for row in table if row["count"])
     return {"bins": table, "ece": gap / total if total else None, "steps": total}
 
 

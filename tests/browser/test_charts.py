@@ -227,11 +227,15 @@ def test_dashboard_says_when_the_server_has_no_figures_yet(page, live_server, qu
 
     # Someone else's first compute holds the project: 503, said as such.
     monkeypatch.setattr(cache, "WAIT_SECONDS", 0)
-    assert cache._lock(cache._cache(), quality) is not None
-    page.reload()
-    note = page.locator('[data-testid="dashboard-wait"][data-status="503"]')
-    note.wait_for()
-    assert "being computed for the first time" in note.inner_text()
+    held = cache.compute_lock(quality)
+    assert held.acquire(blocking=False)
+    try:
+        page.reload()
+        note = page.locator('[data-testid="dashboard-wait"][data-status="503"]')
+        note.wait_for()
+        assert "being computed for the first time" in note.inner_text()
+    finally:
+        held.release()
 
 
 def test_home_page_groups_thousands(page, live_server):

@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from django.db import connection
 from django.urls import reverse
+from django_redis import get_redis_connection
 
 from bench._server import free_port, gunicorn
 from labeling import outages
@@ -45,6 +46,11 @@ def redis_at(settings):
     def point(port):
         settings.CACHES = real if port is None else {
             name: {**cache, "LOCATION": f"redis://127.0.0.1:{port}/0"} for name, cache in real.items()}
+        if port is None:
+            # django-redis keeps one pool per address for the process: the real Redis's pool
+            # still holds the connections of before. A restart would have closed them.
+            for name in real:
+                get_redis_connection(name).connection_pool.disconnect()
 
     return point
 

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from scoring.models import Checkpoint, GenerationRun
-from scoring.progress import RetrainProgress, scoring_rate
+from scoring.progress import RetrainProgress, run_pace
 from tests.factories import make_project
 
 
@@ -19,12 +19,17 @@ def test_rate_and_time_left():
     start = timezone.now()
     run = GenerationRun(project=project, size=1, state=GenerationRun.SCORING, total=500, scored=150,
                         scored_at_start=50, scoring_started_at=start)
-    assert scoring_rate(run, now=start + timedelta(seconds=50)) == (2.0, 175.0)
-    assert scoring_rate(run, now=start) == (None, None)  # no time has passed
+
+    def rate_and_left(seconds):
+        how_far = run_pace(run, now=start + timedelta(seconds=seconds))
+        return how_far.rate, how_far.eta_s
+
+    assert rate_and_left(50) == (2.0, 175.0) and run_pace(run).fraction == 0.3
+    assert rate_and_left(0) == (None, None)  # no time has passed
     run.scored = 50
-    assert scoring_rate(run, now=start + timedelta(seconds=50)) == (None, None)  # nothing scored in this pass yet
+    assert rate_and_left(50) == (None, None)  # nothing scored in this pass yet
     run.state = GenerationRun.SELECTING
-    assert scoring_rate(run, now=start + timedelta(seconds=50)) == (None, None)
+    assert rate_and_left(50) == (None, None)
 
 
 @pytest.mark.django_db

@@ -186,11 +186,12 @@ def dashboard(client, project, **query):
 def test_a_refresh_while_the_project_is_computed_serves_the_cached_figures(lead_and_project):
     lead, project = lead_and_project
     assert dashboard(lead, project).json()["cache"]["from_cache"] is False
-    held = stats_cache._lock(caches["stats"], project)  # another process computes this project now
+    held = stats_cache.compute_lock(project)  # another process computes this project now
+    assert held.acquire(blocking=False)
     try:
         answers = [dashboard(lead, project, refresh=1) for _ in range(3)]
     finally:
-        stats_cache._unlock(caches["stats"], project, held)
+        held.release()
     assert [a.status_code for a in answers] == [200] * 3
     assert all(a.json()["cache"]["from_cache"] for a in answers)
     assert dashboard(lead, project, refresh=1).json()["cache"]["from_cache"] is False  # lock released
@@ -199,11 +200,12 @@ def test_a_refresh_while_the_project_is_computed_serves_the_cached_figures(lead_
 def test_with_nothing_cached_a_read_waits_for_the_running_compute_then_503(lead_and_project, monkeypatch):
     lead, project = lead_and_project
     monkeypatch.setattr(stats_cache, "WAIT_SECONDS", 0.3)
-    held = stats_cache._lock(caches["stats"], project)
+    held = stats_cache.compute_lock(project)
+    assert held.acquire(blocking=False)
     try:
         answer = dashboard(lead, project, since="2025-01-01T00:00:00Z")
     finally:
-        stats_cache._unlock(caches["stats"], project, held)
+        held.release()
     assert answer.status_code == 503 and answer["Retry-After"]
     assert answer.json()["detail"] == "The dashboard is being computed; try again shortly."
 

@@ -209,7 +209,7 @@ function draw(job, status) {
       break;
     case "running":
       text.textContent = `${job.file_name}: ${counts} · ${bytes(p.bytes_read)} of ${bytes(job.bytes_total)}` +
-        (p.eta_seconds === null ? "" : ` · about ${duration(p.eta_seconds)} left`);
+        (p.eta_s == null ? "" : ` · about ${duration(p.eta_s)} left`);
       break;
     case "done": {
       const r = job.result;

@@ -184,7 +184,7 @@ def test_a_running_job_shows_its_live_counts_and_an_eta(clients, project, monkey
     running = [s for s in seen if s["state"] == "running"]
     assert [s["progress"]["lines_read"] for s in running] == [10, 20, 30, 35]  # 35: the last check, at the end
     assert all(0 < s["progress"]["bytes_read"] <= job["bytes_total"] for s in running)
-    assert running[0]["progress"]["eta_seconds"] is not None or running[0]["progress"]["fraction"] == 1
+    assert running[0]["progress"]["eta_s"] is not None or running[0]["progress"]["fraction"] == 1
     assert caches["stats"].get(jobs.live_key(job["id"])) is None  # the live counts go with the job
 
 

@@ -9,7 +9,7 @@ from tests.factories import later, make_annotator, make_project, make_solution
 UNREACHABLE_STATS_CACHE = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # Port 1 on loopback: nothing listens, every call fails at once with a connection error.
-    "stats": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"},
+    "stats": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"},
 }
 
 

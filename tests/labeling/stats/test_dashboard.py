@@ -296,7 +296,7 @@ def test_a_bump_starts_a_missing_counter_above_the_clock_then_counts_up(backend,
         settings.CACHES = {**settings.CACHES, "stats": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(tmp_path)}}
     from django.core.cache import caches
-    from django.core.cache.backends.redis import RedisCache
+    from django_redis.cache import RedisCache
 
     assert isinstance(caches["stats"], RedisCache) == (backend == "redis")
     project = make_project()

@@ -29,6 +29,15 @@ def test_calibration_bins_by_hand():
     assert calibration([0.3], [True], bins=2)["bins"][0] == {"low": 0.0, "high": 0.5, "count": 1, "mean_predicted": 0.3, "observed": 1.0}
 
 
+def test_calibration_bins_hold_their_upper_edge_and_the_first_holds_zero():
+    table = calibration([0.0, 0.5, 0.75, 1.0], [False, True, False, True], bins=2)
+    assert [b["count"] for b in table["bins"]] == [2, 2]  # 0.5 closes the first bin, as scikit-learn bins
+    assert table["bins"][0]["mean_predicted"] == 0.25 and table["bins"][1]["observed"] == 0.5
+    assert calibration([], [], bins=3) == {"bins": [
+        {"low": k / 3, "high": (k + 1) / 3, "count": 0, "mean_predicted": None, "observed": None} for k in range(3)],
+        "ece": None, "steps": 0}
+
+
 def test_roc_curve_by_hand_and_its_area_is_the_auroc():
     scores, positives = [0.9, 0.8, 0.8, 0.1], [True, False, True, False]
     points = roc_curve(scores, positives)

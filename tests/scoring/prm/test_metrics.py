@@ -1,4 +1,5 @@
 """Metrics against hand-computed figures and scikit-learn."""
+import math
 import random
 
 import pytest
@@ -41,6 +42,18 @@ def test_step_metrics_count_incorrect_steps_as_positives():
     assert result["steps"] == 3 and result["negative_steps"] == 1 and result["unscored_labelled_steps"] == 1
     assert result["auroc"] == 1.0 and result["f1_negative"] == 1.0 and result["accuracy"] == 1.0
     assert step_metrics(scores, labels, threshold=0.8)["f1_negative"] == pytest.approx(2 / 3)  # 0.7 flagged too
+
+
+def test_step_accuracy_and_log_loss_by_hand():
+    result = step_metrics([[0.9, 0.2, 0.6], [0.4]], [[1, 0, 0], [1]])
+    assert result["accuracy"] == 0.5  # 0.9 and 0.2 right; 0.6 (wrong step kept) and 0.4 (right step flagged) not
+    by_hand = -(math.log(0.9) + math.log(0.8) + math.log(0.4) + math.log(0.4)) / 4
+    assert result["log_loss"] == pytest.approx(by_hand, rel=1e-12)
+    assert step_metrics([[1.0]], [[1]])["log_loss"] == pytest.approx(0.0, abs=1e-12)
+    # Certain and wrong: scikit-learn clips at the float's precision, not at 0.
+    assert step_metrics([[1.0]], [[0]])["log_loss"] == pytest.approx(-math.log(2.0 ** -52))
+    empty = step_metrics([[None]], [[1]])
+    assert empty["accuracy"] is None and empty["log_loss"] is None and empty["steps"] == 0
 
 
 def test_processbench_by_hand():
