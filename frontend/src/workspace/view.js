@@ -232,7 +232,7 @@ export function showTask(ui, assignment, rated) {
  * Show the revealed steps with their ratings; keep the current step in view. ``writer``
  * (writer.js) is placed in the own step's card while ``editing`` is its position.
  */
-export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null) {
+function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null) {
   const wanted = [];
   let prev = null;
   for (const item of seq.items) {
@@ -278,7 +278,7 @@ export function showWork(ui, task, writer) {
 }
 
 /** Scroll the current step (else the last card) into view, clear of the sticky bar. */
-export function revealCurrent(ui, seq) {
+function revealCurrent(ui, seq) {
   ui.root.style.setProperty("--ws-bar-h", `${ui.bar.offsetHeight}px`);
   const focus = seq.current
     ? ui.cards.get(stepKey(seq.current.position, seq.current.alternative))
@@ -344,7 +344,7 @@ function stepCard(item, options, actions) {
  * The line under the steps that says what the keys do now. ``armed``: the question a second
  * Enter answers (task.mayFinish asks it where the prompt asked for something else).
  */
-export function showHint(ui, seq, assignment, message, editing = null, armed = null) {
+function showHint(ui, seq, assignment, message, editing = null, armed = null) {
   const parts = [];
   const current = seq.current;
   const writing = Boolean(current && current.human && !current.text);
@@ -449,7 +449,7 @@ export function listenKeys(onKey) {
   });
 }
 
-export function hidePanel(ui) {
+function hidePanel(ui) {
   ui.root.dataset.state = "working";
   ui.body.hidden = ui.bar.hidden = false;
   ui.panel.hidden = true;
