@@ -52,7 +52,7 @@ for (const scenario of scenarios) {
   test(scenario.name, () => {
     const assignment = payloadOf(scenario);
     const ratings = ratingsFrom(assignment);
-    // The annotator's pick ("chosen") is kept in the browser, not in the payload: app.js sets it
+    // The annotator's pick ("chosen") is kept in the browser, not in the payload: task.js sets it
     // on the rating again after a reload, as here.
     for (const r of scenario.ratings) {
       if (r.chosen) ratings.get(stepKey(r.position, r.alternative)).chosen = true;

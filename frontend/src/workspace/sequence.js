@@ -108,7 +108,7 @@ export function sequence(assignment, ratings) {
       const chosen = continuation(models, ratings, position);
       if (chosen) {
         items.find((i) => i.position === position && i.alternative === chosen.alternative).continues = true;
-        // More than one could carry it on: the annotator may pick another (app.js, the p key or the mouse).
+        // More than one could carry it on: the annotator may pick another (task.js: the p key or the mouse).
         for (const i of items) {
           if (i.position === position && i.alternative !== 0 && i.alternative !== HUMAN) {
             const value = valueOf(ratings, position, i.alternative);
@@ -166,7 +166,7 @@ function continuation(models, ratings, position) {
 /**
  * The latest step where the annotator may pick the completion the solution goes on from:
  * ``{position, options, going}`` (the items rated 0 or +1 there, two or more, and the one it goes
- * on from now), or null. The p key (app.js) moves ``going`` to the next of ``options``.
+ * on from now), or null. The p key (task.nextPick) moves ``going`` to the next of ``options``.
  */
 export function latestChoice(seq) {
   const positions = [...new Set(seq.items.filter((i) => i.choosable).map((i) => i.position))];

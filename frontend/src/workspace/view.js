@@ -1,4 +1,5 @@
-// The workspace's DOM: built once, then updated in place as ratings change.
+// The workspace's DOM: built once, then updated in place as ratings change; the buttons and keys
+// call app.js's actions (what they do to the task is task.js's).
 //
 // Imported text (problem, answer, steps) only ever reaches the page through renderMath,
 // which writes text nodes and KaTeX output; the one HTML string inserted is the project's
@@ -12,6 +13,7 @@ import { latestChoice, stepKey } from "./sequence.js";
 
 const RATING_LABEL = { 1: "+1", 0: "0", "-1": "−1" };
 const RATING_CLASS = { 1: "good", 0: "neutral", "-1": "bad" };
+const SAVE_LABELS = { saved: "All changes saved", saving: "Saving…", retrying: "Not saved yet — retrying" };
 
 export const KEYS = [
   ["1", "+", "+1 good"],
@@ -187,8 +189,24 @@ export function showConfirmation(ui, text) {
   ui.confirm.textContent = text || "";
 }
 
-/** Fill in the problem and its answer; keep the project's rendering options for the steps. */
-export function showTask(ui, assignment) {
+/** Today's count after "Submitted.", once it comes, if the confirmation is still shown (null: unknown). */
+export function showSubmittedCount(ui, count) {
+  if (!ui.confirm.textContent.startsWith("Submitted")) return;
+  showConfirmation(ui, count === null ? "Submitted." : `Submitted. ${count} today`);
+}
+
+/** A rating was given: the "New solution" cue and the last submit's confirmation go. */
+export function showRated(ui) {
+  ui.fresh.hidden = true;
+  showConfirmation(ui, null);
+}
+
+/**
+ * Show a new task: the problem and its answer, at the top, with the "New solution" cue until its
+ * first rating (``rated``: it has ratings already); keep the project's rendering options for the steps.
+ */
+export function showTask(ui, assignment, rated) {
+  hidePanel(ui);
   ui.title.textContent = assignment.project.name;
   ui.renderOptions = renderOptions(assignment.project);
   const writes = Boolean(assignment.project.allow_human_steps);
@@ -203,13 +221,18 @@ export function showTask(ui, assignment) {
     // are. "\(...\)" rather than "$...$": it is math whether or not the project reads "$" as math.
     renderMath(ui.answer, /\$|\\\(|\\\[/.test(guess) ? guess : `\\(${guess}\\)`, ui.renderOptions);
   }
+  ui.cards.clear();
+  // The next solution can look like the last one: each starts at the top with the cue.
+  ui.fresh.hidden = rated;
+  window.scrollTo(0, 0);
+  ui.stepsPane.scrollTop = 0;
 }
 
 /**
  * Show the revealed steps with their ratings; keep the current step in view. ``writer``
  * (writer.js) is placed in the own step's card while ``editing`` is its position.
  */
-export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null) {
+function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null) {
   const wanted = [];
   let prev = null;
   for (const item of seq.items) {
@@ -247,8 +270,15 @@ export function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer 
   ui.steps.replaceChildren(...wanted);
 }
 
+/** Draw ``task`` (task.js) after a change: its steps, the hint line, the current step in view. */
+export function showWork(ui, task, writer) {
+  showSteps(ui, task.seq, task.ratings, task.pendingFlag, task.editing, writer);
+  showHint(ui, task.seq, task.assignment, task.message, task.editing, task.armed);
+  revealCurrent(ui, task.seq);
+}
+
 /** Scroll the current step (else the last card) into view, clear of the sticky bar. */
-export function revealCurrent(ui, seq) {
+function revealCurrent(ui, seq) {
   ui.root.style.setProperty("--ws-bar-h", `${ui.bar.offsetHeight}px`);
   const focus = seq.current
     ? ui.cards.get(stepKey(seq.current.position, seq.current.alternative))
@@ -312,9 +342,9 @@ function stepCard(item, options, actions) {
 
 /**
  * The line under the steps that says what the keys do now. ``armed``: the question a second
- * Enter answers (app.js asks it where the prompt asked for something else).
+ * Enter answers (task.mayFinish asks it where the prompt asked for something else).
  */
-export function showHint(ui, seq, assignment, message, editing = null, armed = null) {
+function showHint(ui, seq, assignment, message, editing = null, armed = null) {
   const parts = [];
   const current = seq.current;
   const writing = Boolean(current && current.human && !current.text);
@@ -387,7 +417,39 @@ export function showStanding(ui, { kind, text }) {
   ui.standing.textContent = text || "";
 }
 
-export function hidePanel(ui) {
+/**
+ * The save state beside the buttons ("saved", "saving", "retrying": ``detail`` ratings kept in this
+ * browser, ``note`` said instead of the usual banner); root's data-save names it for tests and CSS.
+ */
+export function showSaveState(ui, state, detail, note) {
+  ui.root.dataset.save = state;
+  if (!(state in SAVE_LABELS)) return; // the lease lost, a conflict...: a panel says it
+  const failing = state === "retrying";
+  ui.banner.hidden = !failing;
+  if (failing) {
+    const count = detail === 1 ? "1 rating is" : `${detail} ratings are`;
+    ui.banner.textContent =
+      note ||
+      `Offline or the server is unreachable — retrying. ${count} kept in this browser and will be saved when the connection is back.`;
+  }
+  ui.saveState.textContent = SAVE_LABELS[state];
+}
+
+/**
+ * Call ``onKey(key)`` for each key press meant for the workspace: one press (a held key repeats, and
+ * one press is one rating, never a run of them), without Ctrl, Alt or Meta, outside a dialog and a
+ * text field. ``onKey`` returns whether it used the key (its default action is then prevented).
+ */
+export function listenKeys(onKey) {
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing || event.repeat) return;
+    if (document.querySelector("dialog[open]")) return;
+    if (event.target.closest && event.target.closest("input, textarea, select, [contenteditable]")) return;
+    if (onKey(event.key)) event.preventDefault();
+  });
+}
+
+function hidePanel(ui) {
   ui.root.dataset.state = "working";
   ui.body.hidden = ui.bar.hidden = false;
   ui.panel.hidden = true;
