@@ -247,6 +247,6 @@ def test_the_token_check_is_one_statement_and_writes_at_most_once_a_minute():
     again = statements()
     assert not any(sql.startswith(("UPDATE", "INSERT", "DELETE")) for sql in again)
     assert sum("labeling_apitoken" in sql for sql in again) == 1
-    assert "WHERE t.digest = " in next(sql for sql in again if "labeling_apitoken" in sql)
+    assert "\"labeling_apitoken\".\"digest\" = " in next(sql for sql in again if "labeling_apitoken" in sql)
     ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now() - datetime.timedelta(seconds=61))
     assert sum(sql.startswith("UPDATE") for sql in statements()) == 1

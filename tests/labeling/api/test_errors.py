@@ -77,12 +77,14 @@ def test_the_annotator_table_names_a_bad_format(clients, project):
     ("api:me-assignments", {"count": 0, "next": None, "previous": None, "results": []}),
     ("api:me-counts", []),
 ])
-def test_the_loops_lists_answer_json_to_a_token_whatever_accept_asks(name, empty):
+def test_the_loops_lists_answer_json_to_a_token_and_to_a_browser(name, empty):
     make_project()
     client = token_client(make_user("alice", "annotator"))
-    answer = client.get(reverse(name), HTTP_ACCEPT="text/html")
+    browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"  # what a browser's address bar sends
+    answer = client.get(reverse(name), HTTP_ACCEPT=browser)
     assert answer.status_code == 200 and answer["Content-Type"] == "application/json"
     assert answer.json() == empty
+    assert client.get(reverse(name), HTTP_ACCEPT="text/html").status_code == 406  # DRF's negotiation: JSON only
     # A bad token is refused as by the rest of the API.
     client.credentials(HTTP_AUTHORIZATION="Token 0123456789abcdef0123456789abcdef01234567")
     refused, elsewhere = client.get(reverse(name)), client.get(reverse("api:me"))

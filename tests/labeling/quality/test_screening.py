@@ -37,7 +37,8 @@ def test_a_newcomer_gets_the_screening_items_in_order_and_nothing_else_until_don
     project, items, quality, ordinary = screened
     ann = make_annotator()
     first = take(ann, project)
-    assert (first.solution_id, first.is_screening, first.generation) == (items[0].pk, True, None)
+    assert (first.solution_id, first.is_screening, first.generation, first.served_by) == (
+        items[0].pk, True, None, "screening")
     assert state(ann, project) == screening.SCREENING
     assert take(ann, project, 1).pk == first.pk  # unfinished: the same item comes back
     assert screening.my_status(ann, project)["message"] == "screening: 0 of 2 done"

@@ -3,7 +3,7 @@ import pytest
 
 from labeling.models import Annotator, Assignment, Rating, Solution
 from labeling.work import queue, submission
-from tests.factories import NOW, in_queue_order, later, live, make_annotator, make_project, make_solution
+from tests.factories import NOW, in_queue_order, later, live, make_annotator, make_gold, make_project, make_solution
 
 pytestmark = pytest.mark.django_db
 
@@ -31,6 +31,21 @@ def test_hand_out_sets_lease_and_copies_how_the_solution_was_served():
     assert (a.handed_out_at, a.lease_expires_at) == (NOW, later(120))
     assert (a.generation, a.is_quality_control, a.is_screening) == (3, False, False)
     assert Solution.objects.get(pk=solution.pk).live_assignments == 1
+
+
+def test_every_hand_out_says_which_rule_served_it():
+    project = make_project(lease_seconds=600, quality_control_rate=1.0)
+    make_gold(project, [1, 1])
+    make_solution(project, steps=2)
+    ann = make_annotator()
+    gold = queue.next_assignment(ann, project, now=NOW)
+    assert (gold.served_by, gold.is_quality_control) == ("gold", True)
+    assert queue.next_assignment(ann, project, now=later(1)).served_by == "resumed"
+    submission.submit(gold, finish_reason="give_up", note="n", now=later(2))
+    project.quality_control_rate = 0.0
+    project.save()
+    assert queue.next_assignment(ann, project, now=later(3)).served_by == "queue"
+    assert set(queue.SERVED_BY) == {"resumed", "screening", "gold", "queue"}
 
 
 def test_overlap_limits_how_many_annotators_get_a_solution():
