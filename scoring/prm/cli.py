@@ -17,10 +17,10 @@ import sys
 from operator import itemgetter
 from pathlib import Path
 
+from formats.errors import FormatError
 from scoring.prm.data import (
     FORMATS,
     NEUTRAL_POLICIES,
-    DataError,
     read_prm800k,
     read_solutions,
 )
@@ -168,7 +168,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return {"train": run_train, "score": run_score, "evaluate": run_evaluate}[args.command](args)
-    except (DataError, FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError) as exc:  # FormatError (file, line, field) is a ValueError
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -221,8 +221,8 @@ def _scored_records(args, model=None, path=None):
     if model is None and baseline is None:
         for index, record in enumerate(records):
             if not isinstance(record.get("step_scores"), list):
-                raise DataError("missing: pass --checkpoint or --model to score the input", path=path, line=index + 1,
-                                field="step_scores")
+                raise FormatError("missing: pass --checkpoint or --model to score the input", path=path, line=index + 1,
+                                  field="step_scores")
     from scoring.prm.evaluate import score_records
 
     how = args.aggregation or meta.get("aggregation") or "prod"
