@@ -23,8 +23,8 @@ same passes (``tests/labeling/exports/test_trl_and_reader.py`` holds them to it)
 It also ends
 
 - after its first step rated -1: what follows an error is not trained on (phase 2 rates
-  nothing after it; a phase-1 pass goes on from another step, whose labels then depend on a
-  wrong prefix);
+  nothing after it; where a phase-1 pass went on from a chosen -1, what follows was rated on
+  a wrong prefix);
 - before a step left unrated (a model completion whose rating is null): an unrated step has
   no label, and none is made up for it, neither true nor false. The steps after it are left
   out too: TRL's layout has no place for a step without a label, and one rule for both
