@@ -41,7 +41,8 @@ def build_parser():
     d = TrainConfig()
     train = commands.add_parser("train", help="train a PRM on PRM800K JSONL", description=(
         "Train a PRM on PRM800K JSONL and save a checkpoint directory. Rating +1 trains as correct, -1 as incorrect, "
-        "0 per --neutral; steps after the first -1 of a trajectory are not trained on; alternatives at a position "
+        "0 per --neutral, an annotator's own step left unrated as correct; steps after the first -1 of a trajectory, "
+        "or from a step left unrated on, are not trained on (formats/prm800k.py); alternatives at a position "
         "are extra examples (trajectory prefix + the alternative). Problems are split into train/validation."))
     train.add_argument("--data", required=True, nargs="+", type=Path, help="PRM800K JSONL file(s) to train on")
     train.add_argument("--out", required=True, type=Path, help="checkpoint directory to write (replaced atomically if it exists)")
