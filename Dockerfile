@@ -47,6 +47,7 @@ RUN pip install --index-url "${TORCH_INDEX_URL}" "torch==${TORCH_VERSION}"
 
 COPY pyproject.toml README.md manage.py gunicorn.conf.py ./
 COPY annotator/ annotator/
+COPY formats/ formats/
 COPY labeling/ labeling/
 COPY scoring/ scoring/
 # Editable, so settings.BASE_DIR stays /app (where frontend/dist and staticfiles live).

@@ -43,13 +43,13 @@ asymptote:
 demo: venv frontend asymptote
 	$(PY) -m annotator.demo
 
-# Two runs: the PRM core's tests without Django (proof that the core needs none), then the
-# rest. PYTEST_ARGS (options such as -x, -k or -q) go to both; a run that -k leaves with no
-# test (pytest's exit 5) is not a failure.
+# Two runs: the PRM core's and the shared formats' tests without Django (proof that they need
+# none), then the rest. PYTEST_ARGS (options such as -x, -k or -q) go to both; a run that -k
+# leaves with no test (pytest's exit 5) is not a failure.
 test: venv frontend chromium nginx asymptote
-	env -u DJANGO_SETTINGS_MODULE $(PY) -m pytest -p no:django $(PYTEST_ARGS) tests/scoring/prm || [ $$? -eq 5 ]
+	env -u DJANGO_SETTINGS_MODULE $(PY) -m pytest -p no:django $(PYTEST_ARGS) tests/scoring/prm tests/formats || [ $$? -eq 5 ]
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_DEBUG=1 \
-		$(PY) -m pytest --ignore=tests/scoring/prm $(PYTEST_ARGS) || [ $$? -eq 5 ]
+		$(PY) -m pytest --ignore=tests/scoring/prm --ignore=tests/formats $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 bench: venv
 	DATABASE_URL=$(TEST_DATABASE_URL) DJANGO_DEBUG=1 $(PY) -m bench

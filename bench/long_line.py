@@ -41,7 +41,8 @@ def _case(kind, megabytes, limit, out):
     django.setup()
     from django.conf import settings
 
-    from labeling.imports.common import ImportFailed, read_jsonl
+    from formats.errors import FormatError
+    from labeling.imports.common import read_jsonl
 
     upload = _upload(megabytes)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -57,7 +58,7 @@ def _case(kind, megabytes, limit, out):
             for _ in read_jsonl(upload, path="long.jsonl"):
                 pass
             outcome = "read and parsed"
-        except ImportFailed as exc:
+        except FormatError as exc:
             outcome = f"refused: {exc.message}"
     seconds = time.perf_counter() - started
     grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024

@@ -13,7 +13,7 @@ import grimp
 
 from tests.conftest import ROOT
 
-PACKAGES = ("annotator", "labeling", "scoring")
+PACKAGES = ("annotator", "formats", "labeling", "scoring")
 
 
 def test_import_linter_contracts_hold():

@@ -133,7 +133,7 @@ class ImportView(UploadView):
     def post(self, request, pk):
         project = project_for(request.user, pk, RESEARCHER)
         form = self.form(request)
-        # Bad options raise ImportFailed naming the field (labeling.api.errors answers it).
+        # Bad options raise FormatError naming the field (labeling.api.errors answers it).
         job = jobs.start(project, request.user, form.validated_data["format"], form.validated_data["file"],
                          form.options(), requests=form.validated_data.get("requests"))
         data = ImportJobSerializer(job).data

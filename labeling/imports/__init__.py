@@ -5,14 +5,14 @@ receives an iterator of ``(line_number, record)`` pairs. ``run_import`` opens th
 (``.jsonl`` or ``.jsonl.gz``, or an open binary file), runs the format inside one database
 transaction (a file is imported whole or not at all) and reports progress.
 
-Formats live in their own modules and register themselves here on import.
+Formats live in their own modules and register themselves here on import. Bad input raises
+``formats.errors.FormatError`` naming the file, the line and the field.
 """
-from .common import ImportFailed, ImportResult, Progress, read_jsonl
+from .common import ImportResult, Progress, read_jsonl
 from .registry import IMPORTERS, get_importer, register, run_import
 
 __all__ = [
     "IMPORTERS",
-    "ImportFailed",
     "ImportResult",
     "Progress",
     "get_importer",

@@ -20,9 +20,11 @@ the first import's row is kept as it is. A missing ``final_answer`` is extracted
 """
 import dataclasses
 
+from formats.errors import FormatError
+
 from ..grading.answers import extract_answer, grade_pairs
 from ..models import Problem, Solution, Step
-from .common import ImportFailed, ImportResult, chunks
+from .common import ImportResult, chunks
 from .hashing import candidate_hash, problem_hash
 from .problems import check_keys, check_text, dollars_as_text, ensure_problems, holds_no_problems, lock_project, text
 from .registry import register
@@ -69,15 +71,15 @@ def parse_candidate(record, line):
     check_keys(record, CANDIDATE_KEYS, line)
     text(record, "id", line, required=False, nullable=True)
     if "ground_truth_answer" not in record:
-        raise ImportFailed("is missing (give null when there is none)", line=line, field="ground_truth_answer")
+        raise FormatError("is missing (give null when there is none)", line=line, field="ground_truth_answer")
     statement = text(record, "problem", line)
     gt_solution = text(record, "ground_truth_solution", line, required=False, nullable=True)
     gt_answer = text(record, "ground_truth_answer", line, nullable=True)
     steps = record.get("steps", MISSING)
     if steps is MISSING:
-        raise ImportFailed("is missing", line=line, field="steps")
+        raise FormatError("is missing", line=line, field="steps")
     if not isinstance(steps, list) or not steps:
-        raise ImportFailed("must be a non-empty list of strings", line=line, field="steps")
+        raise FormatError("must be a non-empty list of strings", line=line, field="steps")
     for i, step in enumerate(steps):
         check_text(step, line, f"steps[{i}]")
     if "final_answer" in record:
@@ -87,7 +89,7 @@ def parse_candidate(record, line):
     generator = text(record, "generator", line, required=False, nullable=True, max_length=200) or ""
     is_correct = record.get("is_correct", MISSING)
     if is_correct is not MISSING and is_correct is not None and not isinstance(is_correct, bool):
-        raise ImportFailed(f"must be true, false or null, got {is_correct!r}", line=line, field="is_correct")
+        raise FormatError(f"must be true, false or null, got {is_correct!r}", line=line, field="is_correct")
     problem = Problem(
         problem=statement,
         ground_truth_solution=gt_solution,
@@ -108,7 +110,7 @@ def parse_gsm8k_example(record, line):
     truth = text(record, "ground_truth", line)
     head, _, last = truth.rstrip().rpartition("\n")
     if not last.startswith("A:") or not last[2:].strip():
-        raise ImportFailed("must end with an 'A: <answer>' line", line=line, field="ground_truth")
+        raise FormatError("must end with an 'A: <answer>' line", line=line, field="ground_truth")
     gt_answer = last[2:].strip()
     gt_solution = f"{head}\n#### {gt_answer}" if head else f"#### {gt_answer}"
     problem = Problem(
@@ -122,19 +124,19 @@ def parse_gsm8k_example(record, line):
         if key in ("question", "ground_truth"):
             continue
         if not isinstance(entry, dict):
-            raise ImportFailed("must be an object {is_correct, solution}", line=line, field=key)
+            raise FormatError("must be an object {is_correct, solution}", line=line, field=key)
         for name in entry:
             if name not in ("is_correct", "solution"):
-                raise ImportFailed("unknown key (expected is_correct, solution)", line=line, field=f"{key}.{name}")
+                raise FormatError("unknown key (expected is_correct, solution)", line=line, field=f"{key}.{name}")
         solution = text(entry, "solution", line, where=f"{key}.solution")
         is_correct = entry.get("is_correct")
         if is_correct is not None and not isinstance(is_correct, bool):
-            raise ImportFailed(f"must be true, false or null, got {is_correct!r}", line=line, field=f"{key}.is_correct")
+            raise FormatError(f"must be true, false or null, got {is_correct!r}", line=line, field=f"{key}.is_correct")
         check_text(key, line, key, max_length=200)
         steps = [s for s in solution.split("\n") if s.strip()]
         candidates.append(Candidate(line, problem, steps, extract_answer(steps[-1]), key, is_correct))
     if not candidates:
-        raise ImportFailed("no model solutions on this line", line=line)
+        raise FormatError("no model solutions on this line", line=line)
     return candidates
 
 

@@ -1,4 +1,7 @@
-"""What every importer shares: reading JSONL, errors that say where, progress."""
+"""What every importer shares: reading JSONL, progress.
+
+Bad input raises ``formats.errors.FormatError`` naming the file, the line and the field.
+"""
 import dataclasses
 import gzip
 import io
@@ -13,31 +16,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files import File
 
+from formats.errors import FormatError
 from labeling import nesting
-from labeling.errors import DomainError
 from labeling.progress import pace
-
-
-class ImportFailed(DomainError):
-    """Bad input. The message names the file, the line and the field (``reason`` is the bare message)."""
-
-    def __init__(self, message, *, path=None, line=None, field=None):
-        where = ":".join(str(p) for p in (path, line) if p is not None)
-        parts = [where] if where else []
-        if field:
-            parts.append(f"field '{field}'")
-        parts.append(message)
-        super().__init__(": ".join(parts), field)
-        self.path, self.line, self.reason = path, line, message
-
-    def as_answer(self):
-        return {"detail": self.message, "line": self.line, "field": self.field}
-
-    def at(self, path):
-        """The same error, with the file named (the reader knows the line, the caller the file)."""
-        if self.path is None:
-            return ImportFailed(self.reason, path=path, line=self.line, field=self.field)
-        return self
 
 
 @dataclasses.dataclass
@@ -116,7 +97,7 @@ def open_binary(source):
 def read_jsonl(source, *, path=None):
     """Yield ``(line_number, object)`` for each non-blank line; memory stays one line.
 
-    Whatever makes a line unusable raises ImportFailed naming the line (``run_import`` adds
+    Whatever makes a line unusable raises FormatError naming the line (``run_import`` adds
     the file): gzip data that is corrupt or ends early, a line longer than
     ``STEPMARK_IMPORT_MAX_LINE_BYTES`` (read no further than the limit), bytes that are not
     UTF-8, text that is not JSON or not an object, an integer of more digits than Python
@@ -130,11 +111,11 @@ def read_jsonl(source, *, path=None):
             try:
                 raw_line = stream.readline(limit + 1)
             except (EOFError, OSError, zlib.error) as exc:
-                raise ImportFailed(f"cannot be read: {_unreadable(exc)}", path=path, line=number) from None
+                raise FormatError(f"cannot be read: {_unreadable(exc)}", path=path, line=number) from None
             if not raw_line:
                 return
             if len(raw_line) > limit and not raw_line.endswith(b"\n"):
-                raise ImportFailed(f"the line is longer than {limit:,} bytes (STEPMARK_IMPORT_MAX_LINE_BYTES)",
+                raise FormatError(f"the line is longer than {limit:,} bytes (STEPMARK_IMPORT_MAX_LINE_BYTES)",
                                    path=path, line=number)
             if not raw_line.strip():
                 continue
@@ -150,13 +131,13 @@ def read_jsonl(source, *, path=None):
 def check_record(record, path, number, *, surrogates=True):
     """Refuse a parsed record that is not an object, nests too deep or (``surrogates``) holds a lone surrogate."""
     if not isinstance(record, dict):
-        raise ImportFailed("expected a JSON object", path=path, line=number)
+        raise FormatError("expected a JSON object", path=path, line=number)
     depth = nesting.max_depth()
     if nesting.deeper_than(record, depth):
-        raise ImportFailed(f"nested deeper than {depth} levels", path=path, line=number)
+        raise FormatError(f"nested deeper than {depth} levels", path=path, line=number)
     where = _lone_surrogate(record) if surrogates else None
     if where is not None:
-        raise ImportFailed("holds half of a surrogate pair (\\ud800-\\udfff alone), which is not text",
+        raise FormatError("holds half of a surrogate pair (\\ud800-\\udfff alone), which is not text",
                            path=path, line=number, field=where)
 
 
@@ -164,14 +145,14 @@ def _parse(raw_line, path, number):
     try:
         return json.loads(raw_line)
     except UnicodeDecodeError as exc:
-        raise ImportFailed(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path, line=number) from None
+        raise FormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path, line=number) from None
     except json.JSONDecodeError as exc:
-        raise ImportFailed(f"not valid JSON ({exc})", path=path, line=number) from None
+        raise FormatError(f"not valid JSON ({exc})", path=path, line=number) from None
     except RecursionError:
-        raise ImportFailed("nested too deeply to read", path=path, line=number) from None
+        raise FormatError("nested too deeply to read", path=path, line=number) from None
     except ValueError as exc:  # Python's limit on the digits of an integer it converts
         reason = "an integer has more than 4,300 digits" if "digits" in str(exc) else str(exc)
-        raise ImportFailed(f"not valid JSON ({reason})", path=path, line=number) from None
+        raise FormatError(f"not valid JSON ({reason})", path=path, line=number) from None
 
 
 def _unreadable(exc):
@@ -210,16 +191,16 @@ def field(record, dotted, line, *, types=None, required=True, nullable=False):
     for part in dotted.split("."):
         if not isinstance(value, dict) or part not in value:
             if required:
-                raise ImportFailed("is missing", line=line, field=dotted)
+                raise FormatError("is missing", line=line, field=dotted)
             return None
         value = value[part]
     if value is None:
         if nullable or not required:
             return None
-        raise ImportFailed("must not be null", line=line, field=dotted)
+        raise FormatError("must not be null", line=line, field=dotted)
     if types is not None and (not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types))):
         names = " or ".join(t.__name__ for t in _as_tuple(types))
-        raise ImportFailed(f"must be {names}, got {type(value).__name__}", line=line, field=dotted)
+        raise FormatError(f"must be {names}, got {type(value).__name__}", line=line, field=dotted)
     return value
 
 

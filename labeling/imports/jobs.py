@@ -25,13 +25,14 @@ from django.core.files.move import file_move_safe
 from django.db import transaction
 from django.utils import timezone
 
+from formats.errors import FormatError
 from labeling.errors import DomainError
 from labeling.locks import IMPORT_JOB_LOCK, advisory_lock
 from labeling.models import ImportJob
 from labeling.outages import RetriedOnOutage, queued_or_failed, will_retry
 from labeling.progress import pace
 
-from .common import ImportFailed, Progress
+from .common import Progress
 from .raw_outputs import preview
 from .registry import check_options, run_import
 
@@ -52,7 +53,7 @@ def clean_options(options):
 
 
 def start(project, user, format_name, upload, options=None, requests=None):
-    """A queued ImportJob for ``upload``; bad options raise ImportFailed naming the field, before
+    """A queued ImportJob for ``upload``; bad options raise FormatError naming the field, before
     anything is saved. ``requests`` is openai-batch's Batch input file."""
     options = clean_options(options)
     check_options(format_name, {**options, **({"requests": requests.name} if requests is not None else {})})
@@ -214,7 +215,7 @@ def _run(job, will_retry):
                 raise Cancelled()
     except Cancelled:
         end(job, ImportJob.CANCELLED)
-    except ImportFailed as exc:
+    except FormatError as exc:
         end(job, ImportJob.FAILED, error=exc.message, error_file=exc.path or job.file_name, error_line=exc.line,
             error_field=exc.field or "")
     except Exception as exc:

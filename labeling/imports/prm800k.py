@@ -28,8 +28,10 @@ import uuid
 
 from django.db import connection
 
+from formats.errors import FormatError
+
 from ..models import Annotator, Assignment, Generation, Problem, Rating, Solution, Step
-from .common import ImportFailed, ImportResult, chunks
+from .common import ImportResult, chunks
 from .prm800k_bulk import BulkWriter
 from .prm800k_record import parse_record, record_hash
 from .registry import register
@@ -264,7 +266,7 @@ class _Import:
                 continue
             key = (solutions[parsed.solution_hash], self.annotators[parsed.labeler])
             if key in taken:
-                raise ImportFailed(
+                raise FormatError(
                     "this labeler already has a record for the same solution (one pass per labeler)",
                     line=parsed.line,
                     field="labeler",

@@ -1,6 +1,6 @@
 """Reading one PRM800K record: every field checked, then reduced to what the database keeps.
 
-``parse_record(record, line)`` returns a ``Parsed`` record or raises ImportFailed naming the
+``parse_record(record, line)`` returns a ``Parsed`` record or raises FormatError naming the
 line and the field (``label.steps[3].completions[1].rating``). It also works out the three
 identities an import needs (see ``labeling.imports.prm800k``) and the record's *shape*: the
 details a PRM800K line carries that the tables do not, so that export gives the same object
@@ -24,7 +24,8 @@ import json
 import math
 import uuid
 
-from .common import ImportFailed
+from formats.errors import FormatError
+
 from . import hashing
 from .hashing import sha256_json
 
@@ -103,7 +104,7 @@ def parse_record(record, line, source_hash=None):
         try:
             canonical = str(uuid.UUID(labeler))
         except ValueError:
-            raise ImportFailed("must be a UUID", line=line, field="labeler") from None
+            raise FormatError("must be a UUID", line=line, field="labeler") from None
         if canonical != labeler:
             shape["labeler"] = labeler
         labeler = canonical
@@ -114,7 +115,7 @@ def parse_record(record, line, source_hash=None):
         try:
             submitted_at = datetime.datetime.fromisoformat(timestamp)
         except ValueError:
-            raise ImportFailed("must be an ISO 8601 date and time", line=line, field="timestamp") from None
+            raise FormatError("must be an ISO 8601 date and time", line=line, field="timestamp") from None
         if submitted_at.tzinfo is None:
             submitted_at = submitted_at.replace(tzinfo=datetime.timezone.utc)
         if export_timestamp(submitted_at) != timestamp:
@@ -122,7 +123,7 @@ def parse_record(record, line, source_hash=None):
 
     generation = check.nullable(record["generation"], "generation", int)
     if generation is not None and not -1 <= generation <= MAX_INT32:  # an integer column
-        raise ImportFailed(f"must be -1 (screening) or more, at most {MAX_INT32}", line=line, field="generation")
+        raise FormatError(f"must be -1 (screening) or more, at most {MAX_INT32}", line=line, field="generation")
     is_qc = check.value(record["is_quality_control_question"], "is_quality_control_question", bool)
     is_screening = check.value(record["is_initial_screening_question"], "is_initial_screening_question", bool)
 
@@ -144,10 +145,10 @@ def parse_record(record, line, source_hash=None):
     positions = [_fast_step(step) or _parse_step(check, step, f"label.steps[{i}]") for i, step in enumerate(steps)]
     total_time = check.nullable(label["total_time"], "label.total_time", int)
     if total_time is not None and not 0 <= total_time <= MAX_INT64:  # a bigint column
-        raise ImportFailed(f"must be from 0 to {MAX_INT64}", line=line, field="label.total_time")
+        raise FormatError(f"must be from 0 to {MAX_INT64}", line=line, field="label.total_time")
     finish_reason = check.nullable(label["finish_reason"], "label.finish_reason", str)
     if finish_reason is not None and finish_reason not in FINISH_REASONS:
-        raise ImportFailed(f"must be one of {', '.join(FINISH_REASONS)}", line=line, field="label.finish_reason")
+        raise FormatError(f"must be one of {', '.join(FINISH_REASONS)}", line=line, field="label.finish_reason")
 
     null_completions = [i for i, (completions, _, _) in enumerate(positions) if completions is None]
     if null_completions:
@@ -166,7 +167,7 @@ def parse_record(record, line, source_hash=None):
         if score is not None:
             check.value(score, "question.pre_generated_verifier_score", (int, float))
             if isinstance(score, int) and abs(score) > MAX_INT64 or not math.isfinite(score):  # float() of it
-                raise ImportFailed("must be a finite number", line=line, field="question.pre_generated_verifier_score")
+                raise FormatError("must be a finite number", line=line, field="question.pre_generated_verifier_score")
             if isinstance(score, int):
                 shape["verifier_score_int"] = True
         pre_generated = (pre_steps, answer, score)
@@ -174,7 +175,7 @@ def parse_record(record, line, source_hash=None):
     else:
         for key in ("pre_generated_answer", "pre_generated_verifier_score"):
             if key in question:
-                raise ImportFailed("needs question.pre_generated_steps", line=line, field=f"question.{key}")
+                raise FormatError("needs question.pre_generated_steps", line=line, field=f"question.{key}")
         pre_generated = None
         tree = [
             [None if c is None else [t[0] for t in c], None if h is None else h[0]] for c, h, _ in positions
@@ -251,7 +252,7 @@ def _parse_step(check, step, where):
         check.keys(human, hwhere + ".", HUMAN_KEYS, required=HUMAN_KEYS)
         source = check.text(human["source"], hwhere + ".source")
         if not source or len(source) > SOURCE_MAX_LENGTH:
-            raise ImportFailed(f"must be 1 to {SOURCE_MAX_LENGTH} characters", line=check.line, field=hwhere + ".source")
+            raise FormatError(f"must be 1 to {SOURCE_MAX_LENGTH} characters", line=check.line, field=hwhere + ".source")
         human = (
             check.text(human["text"], hwhere + ".text"),
             check.rating(human["rating"], hwhere + ".rating"),
@@ -260,7 +261,7 @@ def _parse_step(check, step, where):
         )
     chosen = check.nullable(step["chosen_completion"], where + ".chosen_completion", int)
     if chosen is not None and not 0 <= chosen < len(completions or ()):
-        raise ImportFailed(
+        raise FormatError(
             f"is {chosen} but there are {len(completions or ())} completions",
             line=check.line,
             field=where + ".chosen_completion",
@@ -279,13 +280,13 @@ def _parse_completion(check, completion, where):
 
 
 class _Checker:
-    """Type checks that raise ImportFailed at one line."""
+    """Type checks that raise FormatError at one line."""
 
     def __init__(self, line):
         self.line = line
 
     def fail(self, message, where):
-        raise ImportFailed(message, line=self.line, field=where)
+        raise FormatError(message, line=self.line, field=where)
 
     def value(self, value, where, types):
         names = types if isinstance(types, tuple) else (types,)

@@ -23,8 +23,10 @@ import re
 
 from django.db import connection
 
+from formats.errors import FormatError
+
 from ..models import Problem, Project
-from .common import ImportFailed, ImportResult, chunks
+from .common import ImportResult, chunks
 from .hashing import problem_hash
 from .registry import register
 
@@ -64,12 +66,12 @@ def parse_problem(record, line):
         solution = text(record, "answer", line)
         answer = gsm8k_answer(solution)
         if answer is None:
-            raise ImportFailed("must end with a '#### <answer>' line", line=line, field="answer")
+            raise FormatError("must end with a '#### <answer>' line", line=line, field="answer")
         fields = dict(problem=question, ground_truth_solution=solution, ground_truth_answer=answer)
     elif "problem" in record:
         check_keys(record, MATH_KEYS, line)
         if "subject" in record and "type" in record:
-            raise ImportFailed("give 'subject' or 'type', not both", line=line, field="type")
+            raise FormatError("give 'subject' or 'type', not both", line=line, field="type")
         solution = text(record, "solution", line, nullable=True)
         answer = text(record, "answer", line, nullable=True, required=False)
         if answer is None and solution is not None:
@@ -86,7 +88,7 @@ def parse_problem(record, line):
             source_id=text(record, "unique_id", line, required=False, nullable=True, max_length=200) or "",
         )
     else:
-        raise ImportFailed("is missing (a MATH record has 'problem', a GSM8K record 'question')", line=line, field="problem")
+        raise FormatError("is missing (a MATH record has 'problem', a GSM8K record 'question')", line=line, field="problem")
     content_hash = problem_hash(fields["problem"], fields["ground_truth_solution"], fields["ground_truth_answer"])
     return Problem(content_hash=content_hash, **fields)
 
@@ -159,7 +161,7 @@ def check_keys(record, allowed, line):
     # An unknown key is most often a misspelt one: refuse it rather than drop what it holds.
     for key in record:
         if key not in allowed:
-            raise ImportFailed(f"unknown key (expected {', '.join(allowed)})", line=line, field=key)
+            raise FormatError(f"unknown key (expected {', '.join(allowed)})", line=line, field=key)
 
 
 def text(record, key, line, *, required=True, nullable=False, max_length=None, where=None):
@@ -167,7 +169,7 @@ def text(record, key, line, *, required=True, nullable=False, max_length=None, w
     where = where or key
     if key not in record:
         if required:
-            raise ImportFailed("is missing", line=line, field=where)
+            raise FormatError("is missing", line=line, field=where)
         return None
     return check_text(record[key], line, where, nullable=nullable, max_length=max_length)
 
@@ -176,15 +178,15 @@ def check_text(value, line, where, *, nullable=False, max_length=None):
     if value is None:
         if nullable:
             return None
-        raise ImportFailed("must not be null", line=line, field=where)
+        raise FormatError("must not be null", line=line, field=where)
     if not isinstance(value, str):
-        raise ImportFailed(f"must be a string, got {type(value).__name__}", line=line, field=where)
+        raise FormatError(f"must be a string, got {type(value).__name__}", line=line, field=where)
     if not value.strip():
-        raise ImportFailed("must not be empty", line=line, field=where)
+        raise FormatError("must not be empty", line=line, field=where)
     if "\x00" in value:
-        raise ImportFailed("must not contain a NUL character", line=line, field=where)
+        raise FormatError("must not contain a NUL character", line=line, field=where)
     if max_length is not None and len(value) > max_length:
-        raise ImportFailed(f"is longer than {max_length} characters", line=line, field=where)
+        raise FormatError(f"is longer than {max_length} characters", line=line, field=where)
     return value
 
 
@@ -195,12 +197,12 @@ def level(record, line):
     if isinstance(value, str):
         match = _LEVEL.fullmatch(value.strip())
         if not match:
-            raise ImportFailed(f"must be an integer or 'Level N', got {value!r}", line=line, field="level")
+            raise FormatError(f"must be an integer or 'Level N', got {value!r}", line=line, field="level")
         value = None if match.group(1) == "?" else int(match.group(1))
     elif not isinstance(value, int) or isinstance(value, bool):
-        raise ImportFailed(f"must be an integer, got {type(value).__name__}", line=line, field="level")
+        raise FormatError(f"must be an integer, got {type(value).__name__}", line=line, field="level")
     if value is not None and not 0 <= value <= 100:
-        raise ImportFailed(f"must be between 0 and 100, got {value}", line=line, field="level")
+        raise FormatError(f"must be between 0 and 100, got {value}", line=line, field="level")
     return value
 
 

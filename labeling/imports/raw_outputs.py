@@ -23,10 +23,12 @@ such problem one is created without ground truth (its solutions stay ungraded).
 import dataclasses
 from itertools import islice
 
+from formats.errors import FormatError
+
 from ..grading.answers import extract_answer
 from ..models import Problem
 from .candidates import MISSING, Candidate, store
-from .common import ImportFailed, chunks, read_jsonl
+from .common import chunks, read_jsonl
 from .hashing import problem_hash
 from .problems import check_keys, check_text
 from .raw_readers import read_json_or_jsonl, read_parquet
@@ -100,7 +102,7 @@ def preview(format_name, source, options=None, *, n=5, path=None):
     ``[{"line", "problem", "generator", "solutions": [{"field", "steps", "final_answer"}]}]``."""
     load = get_importer(format_name)
     if not hasattr(load, "parse"):
-        raise ImportFailed(f"format {format_name!r} is not a raw-output format; nothing to split")
+        raise FormatError(f"format {format_name!r} is not a raw-output format; nothing to split")
     ctx = context(format_options(load, options).get("options"), needs_requests="requests" in load.options)
     shown = []
     try:
@@ -111,7 +113,7 @@ def preview(format_name, source, options=None, *, n=5, path=None):
             solutions = [{"field": where, "steps": steps, "final_answer": extract_answer(steps)}
                          for where, steps in _split(raw, ctx)]
             shown.append({"line": line, "problem": raw.statement, "generator": raw.generator, "solutions": solutions})
-    except ImportFailed as exc:
+    except FormatError as exc:
         raise exc.at(path) from None
     return shown
 
@@ -120,7 +122,7 @@ def _split(raw, ctx):
     for where, text in raw.texts:
         steps = ctx.split(text)
         if not steps:
-            raise ImportFailed("has no text left once split into steps", line=raw.line, field=where)
+            raise FormatError("has no text left once split into steps", line=raw.line, field=where)
         yield where, steps
 
 
@@ -147,14 +149,14 @@ def completion_text(value, line, where):
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise ImportFailed("holds half of a surrogate pair, which is not text", line=line, field=where) from None
+        raise FormatError("holds half of a surrogate pair, which is not text", line=line, field=where) from None
     return value
 
 
 def user_text(messages, line, where):
     """The problem in a chat request: the text of its last user message."""
     if not isinstance(messages, list):
-        raise ImportFailed("must be a list of chat messages", line=line, field=where)
+        raise FormatError("must be a list of chat messages", line=line, field=where)
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
         if isinstance(message, dict) and message.get("role") == "user":
@@ -163,16 +165,16 @@ def user_text(messages, line, where):
                 content = "\n".join(part.get("text", "") for part in content
                                     if isinstance(part, dict) and part.get("type") == "text") or None
             return completion_text(content, line, at)
-    raise ImportFailed("has no message with role 'user' (the problem)", line=line, field=where)
+    raise FormatError("has no message with role 'user' (the problem)", line=line, field=where)
 
 
 def choices(body, line, where, ctx):
     """``[(field, text)]`` of a chat.completion's choices, and its model."""
     if not isinstance(body, dict):
-        raise ImportFailed("must be a chat.completion object", line=line, field=where)
+        raise FormatError("must be a chat.completion object", line=line, field=where)
     found = body.get("choices")
     if not isinstance(found, list) or not found:
-        raise ImportFailed("must be a non-empty list", line=line, field=f"{where}.choices")
+        raise FormatError("must be a non-empty list", line=line, field=f"{where}.choices")
     texts = []
     for i, choice in enumerate(found):
         at = f"{where}.choices[{i}].message.content"
@@ -197,10 +199,10 @@ def batch_prompts(requests):
             body = record.get("body")
             prompts[custom_id] = user_text(body.get("messages") if isinstance(body, dict) else None, line,
                                            "body.messages")
-    except ImportFailed as exc:
+    except FormatError as exc:
         raise exc.at(path or "requests") from None
     except OSError as exc:
-        raise ImportFailed(f"cannot be read ({exc})", field="requests") from None
+        raise FormatError(f"cannot be read ({exc})", field="requests") from None
     return prompts
 
 
@@ -223,7 +225,7 @@ def parse_plain(record, line, ctx):
 def _one_of(record, keys, line):
     present = [key for key in keys if key in record]
     if len(present) != 1:
-        raise ImportFailed(f"give one of {' or '.join(keys)}" + (", not both" if present else ""), line=line,
+        raise FormatError(f"give one of {' or '.join(keys)}" + (", not both" if present else ""), line=line,
                            field=keys[0])
     return present[0]
 
@@ -246,7 +248,7 @@ def parse_openai_batch(record, line, ctx):
         ctx.failed += 1  # the request failed at OpenAI: there is no completion to import
         return None
     if custom_id not in ctx.prompts:
-        raise ImportFailed("has no request of that custom_id in the Batch input file", line=line, field="custom_id")
+        raise FormatError("has no request of that custom_id in the Batch input file", line=line, field="custom_id")
     texts, generator = choices(response.get("body"), line, "response.body", ctx)
     return Raw(line, ctx.prompts[custom_id], None, texts, generator)
 
@@ -259,7 +261,7 @@ def parse_vllm(record, line, ctx):
     statement = completion_text(record.get("prompt"), line, "prompt")
     outputs = record.get("outputs")
     if not isinstance(outputs, list) or not outputs:
-        raise ImportFailed("must be a non-empty list of {text, ...}", line=line, field="outputs")
+        raise FormatError("must be a non-empty list of {text, ...}", line=line, field="outputs")
     texts = []
     for i, output in enumerate(outputs):
         at = f"outputs[{i}].text"
@@ -270,7 +272,7 @@ def parse_vllm(record, line, ctx):
 @raw_format("hf-parquet", reader=read_parquet)
 def parse_hf_parquet(record, line, ctx):
     if "labels" in record:
-        raise ImportFailed("is a column: this is stepwise-supervision data (its completions are steps, already "
+        raise FormatError("is a column: this is stepwise-supervision data (its completions are steps, already "
                            "labelled), not raw model outputs", line=line, field="labels")
     prompt = record.get("prompt")
     statement = (user_text(prompt, line, "prompt") if isinstance(prompt, list)
@@ -281,7 +283,7 @@ def parse_hf_parquet(record, line, ctx):
     else:
         where = "completions"
         if not isinstance(completions, list) or not completions:
-            raise ImportFailed("must be a non-empty list of completion strings", line=line, field="completions")
+            raise FormatError("must be a non-empty list of completion strings", line=line, field="completions")
     fields = [f"{where}[{i}]" for i in range(len(completions))] if where == "completions" else [where]
     texts = [(at, completion_text(text, line, at)) for at, text in zip(fields, completions)]
     truth = None

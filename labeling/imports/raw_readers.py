@@ -9,7 +9,9 @@ import json
 from django.conf import settings
 from django.core.files import File
 
-from .common import ImportFailed, check_record, open_binary, read_jsonl
+from formats.errors import FormatError
+
+from .common import check_record, open_binary, read_jsonl
 
 PARQUET_BATCH = 500  # rows decoded at a time: memory stays one batch
 
@@ -24,12 +26,12 @@ def read_json_or_jsonl(source, *, path=None):
         limit = settings.STEPMARK_IMPORT_MAX_LINE_BYTES
         data = stream.read(limit + 1)
         if len(data) > limit:
-            raise ImportFailed(f"a JSON array is read whole and this one is longer than {limit:,} bytes "
+            raise FormatError(f"a JSON array is read whole and this one is longer than {limit:,} bytes "
                                "(STEPMARK_IMPORT_MAX_LINE_BYTES): write one object per line instead", path=path)
         try:
             records = json.loads(data)
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise ImportFailed(f"not valid JSON ({exc})", path=path) from None
+            raise FormatError(f"not valid JSON ({exc})", path=path) from None
         for number, record in enumerate(records, start=1):
             check_record(record, path, number)
             yield number, record
@@ -48,7 +50,7 @@ def read_parquet(source, *, path=None):
     try:
         parquet = pyarrow.parquet.ParquetFile(source)
     except (pyarrow.ArrowException, OSError) as exc:
-        raise ImportFailed(f"is not a Parquet file ({exc})", path=path) from None
+        raise FormatError(f"is not a Parquet file ({exc})", path=path) from None
     number = 0
     for batch in parquet.iter_batches(batch_size=PARQUET_BATCH):
         for row in batch.to_pylist():

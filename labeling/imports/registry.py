@@ -3,11 +3,12 @@ from pathlib import Path
 
 from django.db import transaction
 
+from formats.errors import FormatError
 from labeling.analyze import analyze
 from labeling.diagrams.tasks import queue_after_commit as queue_diagrams
 from labeling.models import Annotator, Assignment, Generation, Problem, Rating, Solution, Step
 
-from .common import ImportFailed, Progress, read_jsonl
+from .common import Progress, read_jsonl
 
 IMPORTERS = {}
 
@@ -34,13 +35,13 @@ def get_importer(name):
     try:
         return IMPORTERS[name]
     except KeyError:
-        raise ImportFailed(f"unknown import format {name!r}; known: {', '.join(sorted(IMPORTERS))}") from None
+        raise FormatError(f"unknown import format {name!r}; known: {', '.join(sorted(IMPORTERS))}") from None
 
 
 def run_import(format_name, source, project, *, path=None, progress=None, show_progress=False, options=None):
     """Import ``source`` (a path or a binary file) into ``project``: all or nothing.
 
-    Raises ImportFailed (naming file, line and field) and leaves the database untouched on
+    Raises FormatError (naming file, line and field) and leaves the database untouched on
     bad input. ``options`` are the format's own (a raw-output import's step splitting).
     """
     load = get_importer(format_name)
@@ -56,7 +57,7 @@ def run_import(format_name, source, project, *, path=None, progress=None, show_p
             result = load(records, project, progress=progress, **extra)
             # A worker draws the [asy] diagrams once the rows are committed, never this process.
             queue_diagrams(project)
-    except ImportFailed as exc:
+    except FormatError as exc:
         raise exc.at(path) from None
     # The planner's statistics for what was just written: without them a fresh project runs the
     # annotator loop at half speed until autovacuum comes by (labeling/analyze.py).
@@ -80,7 +81,7 @@ def describe_formats():
 
 
 def check_options(format_name, options):
-    """Refuse, before any file is read, options the format would refuse (ImportFailed naming the field)."""
+    """Refuse, before any file is read, options the format would refuse (FormatError naming the field)."""
     load = get_importer(format_name)
     format_options(load, options)
     if hasattr(load, "check"):
@@ -93,10 +94,10 @@ def format_options(load, options):
     for key in options or {}:
         if key not in load.options:
             known = ", ".join(load.options) or "none"
-            raise ImportFailed(f"is not an option of this format (its options: {known})", field=key)
+            raise FormatError(f"is not an option of this format (its options: {known})", field=key)
     for key, why in load.required.items():
         if (options or {}).get(key) in (None, ""):
-            raise ImportFailed(f"is required: {why}", field=key)
+            raise FormatError(f"is required: {why}", field=key)
     return {"options": dict(options or {})} if load.options else {}
 
 

@@ -11,20 +11,20 @@ two steps whichever way.
 """
 import re
 
-from .common import ImportFailed
+from formats.errors import FormatError
 
 SPLITS = ("paragraphs", "lines", "regex")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
 def splitter(split="paragraphs", pattern=None):
-    """A function ``text -> list of step strings``; a bad choice or pattern raises ImportFailed."""
+    """A function ``text -> list of step strings``; a bad choice or pattern raises FormatError."""
     if split not in SPLITS:
-        raise ImportFailed(f"must be one of {', '.join(SPLITS)}, got {split!r}", field="split")
+        raise FormatError(f"must be one of {', '.join(SPLITS)}, got {split!r}", field="split")
     if split == "regex":
         return _by(_compile(pattern))
     if pattern is not None:
-        raise ImportFailed("is only used with split=regex", field="pattern")
+        raise FormatError("is only used with split=regex", field="pattern")
     if split == "lines":
         return lambda text: _pieces(text.splitlines())
     return _by(_BLANK_LINE)
@@ -32,14 +32,14 @@ def splitter(split="paragraphs", pattern=None):
 
 def _compile(pattern):
     if not isinstance(pattern, str) or not pattern:
-        raise ImportFailed("is required with split=regex (a regular expression)", field="pattern")
+        raise FormatError("is required with split=regex (a regular expression)", field="pattern")
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
-        raise ImportFailed(f"is not a regular expression ({exc})", field="pattern") from None
+        raise FormatError(f"is not a regular expression ({exc})", field="pattern") from None
     # re.split returns what capturing groups matched as pieces of their own: they would become steps.
     if compiled.groups:
-        raise ImportFailed("has a capturing group; write (?:...) instead", field="pattern")
+        raise FormatError("has a capturing group; write (?:...) instead", field="pattern")
     return compiled
 
 

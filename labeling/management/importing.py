@@ -8,7 +8,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from labeling.imports import ImportFailed, Progress, run_import
+from formats.errors import FormatError
+from labeling.imports import Progress, run_import
 from labeling.models import Project
 
 
@@ -30,7 +31,7 @@ class ImportCommand(BaseCommand):
             progress = Progress(f"import {path}", stream=self.stderr._out, enabled=not quiet)
             try:
                 result = run_import(format_name, path, project, progress=progress, options=self.import_options(options))
-            except ImportFailed as exc:
+            except FormatError as exc:
                 raise CommandError(f"import failed, nothing from {path} was imported: {exc}") from None
             except OSError as exc:
                 raise CommandError(f"cannot read {path}: {exc}") from None

@@ -17,10 +17,10 @@ import sys
 from operator import itemgetter
 from pathlib import Path
 
+from formats.errors import FormatError
 from scoring.prm.data import (
     FORMATS,
     NEUTRAL_POLICIES,
-    DataError,
     read_prm800k,
     read_solutions,
 )
@@ -41,7 +41,8 @@ def build_parser():
     d = TrainConfig()
     train = commands.add_parser("train", help="train a PRM on PRM800K JSONL", description=(
         "Train a PRM on PRM800K JSONL and save a checkpoint directory. Rating +1 trains as correct, -1 as incorrect, "
-        "0 per --neutral; steps after the first -1 of a trajectory are not trained on; alternatives at a position "
+        "0 per --neutral, an annotator's own step left unrated as correct; steps after the first -1 of a trajectory, "
+        "or from a step left unrated on, are not trained on (formats/prm800k.py); alternatives at a position "
         "are extra examples (trajectory prefix + the alternative). Problems are split into train/validation."))
     train.add_argument("--data", required=True, nargs="+", type=Path, help="PRM800K JSONL file(s) to train on")
     train.add_argument("--out", required=True, type=Path, help="checkpoint directory to write (replaced atomically if it exists)")
@@ -168,7 +169,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return {"train": run_train, "score": run_score, "evaluate": run_evaluate}[args.command](args)
-    except (DataError, FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError) as exc:  # FormatError (file, line, field) is a ValueError
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -221,8 +222,8 @@ def _scored_records(args, model=None, path=None):
     if model is None and baseline is None:
         for index, record in enumerate(records):
             if not isinstance(record.get("step_scores"), list):
-                raise DataError("missing: pass --checkpoint or --model to score the input", path=path, line=index + 1,
-                                field="step_scores")
+                raise FormatError("missing: pass --checkpoint or --model to score the input", path=path, line=index + 1,
+                                  field="step_scores")
     from scoring.prm.evaluate import score_records
 
     how = args.aggregation or meta.get("aggregation") or "prod"

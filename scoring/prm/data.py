@@ -14,33 +14,23 @@ Formats:
 
 Every reader also takes the file gzip-compressed: a name ending in ``.gz`` is decompressed.
 
-Bad input raises ``DataError`` naming the file, the line (the list index for JSON lists) and
-the field.
+Bad input raises ``formats.errors.FormatError`` naming the file, the line (the list index for
+JSON lists) and the field.
 """
 import dataclasses
 import gzip
 import json
 from pathlib import Path
 
+from formats import prm800k
+from formats.errors import FormatError
 from scoring.prm.model import CORRECT, INCORRECT
 
 FORMATS = ("prm800k", "candidates", "processbench", "gsm8k-examples")
-# What a rating-0 ("neutral": correct but no progress) step is trained as. The PRM800K paper
-# counts neutral as positive.
-NEUTRAL_POLICIES = {"positive": CORRECT, "negative": INCORRECT, "ignore": None}
-
-
-class DataError(ValueError):
-    """Bad input; the message names the file, the line and the field."""
-
-    def __init__(self, message, *, path=None, line=None, field=None):
-        where = ":".join(str(p) for p in (path, line) if p is not None)
-        parts = [where] if where else []
-        if field:
-            parts.append(f"field '{field}'")
-        parts.append(message)
-        super().__init__(": ".join(parts))
-        self.path, self.line, self.field = path, line, field
+# What a rating-0 ("neutral": correct but no progress) step is trained as; the rule is
+# formats.prm800k's (the PRM800K paper counts neutral as positive).
+NEUTRAL_POLICIES = tuple(prm800k.NEUTRAL_POLICIES)
+_TARGETS = {True: CORRECT, False: INCORRECT, None: None}
 
 
 @dataclasses.dataclass
@@ -68,9 +58,9 @@ def read_jsonl(path):
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON ({exc.msg})", path=path, line=number) from None
+                raise FormatError(f"not valid JSON ({exc.msg})", path=path, line=number) from None
             if not isinstance(record, dict):
-                raise DataError("expected a JSON object", path=path, line=number)
+                raise FormatError("expected a JSON object", path=path, line=number)
             yield number, record
 
 
@@ -80,12 +70,12 @@ def _get(record, dotted, kind, *, path, line, optional=False):
         if not isinstance(value, dict) or key not in value:
             if optional:
                 return None
-            raise DataError("missing", path=path, line=line, field=dotted)
+            raise FormatError("missing", path=path, line=line, field=dotted)
         value = value[key]
     if value is None and optional:
         return None
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise DataError(f"expected {_kind_name(kind)}, got {type(value).__name__}", path=path, line=line, field=dotted)
+        raise FormatError(f"expected {_kind_name(kind)}, got {type(value).__name__}", path=path, line=line, field=dotted)
     return value
 
 
@@ -98,70 +88,40 @@ def _steps(record, *, path, line):
     steps = _get(record, "steps", list, path=path, line=line)
     for i, step in enumerate(steps):
         if not isinstance(step, str):
-            raise DataError("expected a string", path=path, line=line, field=f"steps[{i}]")
+            raise FormatError("expected a string", path=path, line=line, field=f"steps[{i}]")
     return steps
 
 
 def rating_label(rating, neutral="positive"):
-    """The training label of a PRM800K rating: +1 -> 1, -1 -> 0, 0 -> per ``neutral``, null -> None."""
-    if rating is None:
-        return None
-    if rating not in (-1, 0, 1):
-        raise ValueError(f"rating must be -1, 0, 1 or null, not {rating!r}")
-    return {1: CORRECT, -1: INCORRECT, 0: NEUTRAL_POLICIES[neutral]}[rating]
-
-
-def _candidates_at(position, index, *, path, line):
-    """The ``(text, rating)`` candidates at one step position and the trajectory's one (or None)."""
-    where = f"label.steps[{index}]"
-    found = []
-    for j, completion in enumerate(position.get("completions") or []):
-        text = _get(completion, "text", str, path=path, line=line)
-        rating = completion.get("rating")
-        if rating not in (-1, 0, 1, None):
-            raise DataError("must be -1, 0, 1 or null", path=path, line=line, field=f"{where}.completions[{j}].rating")
-        found.append((text, rating))
-    human = position.get("human_completion")
-    chosen = position.get("chosen_completion")
-    if chosen is not None and (not isinstance(chosen, int) or not 0 <= chosen < len(found)):
-        raise DataError("not an index into completions", path=path, line=line, field=f"{where}.chosen_completion")
-    on_trajectory = chosen
-    if isinstance(human, dict):
-        found.append((_get(human, "text", str, path=path, line=line), human.get("rating")))
-        if chosen is None:
-            on_trajectory = len(found) - 1
-    return found, on_trajectory
+    """The training target of a PRM800K rating: +1 -> 1, -1 -> 0, 0 per ``neutral``, null -> None."""
+    return _TARGETS[prm800k.label(rating, neutral)]
 
 
 def prm800k_examples(record, *, neutral="positive", alternatives=True, path=None, line=None):
     """The labelled examples in one PRM800K record.
 
-    The trajectory (the chosen completion, or the human one, position by position) is one
-    example; its steps after the first -1 are left out. With ``alternatives``, every other
-    rated candidate at a position up to that -1 becomes an example of its own: the trajectory's
-    prefix (unlabelled: the trajectory example already trains it) followed by the alternative.
+    The trajectory (``formats.prm800k``: which steps, where it ends, what an unrated or a
+    human step means) is one example. With ``alternatives``, every other rated candidate at a
+    position it reached becomes an example of its own: the trajectory's prefix (unlabelled:
+    the trajectory example already trains it) followed by the alternative.
     """
     if neutral not in NEUTRAL_POLICIES:
         raise ValueError(f"neutral policy must be one of {', '.join(NEUTRAL_POLICIES)}")
     problem = _get(record, "question.problem", str, path=path, line=line)
-    positions = _get(record, "label.steps", list, path=path, line=line)
     steps, labels, extra = [], [], []
-    for index, position in enumerate(positions):
-        if not isinstance(position, dict):
-            raise DataError("expected an object", path=path, line=line, field=f"label.steps[{index}]")
-        candidates, on_trajectory = _candidates_at(position, index, path=path, line=line)
-        if alternatives:
-            for j, (text, rating) in enumerate(candidates):
-                label = rating_label(rating, neutral)
-                if j != on_trajectory and label is not None:
-                    extra.append(Example(problem, steps + [text], [None] * len(steps) + [label]))
-        if on_trajectory is None:
-            break  # no step continues the trajectory (phase 2 after an error)
-        text, rating = candidates[on_trajectory]
-        steps.append(text)
-        labels.append(rating_label(rating, neutral))
-        if rating == -1:
-            break  # what follows an error is not trained on
+    try:
+        for candidates, taken in prm800k.walk(record):
+            if alternatives:
+                for j, (text, rating) in enumerate(candidates):
+                    label = rating_label(rating, neutral)
+                    if j != taken and label is not None:
+                        extra.append(Example(problem, steps + [text], [None] * len(steps) + [label]))
+            if taken is not None:
+                text, rating = candidates[taken]
+                steps.append(text)
+                labels.append(rating_label(rating, neutral))
+    except FormatError as exc:
+        raise exc.at(path, line) from None
     main = [Example(problem, steps, labels)] if any(label is not None for label in labels) else []
     return main + extra
 
@@ -194,17 +154,17 @@ def read_processbench(path):
         with open_text(path) as handle:
             items = json.loads(handle.read())
     except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg}, line {exc.lineno})", path=path) from None
+        raise FormatError(f"not valid JSON ({exc.msg}, line {exc.lineno})", path=path) from None
     if not isinstance(items, list):
-        raise DataError("expected a JSON list of items", path=path)
+        raise FormatError("expected a JSON list of items", path=path)
     for index, item in enumerate(items):
         if not isinstance(item, dict):
-            raise DataError("expected an object", path=path, line=index)
+            raise FormatError("expected an object", path=path, line=index)
         _get(item, "problem", str, path=path, line=index)
         steps = _steps(item, path=path, line=index)
         label = _get(item, "label", int, path=path, line=index)
         if not -1 <= label < len(steps):
-            raise DataError(f"must be -1 or a step index below {len(steps)}", path=path, line=index, field="label")
+            raise FormatError(f"must be -1 or a step index below {len(steps)}", path=path, line=index, field="label")
     return items
 
 
@@ -238,7 +198,7 @@ def detect_format(path):
         if "question" in record:
             return "gsm8k-examples"
         return "candidates"
-    raise DataError("empty file, cannot tell its format", path=path)
+    raise FormatError("empty file, cannot tell its format", path=path)
 
 
 def read_solutions(path, fmt="auto", *, neutral="positive"):

@@ -30,8 +30,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
+from formats.errors import FormatError
 from labeling.data import data_dir as default_data_dir
-from labeling.imports import ImportFailed, run_import
+from labeling.imports import run_import
 from labeling.models import Assignment, Project, Rating, Step
 
 MATH_PROJECT = "Demo: MATH-500 (PRM800K phase 1)"
@@ -141,7 +142,7 @@ def load_demo(data_dir=None, *, show_progress=True, log=print, published_passwor
     """Create the demo projects, import their data and create the accounts (``ensure_accounts``).
 
     Returns ``{project name: [(format, ImportResult), ...]}``. Raises CommandError when a
-    data file is missing and ImportFailed (file, line, field) on bad data. Without
+    data file is missing and FormatError (file, line, field) on bad data. Without
     ``published_passwords`` the new accounts' random passwords are logged once.
     """
     data_dir = Path(data_dir) if data_dir else default_data_dir()
@@ -296,7 +297,7 @@ class Command(BaseCommand):
                 log=lambda line: self.stdout.write(line),
                 published_passwords=settings.DEBUG,
             )
-        except ImportFailed as exc:
+        except FormatError as exc:
             raise CommandError(str(exc)) from None
         if not settings.DEBUG:
             self.stdout.write(self.style.SUCCESS("Demo projects ready."))

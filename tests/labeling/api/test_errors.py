@@ -10,8 +10,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.test import APIRequestFactory
 from rest_framework.views import APIView
 
+from formats.errors import FormatError
 from labeling.errors import DomainError
-from labeling.imports import ImportFailed
 from labeling.quality.consensus import ConsensusError
 from labeling.quality.gold import GoldError
 from labeling.work.submission import LabelingError
@@ -50,7 +50,7 @@ def test_a_refusal_may_carry_another_status():
 
 
 def test_an_import_refusal_also_names_the_line():
-    answer = answer_to(ImportFailed("must be a string", path="x.jsonl", line=3, field="problem"))
+    answer = answer_to(FormatError("must be a string", path="x.jsonl", line=3, field="problem"))
     assert answer.status_code == 400
     assert answer.content == b'{"detail":"x.jsonl:3: field \'problem\': must be a string","line":3,"field":"problem"}'
 

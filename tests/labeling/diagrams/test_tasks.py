@@ -1,8 +1,9 @@
 """An import queues the drawing of its diagrams once it commits (eager Celery, real asy)."""
 import pytest
 
+from formats.errors import FormatError
 from labeling.diagrams.blocks import asy_blocks, diagram_hash
-from labeling.imports import ImportFailed, run_import
+from labeling.imports import run_import
 from labeling.models import Diagram
 from tests.factories import make_project, write_jsonl
 
@@ -24,6 +25,6 @@ def test_an_import_draws_its_diagrams_after_it_commits(asy_problems, eager, tmp_
 
 def test_a_failed_import_queues_nothing(asy_problems, tmp_path, django_capture_on_commit_callbacks):
     bad = [asy_problems[0], {"problem": ""}]
-    with django_capture_on_commit_callbacks(execute=False) as queued, pytest.raises(ImportFailed):
+    with django_capture_on_commit_callbacks(execute=False) as queued, pytest.raises(FormatError):
         run_import("problems", write_jsonl(tmp_path / "bad.jsonl", bad), make_project())
     assert queued == []

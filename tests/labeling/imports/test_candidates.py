@@ -7,8 +7,9 @@ from itertools import islice
 import pytest
 from django.core.management import CommandError, call_command
 
+from formats.errors import FormatError
 from labeling.data import open_text
-from labeling.imports import ImportFailed, run_import
+from labeling.imports import run_import
 from labeling.imports import candidates as candidates_format
 from labeling.imports.hashing import problem_hash
 from labeling.models import Problem, Project, Solution, Step
@@ -153,7 +154,7 @@ GOOD = {"problem": "What is 1+1?", "ground_truth_answer": "2", "steps": ["1+1=2"
 def test_bad_line_names_file_line_field_and_imports_nothing(project, tmp_path, processbench_candidates, bad, field, message):
     records, _ = processbench_candidates
     path = write_jsonl(tmp_path / "bad.jsonl", records[:6] + [bad] + records[6:10])
-    with pytest.raises(ImportFailed) as failed:
+    with pytest.raises(FormatError) as failed:
         run_import("candidates", path, project)
     err = failed.value
     assert (err.path, err.line, err.field) == (str(path), 7, field)
@@ -167,7 +168,7 @@ def test_failed_import_leaves_earlier_imports_intact(project, tmp_path, processb
     run_import("candidates", write_jsonl(tmp_path / "ok.jsonl", records[:5]), project)
     before = counts()
     bad = write_jsonl(tmp_path / "bad.jsonl", records[5:600] + [dict(GOOD, steps="one step")])
-    with pytest.raises(ImportFailed, match=r"bad.jsonl:46: field 'steps'"):
+    with pytest.raises(FormatError, match=r"bad.jsonl:46: field 'steps'"):
         run_import("candidates", bad, project)
     assert counts() == before
 
@@ -219,7 +220,7 @@ def test_gsm8k_examples_bad_line(project, tmp_path, data_dir):
     lines = first_lines(data_dir / "gsm8k" / "example_model_solutions.jsonl.gz", 5)
     lines[3]["175b_verification"]["is_correct"] = "true"
     path = write_jsonl(tmp_path / "examples.jsonl.gz", lines, gz=True)
-    with pytest.raises(ImportFailed) as failed:
+    with pytest.raises(FormatError) as failed:
         run_import("gsm8k-examples", path, project)
     assert (failed.value.line, failed.value.field) == (4, "175b_verification.is_correct")
     assert counts() == {"Problem": 0, "Solution": 0, "Step": 0}

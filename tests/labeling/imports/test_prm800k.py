@@ -4,8 +4,9 @@ import json
 
 import pytest
 
+from formats.errors import FormatError
 from labeling.exports import ExportFilters, get_exporter
-from labeling.imports import ImportFailed, prm800k, prm800k_bulk, run_import
+from labeling.imports import prm800k, prm800k_bulk, run_import
 from labeling.models import Annotator, Assignment, Generation, Problem, Project, Rating, Solution, Step
 from tests.factories import write_jsonl, make_project
 
@@ -142,7 +143,7 @@ def test_same_labeler_twice_on_one_solution_is_refused_at_its_line(tmp_path, pro
     later = copy.deepcopy(example)
     later["timestamp"] = "2023-02-01T00:00:00.000001"
     path = write_jsonl(tmp_path / "twice.jsonl", [example, later])
-    with pytest.raises(ImportFailed) as info:
+    with pytest.raises(FormatError) as info:
         run_import("prm800k", path, project)
     assert (info.value.line, info.value.field) == (2, "labeler")
     assert table_counts(project) == (0, 0, 0, 0, 0)
@@ -173,7 +174,7 @@ def test_bad_field_fails_the_whole_file_naming_file_line_and_field(tmp_path, pro
     records = native[:4] + [copy.deepcopy(example)] + native[4:]
     spoil(records[4])
     path = write_jsonl(tmp_path / "bad.jsonl", records)
-    with pytest.raises(ImportFailed) as info:
+    with pytest.raises(FormatError) as info:
         run_import("prm800k", path, project)
     error = info.value
     assert (error.path, error.line, error.field) == (str(path), 5, field)
@@ -185,7 +186,7 @@ def test_bad_field_fails_the_whole_file_naming_file_line_and_field(tmp_path, pro
 def test_bad_json_line_is_located(tmp_path, project, native):
     path = tmp_path / "broken.jsonl"
     path.write_text(json.dumps(native[0]) + "\n{not json\n")
-    with pytest.raises(ImportFailed) as info:
+    with pytest.raises(FormatError) as info:
         run_import("prm800k", path, project)
     assert info.value.line == 2
     assert table_counts(project) == (0, 0, 0, 0, 0)
@@ -275,7 +276,7 @@ def test_committed_failure_leaves_nothing(tmp_path, native):
     project = make_project(name="committed failure")
     bad = copy.deepcopy(native)
     bad[6]["label"]["steps"][2]["completions"][0]["rating"] = 2
-    with pytest.raises(ImportFailed) as info:
+    with pytest.raises(FormatError) as info:
         run_import("prm800k", write_jsonl(tmp_path / "bad.jsonl", bad), project)
     assert (info.value.line, info.value.field) == (7, "label.steps[2].completions[0].rating")
     assert table_counts(project) == (0, 0, 0, 0, 0)

@@ -4,7 +4,8 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from labeling.imports import ImportFailed, problems, run_import
+from formats.errors import FormatError
+from labeling.imports import problems, run_import
 from labeling.models import Problem, Project, Solution
 from tests.factories import first_lines, write_jsonl, make_project
 
@@ -105,7 +106,7 @@ def test_candidate_problems_get_their_metadata_filled_in(project, math50, tmp_pa
 )
 def test_bad_line_names_file_line_field_and_imports_nothing(project, math50, tmp_path, bad, field, message):
     path = write_jsonl(tmp_path / "bad.jsonl.gz", math50[:20] + [bad] + math50[20:], gz=True)
-    with pytest.raises(ImportFailed) as failed:
+    with pytest.raises(FormatError) as failed:
         run_import("problems", path, project)
     err = failed.value
     assert (err.path, err.line, err.field) == (str(path), 21, field)

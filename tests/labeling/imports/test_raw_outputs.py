@@ -5,7 +5,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from labeling.imports import ImportFailed, run_import
+from formats.errors import FormatError
+from labeling.imports import run_import
 from labeling.imports.raw_outputs import preview
 from labeling.imports.splitting import splitter
 from labeling.models import Problem, Project, Solution
@@ -104,10 +105,10 @@ def test_openai_batch_output_takes_its_problems_from_the_batch_input_file(projec
     assert (result.created, result.details["failed_requests"]) == (2, 1)
     assert sorted(ok for *_, ok, _ in stored(project)["gpt-4o-mini"]) == [False, True]
 
-    with pytest.raises(ImportFailed, match="field 'requests': is required"):
+    with pytest.raises(FormatError, match="field 'requests': is required"):
         run_import("openai-batch", output, project)
     strays = write_jsonl(tmp_path / "other_input.jsonl", [{"custom_id": "request-1", "body": {"messages": messages("x")}}])
-    with pytest.raises(ImportFailed, match=r"batch_output.jsonl:1: field 'custom_id': has no request"):
+    with pytest.raises(FormatError, match=r"batch_output.jsonl:1: field 'custom_id': has no request"):
         run_import("openai-batch", output, project, options={"requests": strays})
 
 
@@ -143,10 +144,10 @@ def test_hugging_face_parquet_prompt_and_completions_columns(project, tmp_path):
     labelled = tmp_path / "stepwise.parquet"
     datasets.Dataset.from_dict({"prompt": [PROBLEM], "completions": [["a", "b"]], "labels": [[True, False]]}).to_parquet(
         str(labelled))
-    with pytest.raises(ImportFailed, match=r"stepwise.parquet:1: field 'labels': .*stepwise-supervision"):
+    with pytest.raises(FormatError, match=r"stepwise.parquet:1: field 'labels': .*stepwise-supervision"):
         run_import("hf-parquet", labelled, project)
     not_parquet = write_jsonl(tmp_path / "x.parquet", [{"prompt": "p"}])
-    with pytest.raises(ImportFailed, match="is not a Parquet file"):
+    with pytest.raises(FormatError, match="is not a Parquet file"):
         run_import("hf-parquet", not_parquet, project)
 
 
@@ -170,7 +171,7 @@ def test_split_options(split, pattern, expected):
 ])
 def test_bad_options_are_refused_before_reading(project, tmp_path, options, message):
     path = write_jsonl(tmp_path / "plain.jsonl", [{"problem": PROBLEM, "completion": RIGHT}])
-    with pytest.raises(ImportFailed, match=message):
+    with pytest.raises(FormatError, match=message):
         run_import("completions", path, project, options=options)
 
 
@@ -189,7 +190,7 @@ def test_preview_shows_the_first_records_split_without_storing(project, tmp_path
              "final_answer": "6"}]},
     ]
     assert not Solution.objects.filter(project=project).exists()
-    with pytest.raises(ImportFailed, match="not a raw-output format"):
+    with pytest.raises(FormatError, match="not a raw-output format"):
         preview("candidates", path)
 
 
@@ -208,14 +209,14 @@ def test_a_bad_record_stores_nothing_and_names_file_line_field(project, tmp_path
             "openai-chat": {"request": {"messages": messages(PROBLEM)}, "response": chat_completion(RIGHT)},
             "vllm": {"prompt": PROBLEM, "outputs": [{"text": RIGHT}]}}[fmt]
     path = write_jsonl(tmp_path / "bad.jsonl", [good, good, bad])
-    with pytest.raises(ImportFailed, match=message):
+    with pytest.raises(FormatError, match=message):
         run_import(fmt, path, project, options={"generator": "m"} if fmt == "vllm" else None)
     assert not Solution.objects.filter(project=project).exists()
 
 
 def test_regex_that_leaves_no_text_names_the_field(project, tmp_path):
     path = write_jsonl(tmp_path / "plain.jsonl", [{"problem": PROBLEM, "completion": "---"}])
-    with pytest.raises(ImportFailed, match="plain.jsonl:1: field 'completion': has no text left once split"):
+    with pytest.raises(FormatError, match="plain.jsonl:1: field 'completion': has no text left once split"):
         run_import("completions", path, project, options={"split": "regex", "pattern": "-"})
 
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from formats.errors import FormatError
 from labeling.data import open_text
 from scoring.prm.data import (
-    DataError,
     detect_format,
     prm800k_examples,
     read_candidates,
@@ -62,9 +62,11 @@ def test_readme_phase2_record(data_dir):
     record = json.loads((data_dir / "prm800k" / "readme_example_record.json").read_text())
     main, *extra = prm800k_examples(record)
     # two neutral steps chosen, then a position with no chosen completion (found_error): the
-    # trajectory stops there and each of its five rated candidates is an example of its own
-    assert main.labels == [1, 1]
-    assert [e.labels for e in extra] == [[None, None, label] for label in (0, 1, 0, 1, 1)]
+    # trajectory ends on the solution's own step there, its first -1, and each of the four
+    # other rated candidates is an example of its own
+    assert main.steps[2] == record["question"]["pre_generated_steps"][2]
+    assert main.labels == [1, 1, 0]
+    assert [e.labels for e in extra] == [[None, None, label] for label in (1, 0, 1, 1)]
     positions = record["label"]["steps"]
     rated = sum(c["rating"] is not None for p in positions for c in p["completions"])
     assert sum(label is not None for e in [main, *extra] for label in e.labels) == rated
@@ -96,25 +98,25 @@ def test_gzip_files_read_as_their_plain_copies(data_dir, tmp_path):
         assert read_solutions(packed) == read_solutions(plain) != []
     bad = tmp_path / "bad.jsonl.gz"
     bad.write_bytes(gzip.compress(b'{"problem": "p", "steps": ["a"]}\n{not json\n'))
-    with pytest.raises(DataError, match=r"bad.jsonl.gz:2: not valid JSON"):
+    with pytest.raises(FormatError, match=r"bad.jsonl.gz:2: not valid JSON"):
         read_candidates(bad)
 
 
 def test_bad_input_names_file_line_and_field(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(_record([_position(1)])) + "\n{not json\n")
-    with pytest.raises(DataError, match=r"bad.jsonl:2: not valid JSON"):
+    with pytest.raises(FormatError, match=r"bad.jsonl:2: not valid JSON"):
         read_prm800k(path)
     path.write_text(json.dumps(_record([_position(1, 5)])) + "\n")
-    with pytest.raises(DataError, match=r"bad.jsonl:1: field 'label.steps\[0\].completions\[1\].rating'"):
+    with pytest.raises(FormatError, match=r"bad.jsonl:1: field 'label.steps\[0\].completions\[1\].rating'"):
         read_prm800k(path)
     path.write_text(json.dumps({"problem": "p", "steps": ["a", 3]}) + "\n")
-    with pytest.raises(DataError, match=r"bad.jsonl:1: field 'steps\[1\]': expected a string"):
+    with pytest.raises(FormatError, match=r"bad.jsonl:1: field 'steps\[1\]': expected a string"):
         read_candidates(path)
     path.write_text(json.dumps({"steps": ["a"]}) + "\n")
-    with pytest.raises(DataError, match=r"field 'problem': missing"):
+    with pytest.raises(FormatError, match=r"field 'problem': missing"):
         read_solutions(path)
     bench = tmp_path / "bench.json"
     bench.write_text(json.dumps([{"problem": "p", "steps": ["a"], "label": 1}]))
-    with pytest.raises(DataError, match=r"bench.json:0: field 'label'"):
+    with pytest.raises(FormatError, match=r"bench.json:0: field 'label'"):
         read_processbench(bench)
