@@ -118,3 +118,23 @@ def asy_problems(data_dir):
     with open_text(data_dir / "math" / "math500.jsonl.gz") as f:
         records = [json.loads(line) for line in f if line.strip()]
     return [r for r in records if "[asy]" in r["problem"]]
+
+
+@pytest.fixture(scope="session")
+def tiny_base(tmp_path_factory):
+    """A tiny random BERT with the MiniLM tokenizer: the projects' base model where the jobs must
+    run whole but the model's size is not what is tested (the e2e loop, the demo's first jobs).
+    The bundled MiniLM itself trains and scores in tests/scoring/test_jobs.py."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from scoring.prm.model import default_base_model
+
+    path = tmp_path_factory.mktemp("tiny_base") / "bert"
+    tokenizer = AutoTokenizer.from_pretrained(str(default_base_model()), local_files_only=True)
+    torch.manual_seed(0)
+    model = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                 intermediate_size=64, max_position_embeddings=512))
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path

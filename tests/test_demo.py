@@ -16,6 +16,8 @@ import pytest
 from django.apps import apps
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import CommandError, call_command
+from django.db import transaction
+from django.test import override_settings
 
 from annotator import demo_jobs
 from annotator.demo_jobs import start_demo_jobs
@@ -51,12 +53,34 @@ def load(data_dir):
     call_command("load_demo", data_dir=str(data_dir), quiet_progress=True, stdout=io.StringIO())
 
 
+@pytest.fixture(scope="module")
+def demo_loaded(django_db_setup, django_db_blocker, data_dir):
+    """The demo loaded once for the tests below, in a transaction of this module's that each test's
+    own (a savepoint inside it) rolls back to, and that is rolled back after the last of them."""
+    with django_db_blocker.unblock(), override_settings(DEBUG=True), transaction.atomic():
+        load(data_dir)
+        yield
+        transaction.set_rollback(True)
+
+
 def row_counts():
     return {model._meta.label: model.objects.count() for model in apps.get_models()}
 
 
-def test_demo_projects_and_accounts(data_dir):
-    load(data_dir)
+# These two run before the tests that share the loaded demo (``demo_loaded``), which they must not see.
+def test_missing_data_is_a_clear_error(tmp_path):
+    with pytest.raises(CommandError, match=r"Demo data not found: .*math500\.jsonl\.gz.*STEPMARK_DATA"):
+        call_command("load_demo", data_dir=str(tmp_path))
+    assert not Project.objects.exists()
+
+
+def test_data_directory_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("STEPMARK_DATA", str(tmp_path))
+    with pytest.raises(CommandError, match=str(tmp_path)):
+        call_command("load_demo")
+
+
+def test_demo_projects_and_accounts(demo_loaded):
     check_math_project()
     check_gsm8k_project()
     check_accounts()
@@ -104,8 +128,7 @@ def check_accounts():
     assert admin is not None and admin.is_superuser and admin.is_staff
 
 
-def test_running_twice_adds_nothing_and_repairs_accounts(data_dir):
-    load(data_dir)
+def test_running_twice_adds_nothing_and_repairs_accounts(demo_loaded, data_dir):
     before = row_counts()
     user = get_user_model().objects.get(username="lead")
     user.set_password("something-else")
@@ -115,14 +138,13 @@ def test_running_twice_adds_nothing_and_repairs_accounts(data_dir):
     assert authenticate(username="lead", password="demo-lead") is not None
 
 
-def test_every_flow_has_something_to_show(client, data_dir, eager, settings, tmp_path, monkeypatch):
+def test_every_flow_has_something_to_show(demo_loaded, client, eager, settings, tmp_path, monkeypatch, tiny_base):
     """ann has work everywhere; the lead's MATH dashboard has alpha, gold and a pause; research has jobs."""
     from labeling.web.pages import waiting_for
     from labeling.work.queue import next_assignment
 
     settings.STEPMARK_CHECKPOINT_DIR = tmp_path / "checkpoints"
     settings.STEPMARK_EXPORT_DIR = tmp_path / "exports"
-    load(data_dir)
     math, gsm8k = Project.objects.get(name=MATH_PROJECT), Project.objects.get(name=GSM8K_PROJECT)
 
     ann = get_user_model().objects.get(username="ann")
@@ -151,6 +173,9 @@ def test_every_flow_has_something_to_show(client, data_dir, eager, settings, tmp
     assert board["statuses"] == {str(dan): {"status": "paused", "status_reason": demo.PAUSED[1]}}
     assert len(board["throughput"]["daily"]) >= demo.DAYS_SPREAD
 
+    # The jobs on a tiny random model: what they write is checked here, not the model (the bundled
+    # MiniLM trains and scores in tests/scoring/prm/test_checkpoint.py: seconds there, minutes here).
+    Project.objects.update(base_model_path=str(tiny_base))
     check_research_jobs(math, gsm8k, monkeypatch)
 
 
@@ -179,18 +204,6 @@ def check_research_jobs(math, gsm8k, monkeypatch):
     # Started again, the demo queues nothing twice.
     assert start_demo_jobs(log=lambda line: None) == []
     assert GenerationRun.objects.count() == 1 and Checkpoint.objects.filter(project=math).count() == 2
-
-
-def test_missing_data_is_a_clear_error(tmp_path):
-    with pytest.raises(CommandError, match=r"Demo data not found: .*math500\.jsonl\.gz.*STEPMARK_DATA"):
-        call_command("load_demo", data_dir=str(tmp_path))
-    assert not Project.objects.exists()
-
-
-def test_data_directory_comes_from_the_environment(tmp_path, monkeypatch):
-    monkeypatch.setenv("STEPMARK_DATA", str(tmp_path))
-    with pytest.raises(CommandError, match=str(tmp_path)):
-        call_command("load_demo")
 
 
 def start_demo(env):

@@ -23,14 +23,17 @@ SIZES = {"desktop": (1280, 720), "phone": (390, 844)}
 
 
 @pytest.fixture
-def demo(data_dir, eager, settings, tmp_path):
-    """The demo's projects, accounts and first jobs (a generation, a retrain, a snapshot)."""
+def demo(data_dir, eager, settings, tmp_path, tiny_base):
+    """The demo's projects, accounts and first jobs (a generation, a retrain, a snapshot), the jobs on
+    a tiny random model: these pages show what the jobs wrote, whatever model wrote it (the bundled
+    MiniLM trains and scores in tests/scoring/prm/test_checkpoint.py: seconds there, minutes here)."""
     settings.STEPMARK_CHECKPOINT_DIR = tmp_path / "checkpoints"
     settings.STEPMARK_EXPORT_DIR = tmp_path / "exports"
     # The demo is a debug process: load_demo gives the accounts their published passwords only there.
     settings.DEBUG = True
     call_command("load_demo", data_dir=str(data_dir), quiet_progress=True, stdout=io.StringIO())
     settings.DEBUG = False
+    Project.objects.update(base_model_path=str(tiny_base))
     assert len(start_demo_jobs(log=lambda line: None)) == 3
     return Project.objects.get(name=MATH_PROJECT), Project.objects.get(name=GSM8K_PROJECT)
 

@@ -6,7 +6,7 @@ The corpus is drawn the way a server-rendered page draws text: a harness page ho
 ``data-math`` element per line (the line escaped, its data set's options as data attributes,
 as labeling/templates write them) and loads the built ``src/main.js``, whose
 ``renderMathIn`` hands each element to ``renderMath``. Playwright serves the page and
-frontend/dist itself (no server, no database), in batches of ``BATCH`` lines.
+frontend/dist itself (no server, no database), in batches of ``BATCH`` lines, ``PAGES`` at once.
 """
 import html
 import json
@@ -26,6 +26,9 @@ VECTORS = json.loads((ROOT / "tests" / "vectors" / "rendering.json").read_text()
 ORIGIN = "http://render.test"
 DIST = ROOT / "frontend" / "dist"
 BATCH = 5000
+# Harness pages drawing at once, each in its own renderer process: one per core of the
+# two-core machines the suite runs on (the drawing is most of this file's time).
+PAGES = 2
 
 # What the page reports of the lines it drew: how many it drew and how many formulas, every
 # KaTeX error and every formula shown as written (not valid LaTeX), every [asy] figure, and
@@ -63,36 +66,76 @@ def harness(lines):
     return f'<!doctype html><meta charset="utf-8"><body>{rows}<script type="module" src="/static/{main}"></script>'
 
 
+def drawn(page, errors):
+    """``page`` once loaded (its script run) and every line on it drawn."""
+    page.wait_for_function("() => document.readyState === 'complete'"
+                           " && document.querySelectorAll('[data-math]:not([data-math-rendered])').length === 0",
+                           timeout=120000)
+    assert not errors, f"JavaScript errors on the harness page: {errors}"
+    return page
+
+
 @pytest.fixture(scope="module")
-def draw(browser):
-    """``draw(lines)``: the harness page for ``lines`` loaded and drawn; returns the page."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    current = {}
+def harness_pages(browser):
+    """``PAGES`` harness pages, each in a context (so a renderer process) of its own, and their errors;
+    a page's address names the batch of lines it draws (``/<n>``, kept in ``batches``)."""
+    batches, pages, contexts = {}, [], []
 
     def serve(route):
         path = route.request.url[len(ORIGIN):].split("?")[0]
-        if path == "/":
-            route.fulfill(body=current["html"], content_type="text/html; charset=utf-8")
-        elif path.startswith("/static/") and (DIST / path[len("/static/"):]).is_file():
+        if path.startswith("/static/") and (DIST / path[len("/static/"):]).is_file():
             route.fulfill(path=str(DIST / path[len("/static/"):]))
+        elif path in batches:
+            route.fulfill(body=batches[path], content_type="text/html; charset=utf-8")
         else:
             route.fulfill(status=404, body="")
 
-    page.route(f"{ORIGIN}/**", serve)
+    for _ in range(PAGES):
+        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        context.route(f"{ORIGIN}/**", serve)
+        page, errors = context.new_page(), []
+        page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
+        contexts.append(context)
+        pages.append((page, errors))
+    yield batches, pages
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def draw(harness_pages):
+    """``draw(lines)``: the harness page for ``lines`` loaded and drawn; returns the page."""
+    batches, pages = harness_pages
 
     def draw(lines):
-        current["html"] = harness(lines)
-        page.goto(f"{ORIGIN}/")
-        page.wait_for_function("() => document.querySelectorAll('[data-math]:not([data-math-rendered])').length === 0",
-                               timeout=120000)
-        assert not errors, f"JavaScript errors on the harness page: {errors}"
-        return page
+        batches["/0"] = harness(lines)
+        page, errors = pages[0]
+        page.goto(f"{ORIGIN}/0")
+        return drawn(page, errors)
 
-    yield draw
-    context.close()
+    return draw
+
+
+@pytest.fixture(scope="module")
+def reports(harness_pages):
+    """``reports(lines)``: ``REPORT`` for each batch of ``BATCH`` lines, ``PAGES`` batches drawn at once."""
+    batches, pages = harness_pages
+
+    def reports(lines):
+        todo = list(range(0, len(lines), BATCH))
+        found, free, busy = {}, list(pages), []
+        while todo or busy:
+            while todo and free:  # start drawing: the page's own process draws while this one goes on
+                start, (page, errors) = todo.pop(0), free.pop()
+                batches[f"/{start}"] = harness(lines[start:start + BATCH])
+                page.goto(f"{ORIGIN}/{start}", wait_until="commit")
+                busy.append((start, page, errors))
+            start, page, errors = busy.pop(0)
+            found[start] = drawn(page, errors).evaluate(REPORT)
+            free.append((page, errors))
+        return [found[start] for start in sorted(found)]
+
+    return reports
 
 
 @pytest.fixture(scope="module")
@@ -100,13 +143,12 @@ def corpus():
     return {where: (text, options) for where, text, options in every_line()}
 
 
-def test_every_line_of_the_data_renders_without_a_katex_error_or_a_swallowed_price(draw, corpus):
+def test_every_line_of_the_data_renders_without_a_katex_error_or_a_swallowed_price(reports, corpus):
     lines = [(f"l{i}", text, options) for i, (text, options) in enumerate(corpus.values())]
     wheres = list(corpus)
     totals = {"lines": 0, "rendered": 0, "formulas": 0, "diagrams": 0}
     errors, written, prose = [], [], []
-    for start in range(0, len(lines), BATCH):
-        report = draw(lines[start:start + BATCH]).evaluate(REPORT)
+    for report in reports(lines):
         for key in totals:
             totals[key] += report[key]
         errors += report["errors"]

@@ -15,7 +15,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-import torch
 
 from labeling.data import open_text
 from tests.conftest import ROOT, use_broker
@@ -37,23 +36,6 @@ def e2e_broker(redis_url):
     yield url
     use_broker(app, *saved)
     redis.Redis.from_url(url).flushdb()
-
-
-@pytest.fixture(scope="session")
-def tiny_base(tmp_path_factory):
-    """A tiny random BERT with the MiniLM tokenizer: the projects' base model in these tests."""
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from scoring.prm.model import default_base_model
-
-    path = tmp_path_factory.mktemp("tiny_base") / "bert"
-    tokenizer = AutoTokenizer.from_pretrained(str(default_base_model()), local_files_only=True)
-    torch.manual_seed(0)
-    model = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                 intermediate_size=64, max_position_embeddings=512))
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
 
 
 @pytest.fixture

@@ -12,26 +12,29 @@ from scoring.prm.checkpoint import (
     save_checkpoint,
 )
 from scoring.prm.data import read_prm800k
-from scoring.prm.model import new_prm
+from scoring.prm.model import default_base_model, new_prm
 from scoring.prm.scorer import score_solutions
 from scoring.prm.train import TrainConfig, train
 
 
-@pytest.mark.parametrize("arch", ["bert", "llama"])
+# "minilm": the bundled default backbone itself (a new project's and the demo's), once; every
+# other test of the PRM and of its jobs runs on tiny random ones.
+@pytest.mark.parametrize("arch", ["bert", "llama", "minilm"])
 def test_a_loaded_checkpoint_scores_exactly_as_the_trained_model(arch, tiny_bases, data_dir, processbench_items, tmp_path):
     data = data_dir / "prm800k" / "phase1_train.reconstructed.jsonl.gz"
     examples = read_prm800k(data, limit=3)
-    prm = new_prm(tiny_bases[arch], device="cpu", seed=0, max_length=256)
+    base = default_base_model() if arch == "minilm" else tiny_bases[arch]
+    prm = new_prm(base, device="cpu", seed=0, max_length=256)
     train(prm, examples, [], TrainConfig(lr=1e-3, max_steps=3, max_batch=8), progress=False)
     solutions = [(item["problem"], item["steps"]) for item in processbench_items[:6]]
     expected = score_solutions(prm, solutions)
-    save_checkpoint(prm, tmp_path / "ckpt", meta={"base_model": str(tiny_bases[arch]), "training_data_sha256": file_hash(data)})
+    save_checkpoint(prm, tmp_path / "ckpt", meta={"base_model": str(base), "training_data_sha256": file_hash(data)})
 
     loaded = load_checkpoint(tmp_path / "ckpt", device="cpu")
     assert score_solutions(loaded, solutions) == expected  # identical, not just close
     meta = read_meta(tmp_path / "ckpt")
     assert meta["step_token"] == prm.step_token and meta["labels"] == {"0": "incorrect", "1": "correct"}
-    assert meta["needs_causal_mask"] is (arch == "bert") and meta["max_length"] == prm.max_length
+    assert meta["needs_causal_mask"] is (arch != "llama")  # the encoders and meta["max_length"] == prm.max_length
     assert meta["overflow"] == "window" and loaded.overflow == "window"
     assert meta["training_data_sha256"] == file_hash(data)
     assert {"config.json", "model.safetensors", HEAD_FILE, META_FILE} <= {p.name for p in (tmp_path / "ckpt").iterdir()}
