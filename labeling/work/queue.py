@@ -102,11 +102,11 @@ def next_assignment(annotator, project, now=None):
     if not project.is_active:
         return None
     # One draw per request however many rounds it takes: whether gold is due, and where in
-    # queue-key order to look for a gold item (``_claim_gold``).
-    gold_start = _draw.randrange(QUEUE_KEY_MODULUS) if quality_control_due(project.quality_control_rate) else None
+    # queue-key order a gold item is looked for (on every hand-out, due or not: ``_heads``).
+    gold = Gold(quality_control_due(project.quality_control_rate), _draw.randrange(QUEUE_KEY_MODULUS))
     for _ in range(MAX_ROUNDS):
         with transaction.atomic():
-            found, busy = _one_round(annotator, project, now, gold_start)
+            found, busy = _one_round(annotator, project, now, gold)
         if found is not None:
             log.debug("assignment %s served by %s", found.pk, found.served_by)
             return found
@@ -116,7 +116,14 @@ def next_assignment(annotator, project, now=None):
     return None
 
 
-def _one_round(annotator, project, now, gold_start):
+class Gold:
+    """This request's draw: whether a gold item is ``due``, and the queue key its search ``start``s from."""
+
+    def __init__(self, due, start):
+        self.due, self.start = due, start
+
+
+def _one_round(annotator, project, now, gold):
     """``(assignment, None)``, or ``(None, a solution another transaction holds)``, or ``(None, None)``."""
     # One person's tabs take turns, so nobody ends up holding two fresh assignments.
     status = Annotator.objects.select_for_update().filter(pk=annotator.pk).values_list("status", flat=True)
@@ -133,7 +140,7 @@ def _one_round(annotator, project, now, gold_start):
     if gate == screening.SCREENING:
         return _claim_screening(annotator, project, now), None
     _reap_lapsed(project, now)
-    found = _claim_open(annotator, project, now, gold_start)
+    found = _claim_open(annotator, project, now, gold)
     if found is not None:
         return found, None
     return None, _busy_candidate(annotator, project, now)
@@ -317,35 +324,55 @@ def _open(annotator, project, generation_id, level):
             .order_by("project_id", "generation_id", "live_assignments", "selection_rank", QUEUE_KEY))
 
 
-def _heads(annotator, project, generation_id):
-    """``[(counter value, its head's id)]`` for the counter values with open work for the annotator in
-    a generation, the one whose head comes first in queue order first; empty when the generation has
-    nothing open for them.
+def _heads(annotator, project, generation_id, gold):
+    """``([(counter value, its head's id)], a gold item's id or None)`` for a generation.
 
-    Read even with overlap 1: whether any ordinary work is open decides whether a due gold item
-    may be served (``_claim_open``), and a gold and an ordinary hand-out make the same statements.
+    The heads: the counter values with open work for the annotator, the one whose head comes
+    first in queue order first; empty when the generation has nothing open for them. Read even
+    with overlap 1: whether any ordinary work is open decides whether a due gold item may be
+    served (``_claim_open``). The gold item: the first the annotator has not had from the random
+    point ``gold.start`` in queue-key order, wrapping round to the lowest key (two probes of
+    solution_gold_idx however many gold items there are). It is looked for on every hand-out,
+    due or not, in the same statement as the heads: a gold and an ordinary hand-out then make
+    the same statements, so neither their number nor their time tells them apart.
     """
-    # The head of each counter value (a scalar subquery: one index probe each), all in one statement.
-    heads = Q()
+    # Each a scalar subquery (one index probe each), all in one statement.
+    wanted = Q(pk=Coalesce(Subquery(_unseen_gold(annotator, project).filter(key__gte=gold.start)[:1]),
+                           Subquery(_unseen_gold(annotator, project)[:1])))
     for level in range(project.overlap):
-        heads |= Q(pk=Subquery(_open(annotator, project, generation_id, level).values("pk")[:1]))
-    found = Solution.objects.filter(heads).values_list("selection_rank", QUEUE_KEY, "live_assignments", "pk")
-    return [(level, pk) for rank, key, level, pk in sorted(found, key=lambda h: (h[0] is None, h[0] or 0, h[1]))]
+        wanted |= Q(pk=Subquery(_open(annotator, project, generation_id, level).values("pk")[:1]))
+    found = Solution.objects.filter(wanted).values_list("is_gold", "selection_rank", QUEUE_KEY, "live_assignments",
+                                                        "pk")
+    heads = sorted((rank is None, rank or 0, key, level, pk) for is_gold, rank, key, level, pk in found if not is_gold)
+    gold_item = next((pk for is_gold, *_, pk in found if is_gold), None)
+    return [(level, pk) for *_, level, pk in heads], gold_item
 
 
-def _claim_open(annotator, project, now, gold_start=None):
-    """Hand out the first open solution in queue order, or, when gold is due (``gold_start``), a
-    gold item tried in place of the first candidate (up to there a gold hand-out makes the
-    statements of an ordinary one). Gold is served only where ordinary work is open."""
+def _unseen_gold(annotator, project):
+    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
+    return (Solution.objects.filter(project=project, is_gold=True, is_screening=False).filter(~Exists(seen))
+            .alias(key=QUEUE_KEY).order_by("project_id", "key").values("pk"))
+
+
+def _claim_open(annotator, project, now, gold):
+    """Hand out the first open solution in queue order, or, when gold is due, the gold item found
+    with the heads (``_heads``), tried in place of the first candidate. Gold is served only where
+    ordinary work is open: with none left the answer is "no work" whatever the draw."""
+    due = gold.due
     for generation_id, number in _generations(project):
         while True:
-            heads = _heads(annotator, project, generation_id)
+            heads, gold_item = _heads(annotator, project, generation_id, gold)
             if not heads:
                 break  # nothing open here for them: the next generation
-            if gold_start is not None:
-                gold, gold_start = _claim_gold(annotator, project, now, gold_start), None
-                if gold is not None:
-                    return gold
+            if due and gold_item is not None:
+                # Blocking is safe: this transaction holds no other solution's lock yet, and whoever
+                # holds a gold row's lock waits for nothing else.
+                found = _lock(Solution.objects.filter(pk=gold_item, is_gold=True), skip_locked=False)
+                if found is not None:
+                    number = found.generation.number if found.generation_id else None
+                    return _served(_hand_out(annotator, project, found, number, now, _count_live(found.pk, now)),
+                                   "gold")
+            due = False
             candidate = _lock_first_open(annotator, project, generation_id, heads)
             if candidate is None:
                 break
@@ -357,6 +384,13 @@ def _claim_open(annotator, project, now, gold_start=None):
     return None
 
 
+def _lock(solutions, skip_locked):
+    """The first of ``solutions`` locked (only the solution row), with its problem (the payload shows
+    it) and its generation: the one claim statement of every hand-out, gold or ordinary."""
+    return (solutions.select_related("problem", "generation")
+            .select_for_update(skip_locked=skip_locked, of=("self",)).first())
+
+
 def _lock_first_open(annotator, project, generation_id, heads):
     """Lock the first open solution of a generation in queue order, passing rows others hold.
 
@@ -365,9 +399,8 @@ def _lock_first_open(annotator, project, generation_id, heads):
     Only when another transaction holds it is the counter value searched again, past locked rows.
     """
     for level, head in heads:
-        # With the problem, which the payload shows (only the solution is locked).
         for candidates in (Solution.objects.filter(pk=head), _open(annotator, project, generation_id, level)):
-            found = candidates.select_related("problem").select_for_update(skip_locked=True, of=("self",)).first()
+            found = _lock(candidates, skip_locked=True)
             if found is not None:
                 return found
     return None
@@ -382,27 +415,6 @@ def _claim_screening(annotator, project, now):
     item = Solution.objects.select_for_update(of=("self",)).select_related("problem").get(pk=item.pk)
     number = Generation.objects.filter(pk=item.generation_id).values_list("number", flat=True).first()
     return _served(_hand_out(annotator, project, item, number, now, _count_live(item.pk, now)), "screening")
-
-
-def _claim_gold(annotator, project, now, start):
-    """Hand out a random gold item the annotator has not had, or None when none is left.
-
-    The first such item from the random point ``start`` in queue-key order, wrapping round to
-    the lowest key, found and locked in one statement: two probes of solution_gold_idx however
-    many gold items there are (a random sort of them all made gold hand-outs measurably slower
-    than ordinary ones). Blocking on the lock is safe: this transaction holds no other
-    solution's lock yet, and whoever holds a gold row's lock waits for nothing else.
-    """
-    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
-    unseen = (Solution.objects.filter(project=project, is_gold=True, is_screening=False).filter(~Exists(seen))
-              .alias(key=QUEUE_KEY).order_by("project_id", "key").values("pk"))
-    first = Coalesce(Subquery(unseen.filter(key__gte=start)[:1]), Subquery(unseen[:1]))
-    gold = (Solution.objects.filter(is_gold=True, pk=first).select_related("problem", "generation")
-            .select_for_update(of=("self",)).first())
-    if gold is None:
-        return None
-    number = gold.generation.number if gold.generation_id else None
-    return _served(_hand_out(annotator, project, gold, number, now, _count_live(gold.pk, now)), "gold")
 
 
 def _hand_out(annotator, project, solution, generation_number, now, live):
