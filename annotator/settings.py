@@ -130,9 +130,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env["STEPMARK_PG_PREPARE"]:
     # Server-side binding lets psycopg prepare the statements a connection runs 5 times
-    # (the annotator loop's, on every task), so PostgreSQL stops parsing and planning them:
-    # about a third of the database's CPU per loop (bench/annotator_loop.py). Behind a
-    # transaction-mode pgbouncer older than 1.21, set STEPMARK_PG_PREPARE=0.
+    # (the annotator loop's, on every hand-out), so PostgreSQL stops parsing and planning them
+    # (docs/performance.md has what that saves). Behind a transaction-mode pgbouncer older than
+    # 1.21, set STEPMARK_PG_PREPARE=0.
     DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

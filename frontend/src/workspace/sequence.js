@@ -8,7 +8,7 @@
 //   - a -1 on a solution's own step ends the pass there (found_error) unless something at the
 //     position carries the trajectory on:
 //       - in phase 1 with alternatives, an alternative rated 0 or +1 (PRM800K's chosen
-//         completion: the lowest-index +1, else the lowest 0, as labelling._continuation
+//         completion: the lowest-index +1, else the lowest 0, as submission._continuation (labeling/work/submission.py)
 //         picks it). Its card is marked (``continues``) and the next position is revealed;
 //       - else, in projects that take human steps, once every completion at the position is
 //         -1 the annotator may write their own step (the HUMAN item). Rated 0 or +1 it
@@ -118,7 +118,7 @@ export function sequence(assignment, ratings) {
         continue;
       }
     }
-    // The server counts every model completion here, shown or not (labelling._check_human_steps).
+    // The server counts every model completion here, shown or not (submission._check_human_steps).
     const allBad = models.every((a) => valueOf(ratings, position, a.alternative) === -1);
     if (!(project.allow_human_steps && allBad)) return stop(null, offered("found_error", items, ratings, position));
     const own = ratings.get(stepKey(position, HUMAN));
