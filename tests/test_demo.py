@@ -316,7 +316,9 @@ def test_make_demo_runner_serves_then_stops_everything_it_started(signum, tmp_pa
         assert sum("gunicorn" in c for c in commands) >= 2, commands  # the arbiter and its worker, a grandchild
         assert sum(" worker " in c and "celery" in c for c in commands) == 1, commands
         assert sum(" beat " in c and "celery" in c for c in commands) == 1, commands
-        groups = {process_table()[pid][2] for pid, _ in processes}
+        # A short-lived child (a worker's helper) may have ended since started_by read the table.
+        table = process_table()
+        groups = {table[pid][2] for pid, _ in processes if pid in table}
 
         proc.send_signal(signum)
         code = proc.wait(timeout=60)
