@@ -252,8 +252,8 @@ def _seed_history(annotators):
                 WHERE a.project_id = %s AND st.alternative = 0 AND st.author_id IS NULL""",
             [history.pk],
         )
-        cursor.execute("UPDATE labeling_solution SET live_assignments = %s WHERE project_id = %s",
-                       [min(OVERLAP, people), history.pk])
+        cursor.execute("UPDATE labeling_solution SET live_assignments = %s, is_full = %s WHERE project_id = %s",
+                       [min(OVERLAP, people), people >= OVERLAP, history.pk])
     print(f"history: {history.assignments.count():,} submitted assignments in {HISTORY!r}", flush=True)
 
 
@@ -266,7 +266,8 @@ def _reset(project_id, vacuum=True):
         cursor.execute(f"DELETE FROM labeling_rating WHERE assignment_id IN ({work})", [project_id])
         cursor.execute(f"DELETE FROM labeling_step WHERE author_id IN ({work})", [project_id])
         cursor.execute("DELETE FROM labeling_assignment WHERE project_id = %s", [project_id])
-        cursor.execute("UPDATE labeling_solution SET live_assignments = 0 WHERE project_id = %s", [project_id])
+        cursor.execute("UPDATE labeling_solution SET live_assignments = 0, is_full = false WHERE project_id = %s",
+                       [project_id])
     if connection.vendor == "postgresql" and vacuum:
         # Every run starts from the same tables: no dead rows of the last run, fresh statistics.
         with connection.cursor() as cursor:

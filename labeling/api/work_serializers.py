@@ -109,11 +109,12 @@ def present(assignment):
 def shown(assignment):
     """The steps the assignment's annotator sees, their own ratings and the revision of both.
 
-    Read from the sheet a save or submit left on the assignment (``submission``), else read now.
+    Read from the sheet a save or submit left on the assignment (``submission``), else read now
+    (without ratings for one the queue has just handed out: ``queue.SERVED_BY``).
     """
     sheet = getattr(assignment, "sheet", None)
     if sheet is None:
-        sheet = read_sheet(assignment)
+        sheet = read_sheet(assignment, fresh=getattr(assignment, "served_by", "resumed") != "resumed")
     entries = [entry for _, entry in sorted(sheet.items())]
     local = _own_step_numbers(entries)
     positions, ratings = {}, []

@@ -31,6 +31,7 @@ from django.db import connection
 from formats.errors import FormatError
 
 from ..models import Annotator, Assignment, Generation, Problem, Rating, Solution, Step
+from ..models.content import full_now
 from .common import ImportResult, chunks
 from .prm800k_bulk import BulkWriter
 from .prm800k_record import parse_record, record_hash
@@ -105,6 +106,8 @@ class _Import:
         write(Problem, PROBLEM_COLUMNS, problem_rows)
         write(Solution, SOLUTION_COLUMNS, solution_rows)
         self._count_passes(passes)
+        # Which of them the passes filled (Solution.is_full), as the queue's hand-outs would say.
+        Solution.objects.filter(pk__in=[row[0] for row in solution_rows] + list(passes)).update(is_full=full_now())
         write(Assignment, ASSIGNMENT_COLUMNS, assignment_rows)
         write(Step, STEP_COLUMNS, step_rows)
         write(Rating, RATING_COLUMNS, rating_rows)

@@ -1,5 +1,5 @@
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 
 
 class Problem(models.Model):
@@ -64,6 +64,16 @@ def queue_key(column="id"):
     return f"(({column} * {QUEUE_KEY_MULTIPLIER}) % {QUEUE_KEY_MODULUS})"
 
 
+def full_now(live=None):
+    """``Solution.is_full``'s value in an update of solutions: their live count (``live``, or the
+    stored one) against their project's overlap as committed when the statement runs, so that an
+    overlap change and a hand-out racing each other still leave it right."""
+    from .projects import Project  # projects.py needs this module's models first
+
+    reached = OuterRef("live_assignments") if live is None else live
+    return Exists(Project.objects.filter(pk=OuterRef("project_id"), overlap__lte=reached))
+
+
 class Solution(models.Model):
     """A model-written solution: ordered steps, a final answer and its grade.
 
@@ -96,6 +106,10 @@ class Solution(models.Model):
     # Denormalised count of active + submitted assignments, kept by labeling/work/queue.py under
     # the solution's row lock; the queue recounts before trusting it (see queue.py).
     live_assignments = models.PositiveIntegerField(default=0)
+    # live_assignments >= the project's overlap, written with it (queue._set_live) and when the
+    # overlap changes (Project.save): full solutions leave solution_open_idx, so the queue reads
+    # open work in order in one index scan. A default in the database too: bulk writers need not name it.
+    is_full = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [
@@ -109,12 +123,12 @@ class Solution(models.Model):
             # The queue: newest generation first, then selection rank, gold apart.
             models.Index(fields=["project", "is_gold", "generation", "selection_rank"], name="solution_queue_idx"),
             models.Index(fields=["problem"], name="solution_problem_idx"),
-            # The queue's candidate scan: open ordinary solutions of one generation, in queue
-            # order (rank, then queue key), without walking the ones already full.
+            # The queue's claim: open ordinary solutions of one generation, in queue order (rank,
+            # then queue key); full ones are not in it, so the scan never walks past them.
             models.Index(
-                F("project"), F("generation"), F("live_assignments"), F("selection_rank"),
+                F("project"), F("generation"), F("selection_rank"),
                 (F("id") * QUEUE_KEY_MULTIPLIER) % QUEUE_KEY_MODULUS,
-                condition=Q(is_gold=False, is_screening=False),
+                condition=Q(is_gold=False, is_screening=False, is_full=False),
                 name="solution_open_idx",
             ),
             # A random gold item: the first by queue key from a random point (queue._heads).

@@ -126,6 +126,22 @@ class Project(models.Model):
     def __str__(self):
         return self.name
 
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        project = super().from_db(db, field_names, values)
+        project._stored_overlap = project.__dict__.get("overlap")
+        return project
+
+    def save(self, *args, **kwargs):
+        """Save, and when the overlap changed, which solutions are full with it (``Solution.is_full``)."""
+        changed = getattr(self, "_stored_overlap", self.overlap) != self.overlap
+        super().save(*args, **kwargs)
+        if changed:
+            from .content import full_now  # content.py reads this module's Project
+
+            self.solutions.update(is_full=full_now())
+        self._stored_overlap = self.overlap
+
 
 class Membership(models.Model):
     """A person's role in one project (labeling/access/roles.py says what each role may do).

@@ -10,9 +10,11 @@ Claiming follows Label Studio's ``next_task.py``: candidates are read in queue o
 locked with ``select_for_update(skip_locked=True)``, so claimers pass each other instead of
 queueing. Unlike there, a lease cannot go stale: it is the assignment row itself, and
 ``Solution.live_assignments`` (active + submitted) is recounted under the solution's lock on
-every change. The counter is a hint for the index (solution_open_idx), the recount under the
-lock is the truth: work added behind the queue's back (imports) makes the counter low, which
-the first claim corrects. After deleting assignments by hand, run ``recount_live_assignments``.
+every change, and ``Solution.is_full`` written with it: full solutions leave the queue's index
+(solution_open_idx), so open work is read in queue order in one scan. The counter is a hint for
+the index, the recount under the lock is the truth: work added behind the queue's back makes the
+counter low, which the first claim corrects. After deleting assignments by hand, run
+``recount_live_assignments``.
 
 Lock order (it rules out deadlocks). Blocking locks are taken only in this order, before any
 skip-locked one: the annotator's own row (one person's tabs take turns), the solution of their
@@ -46,7 +48,7 @@ from django.utils import timezone
 
 from labeling.errors import DomainError
 from labeling.models import Annotator, Assignment, Generation, Solution
-from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
+from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER, full_now
 from labeling.quality import screening
 
 log = logging.getLogger(__name__)
@@ -220,7 +222,9 @@ def recount_live_assignments(project):
     """Set every solution's ``live_assignments`` from its assignments (repair after deletes)."""
     live = (Assignment.objects.filter(solution=OuterRef("pk"), state__in=LIVE_STATES).order_by()
             .values("solution").annotate(n=Count("pk")).values("n"))
-    Solution.objects.filter(project=project).update(live_assignments=Coalesce(Subquery(live), 0))
+    solutions = Solution.objects.filter(project=project)
+    solutions.update(live_assignments=Coalesce(Subquery(live), 0))
+    solutions.update(is_full=full_now())
 
 
 # Internals -----------------------------------------------------------------------------
@@ -283,6 +287,7 @@ def _reap_lapsed(project, now):
     live = (Assignment.objects.filter(solution=OuterRef("pk"), state__in=LIVE_STATES).order_by()
             .values("solution").annotate(n=Count("pk")).values("n"))
     Solution.objects.filter(pk__in=locked).update(live_assignments=Coalesce(Subquery(live), 0))
+    Solution.objects.filter(pk__in=locked).update(is_full=full_now())
 
 
 def _count_live(solution_id, now):
@@ -297,7 +302,7 @@ def _count_live(solution_id, now):
 
 
 def _set_live(solution_id, live):
-    Solution.objects.filter(pk=solution_id).update(live_assignments=live)
+    Solution.objects.filter(pk=solution_id).update(live_assignments=live, is_full=full_now(live))
 
 
 def _generations(project):
@@ -306,46 +311,43 @@ def _generations(project):
             (None, None)]
 
 
-def _open(annotator, project, generation_id, level):
-    """Ordinary solutions of one generation holding ``level`` live assignments that the annotator
+def _open(annotator, project, generation_id):
+    """Ordinary solutions of one generation with a free slot (by the counter) that the annotator
     never had, in queue order.
 
-    One counter value at a time, so that solution_open_idx (project, generation,
-    live_assignments, selection_rank, queue key) hands rows over in order: no sort of the open
-    set, no walk over the full ones. The leading columns are in the ORDER BY too: PostgreSQL does
-    not count "generation IS NULL" as an equality, and without them sorts the whole open set. Within
-    one generation every rank is set (a selection's) or none is (the unselected), so where a
+    solution_open_idx (project, generation, selection_rank, queue key), which holds only
+    solutions that are not full, hands the rows over in order: no sort of the open set, no walk
+    over the full ones. The leading columns are in the ORDER BY too: PostgreSQL does not count
+    "generation IS NULL" as an equality, and without them sorts the whole open set. Within one
+    generation every rank is set (a selection's) or none is (the unselected), so where a
     database puts NULL ranks does not matter.
     """
     seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
-    return (Solution.objects.filter(project=project, generation_id=generation_id, live_assignments=level,
-                                    is_gold=False, is_screening=False)
+    return (Solution.objects.filter(project=project, generation_id=generation_id, is_full=False, is_gold=False,
+                                    is_screening=False)
             .filter(~Exists(seen))
-            .order_by("project_id", "generation_id", "live_assignments", "selection_rank", QUEUE_KEY))
+            .order_by("project_id", "generation_id", "selection_rank", QUEUE_KEY))
 
 
 def _heads(annotator, project, generation_id, gold):
-    """``([(counter value, its head's id)], a gold item's id or None)`` for a generation.
+    """``(the first open solution's id, a gold item's id)`` for a generation, each or both None.
 
-    The heads: the counter values with open work for the annotator, the one whose head comes
-    first in queue order first; empty when the generation has nothing open for them. Read even
-    with overlap 1: whether any ordinary work is open decides whether a due gold item may be
-    served (``_claim_open``). The gold item: the first the annotator has not had from the random
-    point ``gold.start`` in queue-key order, wrapping round to the lowest key (two probes of
-    solution_gold_idx however many gold items there are). It is looked for on every hand-out,
-    due or not, in the same statement as the heads: a gold and an ordinary hand-out then make
-    the same statements, so neither their number nor their time tells them apart.
+    The first open solution in queue order that the annotator never had; None when the
+    generation has nothing open for them. Whether any ordinary work is open also decides
+    whether a due gold item may be served (``_claim_open``). The gold item (in projects that
+    take gold): the first the annotator has not had from the random point ``gold.start`` in
+    queue-key order, wrapping round to the lowest key (two probes of solution_gold_idx however
+    many gold items there are). It is looked for on every hand-out, due or not, in the same
+    statement as the head: a gold and an ordinary hand-out then make the same statements, so
+    neither their number nor their time tells them apart.
     """
     # Each a scalar subquery (one index probe each), all in one statement.
-    wanted = Q(pk=Coalesce(Subquery(_unseen_gold(annotator, project).filter(key__gte=gold.start)[:1]),
-                           Subquery(_unseen_gold(annotator, project)[:1])))
-    for level in range(project.overlap):
-        wanted |= Q(pk=Subquery(_open(annotator, project, generation_id, level).values("pk")[:1]))
-    found = Solution.objects.filter(wanted).values_list("is_gold", "selection_rank", QUEUE_KEY, "live_assignments",
-                                                        "pk")
-    heads = sorted((rank is None, rank or 0, key, level, pk) for is_gold, rank, key, level, pk in found if not is_gold)
-    gold_item = next((pk for is_gold, *_, pk in found if is_gold), None)
-    return [(level, pk) for *_, level, pk in heads], gold_item
+    wanted = Q(pk=Subquery(_open(annotator, project, generation_id).values("pk")[:1]))
+    if project.quality_control_rate > 0:
+        wanted |= Q(pk=Coalesce(Subquery(_unseen_gold(annotator, project).filter(key__gte=gold.start)[:1]),
+                                Subquery(_unseen_gold(annotator, project)[:1])))
+    found = dict(Solution.objects.filter(wanted).values_list("is_gold", "pk"))
+    return found.get(False), found.get(True)
 
 
 def _unseen_gold(annotator, project):
@@ -356,13 +358,13 @@ def _unseen_gold(annotator, project):
 
 def _claim_open(annotator, project, now, gold):
     """Hand out the first open solution in queue order, or, when gold is due, the gold item found
-    with the heads (``_heads``), tried in place of the first candidate. Gold is served only where
-    ordinary work is open: with none left the answer is "no work" whatever the draw."""
+    with the head (``_heads``), tried in its place. Gold is served only where ordinary work is
+    open: with none left the answer is "no work" whatever the draw."""
     due = gold.due
     for generation_id, number in _generations(project):
-        while True:
-            heads, gold_item = _heads(annotator, project, generation_id, gold)
-            if not heads:
+        for _ in range(MAX_ROUNDS):
+            head, gold_item = _heads(annotator, project, generation_id, gold)
+            if head is None:
                 break  # nothing open here for them: the next generation
             if due and gold_item is not None:
                 # Blocking is safe: this transaction holds no other solution's lock yet, and whoever
@@ -373,13 +375,14 @@ def _claim_open(annotator, project, now, gold):
                     return _served(_hand_out(annotator, project, found, number, now, _count_live(found.pk, now)),
                                    "gold")
             due = False
-            candidate = _lock_first_open(annotator, project, generation_id, heads)
+            candidate = _lock_first_open(annotator, project, generation_id, head)
             if candidate is None:
                 break
             live = _count_live(candidate.pk, now)
             if live < project.overlap:
                 return _served(_hand_out(annotator, project, candidate, number, now, live), "queue")
-            # The counter was behind (work added outside the queue): correct it, look again.
+            # The counter was behind (work added outside the queue): correct it (the solution
+            # leaves the open index), look again.
             _set_live(candidate.pk, live)
     return None
 
@@ -391,18 +394,17 @@ def _lock(solutions, skip_locked):
             .select_for_update(skip_locked=skip_locked, of=("self",)).first())
 
 
-def _lock_first_open(annotator, project, generation_id, heads):
+def _lock_first_open(annotator, project, generation_id, head):
     """Lock the first open solution of a generation in queue order, passing rows others hold.
 
-    Each counter value's head (``_heads``) is tried by its id first: nobody else can hand it to this
-    annotator meanwhile (their row is locked), and ``_count_live`` checks its slots under the lock.
-    Only when another transaction holds it is the counter value searched again, past locked rows.
+    The head (``_heads``) is tried by its id first: nobody else can hand it to this annotator
+    meanwhile (their row is locked), and ``_count_live`` checks its slots under the lock. Only
+    when another transaction holds it is the open work searched again, past locked rows.
     """
-    for level, head in heads:
-        for candidates in (Solution.objects.filter(pk=head), _open(annotator, project, generation_id, level)):
-            found = _lock(candidates, skip_locked=True)
-            if found is not None:
-                return found
+    for candidates in (Solution.objects.filter(pk=head), _open(annotator, project, generation_id)):
+        found = _lock(candidates, skip_locked=True)
+        if found is not None:
+            return found
     return None
 
 
@@ -440,10 +442,9 @@ def _hand_out(annotator, project, solution, generation_number, now, live):
 def _busy_candidate(annotator, project, now):
     """A solution with work for ``annotator`` that another transaction holds locked, or None."""
     for generation_id, _ in _generations(project):
-        for level in range(project.overlap):
-            found = _open(annotator, project, generation_id, level).values_list("pk", flat=True).first()
-            if found is not None:
-                return found
+        found = _open(annotator, project, generation_id).values_list("pk", flat=True).first()
+        if found is not None:
+            return found
     seen = Assignment.objects.filter(solution=OuterRef("solution_id"), annotator=annotator)
     return (
         Assignment.objects.filter(project=project, state=Assignment.ACTIVE, lease_expires_at__lt=now,

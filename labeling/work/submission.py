@@ -171,11 +171,13 @@ def _require_open(assignment, solution, now):
 
 
 _SUBMIT_FIELDS = ["state", "finish_reason", "finish_note", "submit_key", "submitted_at", "last_activity_at", "total_time"]
-def read_sheet(assignment):
+def read_sheet(assignment, fresh=False):
     """{(position, alternative): Entry} for the steps this assignment may rate (every model step,
-    human steps it wrote), each with its rating; read under the solution's lock."""
-    rated = {step: (value, flagged, chosen) for step, value, flagged, chosen in
-             Rating.objects.filter(assignment=assignment).values_list("step_id", "value", "flagged", "chosen")}
+    human steps it wrote), each with its rating; read under the solution's lock. ``fresh``: just
+    handed out, so it has no rating yet (and nothing is read for them)."""
+    rated = {} if fresh else {
+        step: (value, flagged, chosen) for step, value, flagged, chosen in
+        Rating.objects.filter(assignment=assignment).values_list("step_id", "value", "flagged", "chosen")}
     sheet = {}
     for step in _rateable(assignment).order_by("position", "alternative"):
         value, flagged, chosen = rated.get(step.pk, (None, None, False))

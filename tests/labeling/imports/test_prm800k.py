@@ -283,3 +283,16 @@ def test_committed_failure_leaves_nothing(tmp_path, native):
     assert not Annotator.objects.exists()
     run_import("prm800k", write_jsonl(tmp_path / "good.jsonl", native), project)  # the connection is fine
     assert export_objects(project) == native
+
+
+def test_imported_passes_fill_their_solutions_as_hand_outs_would(tmp_path, project, example):
+    project.overlap = 2
+    project.save()
+    run_import("prm800k", write_jsonl(tmp_path / "a.jsonl", [example]), project)
+    assert not Solution.objects.get(project=project).is_full  # one pass of two: still in the queue
+
+    other = copy.deepcopy(example)
+    other["labeler"] = "00000000-0000-4000-8000-000000000001"
+    run_import("prm800k", write_jsonl(tmp_path / "b.jsonl", [other]), project)  # a pass of a known solution
+    solution = Solution.objects.get(project=project)
+    assert (solution.live_assignments, solution.is_full) == (2, True)

@@ -336,10 +336,40 @@ def test_work_added_behind_the_queue_still_counts_toward_overlap():
     assert Solution.objects.get(pk=imported.pk).live_assignments == 1
 
 
+def test_full_solutions_leave_the_queue_and_a_changed_overlap_moves_them():
+    project = make_project(overlap=1)
+    solution = make_solution(project)
+    assert queue.next_assignment(make_annotator(), project, now=NOW).solution_id == solution.pk
+    assert Solution.objects.get(pk=solution.pk).is_full
+    assert queue.next_assignment(make_annotator(), project, now=NOW) is None
+
+    project.overlap = 2
+    project.save()  # a second slot on every solution: the full one is open again
+    assert not Solution.objects.get(pk=solution.pk).is_full
+    assert queue.next_assignment(make_annotator(), project, now=NOW).solution_id == solution.pk
+    assert Solution.objects.get(pk=solution.pk).is_full
+
+    project.overlap = 3
+    project.save()
+    project.overlap = 1
+    project.save()  # fewer slots than live assignments: full, and nobody else gets it
+    assert Solution.objects.get(pk=solution.pk).is_full
+    assert queue.next_assignment(make_annotator(), project, now=NOW) is None
+
+
+def test_a_recount_repairs_the_full_flag_too():
+    project = make_project(overlap=1)
+    solution = make_solution(project)
+    Solution.objects.filter(pk=solution.pk).update(live_assignments=1, is_full=True)  # assignments deleted by hand
+    assert queue.next_assignment(make_annotator(), project, now=NOW) is None
+    queue.recount_live_assignments(project)
+    assert queue.next_assignment(make_annotator(), project, now=NOW).solution_id == solution.pk
+
+
 def test_a_claim_costs_the_same_few_queries_however_much_work_is_done(django_assert_max_num_queries):
     project = make_project(overlap=1)
     done = [make_solution(project, steps=0) for _ in range(200)]
-    Solution.objects.filter(pk__in=[s.pk for s in done]).update(live_assignments=1)
+    Solution.objects.filter(pk__in=[s.pk for s in done]).update(live_assignments=1, is_full=True)
     fresh = make_solution(project, steps=0)
     ann = make_annotator()
     with django_assert_max_num_queries(12):
