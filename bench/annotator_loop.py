@@ -1,7 +1,8 @@
 """The annotator loop over HTTP under load: next, submit, again, by many people at once.
 
     DJANGO_DEBUG=1 .venv/bin/python -m bench.annotator_loop [--concurrency 32] [--duration 30]
-        [--warmup 5] [--servers conf,6,2x8] [--proxy nginx|none] [--sqlite] [--profile 200 [--servers '']]
+        [--warmup 5] [--servers conf,6,2x8] [--proxy nginx|none] [--sqlite] [--think 2]
+        [--profile 200 [--servers '']]
 
 Sets up a project (overlap 3, phase-2 rules) of about 5,000 candidate solutions from real
 data (GSM8K's example model solutions, four per problem), ``--concurrency`` annotators with
@@ -15,7 +16,10 @@ docker-compose.yml runs it (``--proxy none``: the clients talk to gunicorn). The
 as annotators, each on its own keep-alive connection, loop: ``POST /api/projects/{id}/next/``,
 then ``POST /api/assignments/{id}/submit/`` with the ratings in the body (mostly every step
 +1 and ``solution``; otherwise steps in order up to a -1 and ``found_error``). After a warm-up
-the loops finishing within ``--duration`` seconds are counted.
+the loops finishing within ``--duration`` seconds are counted. By default the clients loop back
+to back, which measures the server's capacity (and at 32 clients the latency follows from it:
+32 clients over the requests per second); ``--think`` pauses each after a loop, as people
+reading and rating would, which measures the latency a team sees at a pace it keeps.
 
 Prints loops/s, latency percentiles per endpoint, responses by status, the CPU one loop costs
 (gunicorn workers, database backends and the load generator, read from /proc: on a shared
@@ -93,6 +97,10 @@ def main(argv=None):
                         help="nginx with deploy/nginx.conf in front of gunicorn, as docker-compose.yml runs it "
                              "(the clients keep their connections to it), or none: clients talk to gunicorn "
                              "(default nginx)")
+    parser.add_argument("--think", type=float, default=0, metavar="SECONDS",
+                        help="each annotator pauses a random 0..2x SECONDS after a loop, as a person reading and "
+                             "rating would (default 0: back to back, the server's capacity); the latency a team "
+                             "sees at a pace it could keep")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N loops in-process")
     parser.add_argument("--fresh", action="store_true",
                         help="a new deployment: the database dropped and created, the project imported and nothing "
@@ -119,7 +127,7 @@ def main(argv=None):
                       headers={"Authorization": f"Token {tokens[0][0]}"}) as (port, pid), \
                 (nginx(port) if args.proxy == "nginx" else contextlib.nullcontext((port, None))) as (front, proxy):
             before = _cpu_snapshot(pid, proxy)
-            run = _drive(front, project_id, tokens, args.warmup, args.duration)
+            run = _drive(front, project_id, tokens, args.warmup, args.duration, args.think)
             run["cpu"] = _cpu_used(before, _cpu_snapshot(pid, proxy))
         per_thread = runpy.run_path(str(ROOT / "gunicorn.conf.py"))["CONNECTIONS_PER_THREAD"]
         connections = args.worker_connections or per_thread * threads
@@ -319,7 +327,7 @@ class Client:
         self.requests.append((endpoint, finished, finished - started, status))
         return status, data
 
-    def run(self, project_id, stop_at):
+    def run(self, project_id, stop_at, think=0.0):
         while time.monotonic() < stop_at:
             status, data = self.call("next", f"/api/projects/{project_id}/next/")
             if status == 204:
@@ -338,13 +346,15 @@ class Client:
                 self.loops.append(time.monotonic())
             elif not isinstance(status, int):
                 self.unanswered.add(assignment["id"])
+            if think:
+                time.sleep(self.rng.uniform(0, 2 * think))  # reading and rating the next one takes a while
 
 
-def _drive(port, project_id, tokens, warmup, duration):
+def _drive(port, project_id, tokens, warmup, duration, think=0.0):
     began = time.monotonic()
     measure_from, stop_at = began + warmup, began + warmup + duration
     clients = [Client(port, token, seed=i) for i, (token, _) in enumerate(tokens)]
-    threads = [threading.Thread(target=c.run, args=(project_id, stop_at), daemon=True) for c in clients]
+    threads = [threading.Thread(target=c.run, args=(project_id, stop_at, think), daemon=True) for c in clients]
     for t in threads:
         t.start()
     for t in threads:
@@ -479,7 +489,8 @@ def _percentile(values, q):
 
 def _report(run, args):
     print()
-    print(f"server gunicorn {run['server']}, {args.concurrency} clients, "
+    paced = f" pausing 0-{2 * args.think:g} s between loops" if args.think else ""
+    print(f"server gunicorn {run['server']}, {args.concurrency} clients{paced}, "
           f"{'SQLite' if args.sqlite else 'PostgreSQL'}; load average {run['load'][0]:.1f} before, "
           f"{run['load'][1]:.1f} after ({os.cpu_count()} CPUs, shared)")
     print(f"loops/s {run['loops'] / run['seconds']:.1f} ({run['loops']:,} next+submit loops in {run['seconds']:.0f} s "
@@ -505,7 +516,8 @@ def _report(run, args):
         print(f"median request per annotator: fastest {medians[0] * 1000:.1f} ms, "
               f"middle {medians[len(medians) // 2] * 1000:.1f} ms, slowest {medians[-1] * 1000:.1f} ms")
     longest, what = run["longest_wait"]
-    print(f"longest single wait of any annotator (whole run): {longest:.2f} s ({what})")
+    print(f"longest single wait of any annotator (whole run{', pauses included' if args.think else ''}): "
+          f"{longest:.2f} s ({what})")
     if run["resumed"] or run["out_of_work"] or run["unanswered"]:
         print(f"resumed assignments: {run['resumed']}, clients out of work: {run['out_of_work']}, "
               f"submits without an answer: {len(run['unanswered'])}")
