@@ -31,7 +31,7 @@ from django.db import connection
 from formats.errors import FormatError
 
 from ..models import Annotator, Assignment, Generation, Problem, Rating, Solution, Step
-from ..models.content import full_now
+from ..models.projects import full_now
 from .common import ImportResult, chunks
 from .prm800k_bulk import BulkWriter
 from .prm800k_record import parse_record, record_hash

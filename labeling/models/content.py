@@ -1,5 +1,5 @@
 from django.db import models
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import F, Q
 
 
 class Problem(models.Model):
@@ -64,16 +64,6 @@ def queue_key(column="id"):
     return f"(({column} * {QUEUE_KEY_MULTIPLIER}) % {QUEUE_KEY_MODULUS})"
 
 
-def full_now(live=None):
-    """``Solution.is_full``'s value in an update of solutions: their live count (``live``, or the
-    stored one) against their project's overlap as committed when the statement runs, so that an
-    overlap change and a hand-out racing each other still leave it right."""
-    from .projects import Project  # projects.py needs this module's models first
-
-    reached = OuterRef("live_assignments") if live is None else live
-    return Exists(Project.objects.filter(pk=OuterRef("project_id"), overlap__lte=reached))
-
-
 class Solution(models.Model):
     """A model-written solution: ordered steps, a final answer and its grade.
 
@@ -107,7 +97,7 @@ class Solution(models.Model):
     # the solution's row lock; the queue recounts before trusting it (see queue.py).
     live_assignments = models.PositiveIntegerField(default=0)
     # live_assignments >= the project's overlap, written with it (queue._set_live) and when the
-    # overlap changes (Project.save): full solutions leave solution_open_idx, so the queue reads
+    # overlap changes (Project.save; projects.full_now): full solutions leave solution_open_idx, so the queue reads
     # open work in order in one index scan. A default in the database too: bulk writers need not name it.
     is_full = models.BooleanField(default=False, db_default=False)
 

@@ -1,12 +1,20 @@
 from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 # The shortest lease a project may set. At 0 every lease lapsed at once (issue #26): whoever
 # asked next took a pass being rated. The page renews a lease every third of it while in use,
 # so a minute leaves two renewals to miss before the work is lost.
 MIN_LEASE_SECONDS = 60
+
+
+def full_now(live=None):
+    """``Solution.is_full``'s value in an update of solutions: their live count (``live``, or the
+    stored one) against their project's overlap as committed when the statement runs, so that an
+    overlap change and a hand-out racing each other still leave it right."""
+    reached = OuterRef("live_assignments") if live is None else live
+    return Exists(Project.objects.filter(pk=OuterRef("project_id"), overlap__lte=reached))
 
 
 class Project(models.Model):
@@ -137,8 +145,6 @@ class Project(models.Model):
         changed = getattr(self, "_stored_overlap", self.overlap) != self.overlap
         super().save(*args, **kwargs)
         if changed:
-            from .content import full_now  # content.py reads this module's Project
-
             self.solutions.update(is_full=full_now())
         self._stored_overlap = self.overlap
 

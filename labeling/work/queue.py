@@ -48,7 +48,8 @@ from django.utils import timezone
 
 from labeling.errors import DomainError
 from labeling.models import Annotator, Assignment, Generation, Solution
-from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER, full_now
+from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
+from labeling.models.projects import full_now
 from labeling.quality import screening
 
 log = logging.getLogger(__name__)
