@@ -37,10 +37,11 @@ def checkpoint_root(project):
 def ensure_champion(project):
     """The champion, building the initial one when the project has none.
 
-    The initial PRM is the project's base model: used as is when the base is already a
-    Stepmark checkpoint, else the backbone with a fresh (seeded) head, saved under the
-    checkpoint directory. The directory is written before the row, so no row ever points at
-    a missing checkpoint.
+    The initial PRM is the newest PRM registered for the project and validated by a worker
+    (``scoring.registry``, any layout) when there is one; else the project's base model: used as
+    is when the base is already a Stepmark checkpoint, else the backbone with a fresh (seeded)
+    head, saved under the checkpoint directory. The directory is written before the row, so no
+    row ever points at a missing checkpoint.
     """
     found = champion(project)
     if found is not None:
@@ -49,6 +50,11 @@ def ensure_champion(project):
         found = champion(project)
         if found is not None:
             return found
+        registered = Checkpoint.objects.filter(project=project, status=Checkpoint.REGISTERED).order_by("-pk").first()
+        if registered is not None:
+            from scoring.registry import make_champion
+
+            return make_champion(registered, reason=f"Initial PRM: the registered {registered.layout} checkpoint.")
         from scoring.prm.checkpoint import read_meta
 
         base = base_model(project)

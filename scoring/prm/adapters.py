@@ -78,12 +78,12 @@ def load_adapter(name, path, *, device=None, dtype=None, **options):
     if not path.is_dir():
         raise FileNotFoundError(f"{path}: no such model directory")
     device = torch.device(device or default_device())
-    if dtype is None:
-        dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    if name == "stepmark":
+    if name == "stepmark":  # its own dtype rule (scoring.prm.model.load_backbone)
         from scoring.prm.checkpoint import load_checkpoint
 
         return load_checkpoint(path, device=device, dtype=dtype)
+    if dtype is None:
+        dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     if name == "qwen-prm":
         return load_qwen_prm(path, device=device, dtype=dtype)
     if name == "math-shepherd":
