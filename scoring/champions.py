@@ -13,6 +13,7 @@ from django.utils import timezone
 from scoring import worker
 from labeling.locks import CHAMPION_LOCK, advisory_lock
 from scoring.models import Checkpoint
+from scoring.standing import make_champion
 
 
 def champion(project):
@@ -52,8 +53,6 @@ def ensure_champion(project):
             return found
         registered = Checkpoint.objects.filter(project=project, status=Checkpoint.REGISTERED).order_by("-pk").first()
         if registered is not None:
-            from scoring.registry import make_champion
-
             return make_champion(registered, reason=f"Initial PRM: the registered {registered.layout} checkpoint.")
         from scoring.prm.checkpoint import read_meta
 
@@ -81,3 +80,4 @@ def _build_initial(project, base):
     prm = new_prm(base, device=worker.device(), seed=0)
     meta = {"base_model": str(base), "initial": True, "neutral": "positive", "aggregation": "prod"}
     return save_checkpoint(prm, checkpoint_root(project) / "initial", meta=meta)
+

@@ -17,6 +17,7 @@ from scoring import worker
 from scoring.champions import champion
 from scoring.models import Checkpoint
 from scoring.progress import RetrainProgress
+from scoring.standing import make_champion
 
 
 def validate_registration(checkpoint_id):
@@ -47,8 +48,6 @@ def validate_registration(checkpoint_id):
                f"{found['max_length']} tokens; smoke example scored {scores}.")
     checkpoint.refresh_from_db()
     if (checkpoint.metrics.get("registered") or {}).get("champion_when_valid"):
-        from scoring.registry import make_champion
-
         checkpoint = make_champion(checkpoint, reason=f"{checkpoint.reason} Made the champion on registration.")
     return checkpoint
 

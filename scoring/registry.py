@@ -6,21 +6,19 @@ JSON and safetensors headers only), stores a ``Checkpoint`` row ``validating`` w
 and queues ``scoring.tasks.validate_checkpoint``: a worker loads it, finds its step token and
 scores a smoke example (``scoring.registration``), then marks it ``registered`` or ``invalid``
 with the missing file, tensor or token. From then on it is a checkpoint like any other: it can be
-made the champion (``make_champion``), evaluated against the champion (``scoring.tasks.evaluate_checkpoint``),
+made the champion (``scoring.standing.make_champion``), evaluated against the champion (``scoring.tasks.evaluate_checkpoint``),
 and a project without a champion starts from it (``scoring.champions.ensure_champion``).
 
 Used by the researcher API (``scoring.api``) and the ``register_prm`` command.
 """
-from django.db import transaction
 from django.utils import timezone
 
 from labeling.errors import DomainError
 from labeling.outages import queued_or_failed
+from scoring.standing import NotAllowed, make_champion
 from scoring.models import Checkpoint
 from scoring.prm.layouts import AUTO, LAYOUTS, LayoutError, inspect
 
-# Statuses a checkpoint may be made the champion from: built to the end and loadable.
-CHAMPION_FROM = (Checkpoint.REGISTERED, Checkpoint.REJECTED, Checkpoint.CHAMPION)
 # Statuses a checkpoint may be evaluated against the champion from.
 EVALUATE_FROM = (Checkpoint.REGISTERED, Checkpoint.REJECTED, Checkpoint.CHAMPION)
 
@@ -63,36 +61,6 @@ def register(project, path, *, layout=AUTO, step_separator=None, champion=False,
                                                                finished_at=timezone.now())))
         Checkpoint.objects.filter(pk=checkpoint.pk).update(task_id=sent.id)
         checkpoint.refresh_from_db()
-    return checkpoint
-
-
-class NotAllowed(DomainError):
-    """The checkpoint is not in a state for what was asked (a 409)."""
-
-    def __init__(self, message):
-        super().__init__(message, status=409)
-
-
-def make_champion(checkpoint, *, reason=None):
-    """Make ``checkpoint`` the project's champion (the current one keeps its row, no longer current).
-
-    Only a loadable checkpoint may be: registered, rejected, or a former champion.
-    """
-    with transaction.atomic():
-        checkpoint = Checkpoint.objects.select_for_update().get(pk=checkpoint.pk)
-        if checkpoint.is_champion:
-            return checkpoint
-        if checkpoint.status not in CHAMPION_FROM:
-            raise NotAllowed(f"Checkpoint {checkpoint.pk} is {checkpoint.status}; only a registered, rejected or "
-                             "former champion checkpoint can be made the champion.")
-        from labeling.models import Project
-
-        Project.objects.select_for_update().filter(pk=checkpoint.project_id).first()  # one champion change at a time
-        Checkpoint.objects.filter(project=checkpoint.project_id, is_champion=True).update(is_champion=False)
-        checkpoint.status, checkpoint.is_champion = Checkpoint.CHAMPION, True
-        checkpoint.reason = reason or f"Made the champion by hand ({checkpoint.layout} layout)."
-        checkpoint.finished_at = checkpoint.finished_at or timezone.now()
-        checkpoint.save(update_fields=["status", "is_champion", "reason", "finished_at"])
     return checkpoint
 
 

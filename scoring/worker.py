@@ -34,8 +34,7 @@ def get_prm(checkpoint):
     scorer takes, so the jobs, the evaluation and the promotion never ask which layout it is.
     """
     global loads
-    layout, options = checkpoint.layout or "stepmark", checkpoint.layout_options or {}
-    key = (checkpoint.pk, str(checkpoint.path), layout, tuple(sorted(options.items())))
+    key = (checkpoint.pk, str(checkpoint.path))  # a row's layout and options never change
     with _lock:
         if key in _models:
             _models.move_to_end(key)
@@ -43,7 +42,7 @@ def get_prm(checkpoint):
     _limit_threads()
     from scoring.prm.adapters import load_adapter
 
-    prm = load_adapter(layout, checkpoint.path, device=device(), **options)
+    prm = load_adapter(checkpoint.layout or "stepmark", checkpoint.path, device=device(), **(checkpoint.layout_options or {}))
     with _lock:
         _models[key] = prm
         loads += 1
