@@ -30,11 +30,14 @@ def validate_registration(checkpoint_id):
     checkpoint = Checkpoint.objects.filter(pk=checkpoint_id).first()
     if checkpoint is None or checkpoint.status != Checkpoint.VALIDATING:
         return checkpoint
-    from scoring.prm.adapters import validate
+    from scoring.prm.adapters import smoke_check
+    from scoring.prm.layouts import inspect
 
-    worker._limit_threads()
     try:
-        found = validate(checkpoint.layout, checkpoint.path, device=worker.device(), **(checkpoint.layout_options or {}))
+        layout = inspect(checkpoint.path, checkpoint.layout)  # the files again, as this worker sees them
+        # loaded into the worker's cache: a PRM made the champion next is already warm here
+        found = {"layout": layout, "options": checkpoint.layout_options or {},
+                 **smoke_check(worker.get_prm(checkpoint), checkpoint.path)}
     except Exception as exc:  # every load error is the researcher's to read: a file, a tensor, a token
         Checkpoint.objects.filter(pk=checkpoint.pk, status=Checkpoint.VALIDATING).update(
             status=Checkpoint.INVALID, reason=f"Not usable: {_message(exc)}"[:10000], finished_at=timezone.now())

@@ -286,17 +286,21 @@ def validate(name, path, *, device=None, **options):
     length and the smoke example's step scores. Raises ``ValueError``/``OSError`` (a layout
     error, a missing file, tensor or token) with the adapter's message otherwise.
     """
-    import math
-
     from scoring.prm.layouts import inspect
 
     layout = inspect(path, name)
     model = load_adapter(layout, path, device=device, **options)
+    return {"layout": layout, "options": options, **smoke_check(model, path)}
+
+
+def smoke_check(model, path=None):
+    """Score ``SMOKE_EXAMPLE`` with a loaded model: every step must get a probability, else a ValueError."""
+    import math
+
     result = score_solutions(model, [SMOKE_EXAMPLE])[0]
     bad = [p for p in result.step_scores if p is None or not math.isfinite(p) or not 0 <= p <= 1]
     if bad or len(result.step_scores) != len(SMOKE_EXAMPLE[1]):
         raise ValueError(f"{path}: the smoke example's steps were not all scored ({result.step_scores}): the "
                          f"step token {model.step_token!r} is not where the scorer reads it")
-    return {"layout": layout, "options": options, "step_token": model.step_token, "step_token_id": model.step_token_id,
-            "max_length": model.max_length, "smoke_example": list(SMOKE_EXAMPLE),
-            "smoke_scores": [round(p, 6) for p in result.step_scores]}
+    return {"step_token": model.step_token, "step_token_id": model.step_token_id, "max_length": model.max_length,
+            "smoke_example": list(SMOKE_EXAMPLE), "smoke_scores": [round(p, 6) for p in result.step_scores]}

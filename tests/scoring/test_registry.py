@@ -167,6 +167,11 @@ def test_the_command_registers_and_refuses_a_bad_directory(project, layouts, bro
     with pytest.raises(CommandError, match="no single token for the step separator '<extra_0>'"):
         call_command("register_prm", str(layouts["no-extra0"]), "--project", project.name, "--here", "--layout", "qwen-prm")
     assert Checkpoint.objects.filter(project=project, status="invalid").count() == 1
+    out = io.StringIO()
+    call_command("register_prm", str(layouts["token-classification"]), "--project", project.name, "--layout",
+                 "token-classification", "--step-separator", "\\n", "--here", stdout=out)  # typed as \n
+    typed = Checkpoint.objects.filter(project=project).latest("pk")
+    assert typed.layout_options == {"step_separator": "\n"} and typed.status == "registered", typed.reason
 
 
 def test_a_registered_qwen_prm_scores_a_generation_and_is_evaluated_like_any_other(

@@ -32,7 +32,7 @@ class Command(BaseCommand):
             project = Project.objects.get(name=project)
         except Project.DoesNotExist:
             raise CommandError(f"no project named {project!r}") from None
-        separator = step_separator.encode().decode("unicode_escape") if step_separator else None  # "\n" as typed
+        separator = step_separator.replace("\\n", "\n").replace("\\t", "\t") if step_separator else None  # typed \n
         try:
             checkpoint = registry.register(project, directory, layout=layout, step_separator=separator,
                                            champion=champion, enqueue=not here)
