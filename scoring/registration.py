@@ -85,14 +85,18 @@ def evaluate_against_champion(checkpoint_id):
             write_export("prm800k", ExportFilters(project_id=project.pk), export)
             examples = read_prm800k(export, neutral="positive")
         _train, heldout = split_by_problem(examples, fraction=HELDOUT_FRACTION)  # the retrain's split
+        if not heldout:  # nothing to judge on: it stays as it was, and says why
+            Checkpoint.objects.filter(pk=checkpoint.pk, status=Checkpoint.REGISTERED).update(
+                reason="Not evaluated: no held-out problem of the project is rated yet.")
+            checkpoint.refresh_from_db()
+            return checkpoint
         current = champion(project)
         progress.phase("evaluating")
-        new, old = (None, {}), (None, {})
-        if heldout:
-            candidates = heldout_candidates(project, heldout)
-            new = evaluate(worker.get_prm(checkpoint), heldout, candidates)
-            if current is not None:
-                old = evaluate(worker.get_prm(current), heldout, candidates)
+        old = (None, {})
+        candidates = heldout_candidates(project, heldout)
+        new = evaluate(worker.get_prm(checkpoint), heldout, candidates)
+        if current is not None:
+            old = evaluate(worker.get_prm(current), heldout, candidates)
         problems = len({e.problem for e in heldout})
         report = {"heldout_problems": problems, "metric": project.retrain_metric,
                   "champion_id": current.pk if current else None, "challenger": new[1], "champion": old[1]}

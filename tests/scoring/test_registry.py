@@ -145,6 +145,11 @@ def test_a_project_starts_from_a_registered_prm_and_the_champion_can_be_changed(
     assert queued_evaluation.status_code == 202
     assert queued(broker)[-1] == ("scoring.tasks.evaluate_checkpoint", queued_evaluation.json()["task_id"],
                                   [second["id"]], {})
+    # before anything is rated there is nothing to judge on: a registered PRM stays registered, saying so
+    third = register(researcher, project, path=str(layouts["stepmark"])).json()
+    validate_registration(third["id"])
+    unjudged = evaluate_against_champion(third["id"])
+    assert unjudged.status == "registered" and "no held-out problem" in unjudged.reason
 
 
 def test_the_command_registers_and_refuses_a_bad_directory(project, layouts, broker, tmp_path):
