@@ -6,9 +6,9 @@ from .models import Checkpoint, GenerationRun, SolutionScore
 
 @admin.register(Checkpoint)
 class CheckpointAdmin(admin.ModelAdmin):
-    list_display = ["id", "project", "status", "is_champion", "generation", "passes", "created_at"]
-    list_filter = ["status", "is_champion", "project"]
-    raw_id_fields = ["parent"]
+    list_display = ["id", "project", "status", "is_champion", "layout", "generation", "passes", "created_at"]
+    list_filter = ["status", "is_champion", "layout", "project"]
+    raw_id_fields = ["parent", "registered_by"]
     readonly_fields = ["created_at", "finished_at"]
 
 

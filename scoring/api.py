@@ -8,7 +8,11 @@ annotator/urls.py (URL names in the ``scoring`` namespace).
 - ``GET  /api/projects/{id}/generations/``: the project's runs, newest first, paged (``?limit=&offset=``)
 - ``GET  /api/generation-runs/{id}/``: one run: state, scored/total (live), rate and time left, selected, error
 - ``POST /api/generation-runs/{id}/cancel/``: cancel a queued or scoring run (409 when past that)
-- ``GET  /api/projects/{id}/checkpoints/``: every checkpoint: status, reason, metrics, lineage, retrain progress
+- ``GET  /api/projects/{id}/checkpoints/``: every checkpoint: status, reason, metrics, lineage, layout, retrain progress
+- ``POST /api/projects/{id}/checkpoints/``: register a PRM from a directory the workers read (202; 400 naming
+  what the directory lacks); a worker validates it (``scoring.registry``)
+- ``POST /api/checkpoints/{id}/champion/``: make a registered, rejected or former champion checkpoint the champion
+- ``POST /api/checkpoints/{id}/evaluate/``: queue its evaluation against the champion (promoted when better; 202)
 - ``GET  /api/checkpoints/{id}/report/``: its evaluation report (plot data) beside the champion's
 - ``POST /api/projects/{id}/retrain/``: queue ``retrain_if_due`` (``force`` skips the due check)
 - ``GET/PATCH /api/projects/{id}/loop-settings/``: pool, generation, selection and retraining settings
@@ -28,7 +32,7 @@ from labeling.access.projects import object_for, project_for
 from labeling.access.roles import RESEARCHER
 from labeling.api.paging import BoundedPaging, page
 from labeling.outages import queued_or_failed
-from scoring import runs
+from scoring import registry, runs
 from scoring.loop_settings import LoopSettingsView
 from scoring.models import Checkpoint, GenerationRun
 from scoring.progress import run_pace
@@ -71,7 +75,8 @@ class CheckpointSerializer(serializers.ModelSerializer):
     class Meta:
         model = Checkpoint
         fields = ["id", "project", "status", "is_champion", "reason", "parent", "generation", "passes", "data_hash",
-                  "base_model", "path", "metrics", "progress", "has_report", "task_id", "created_at", "finished_at"]
+                  "base_model", "path", "layout", "layout_options", "metrics", "progress", "has_report", "task_id",
+                  "created_at", "finished_at"]
         read_only_fields = fields
 
     def get_has_report(self, checkpoint) -> bool:
@@ -89,6 +94,20 @@ class CheckpointReportSerializer(serializers.Serializer):
 class StartGenerationSerializer(serializers.Serializer):
     size = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000,
                                     help_text="Solutions to select (default: the project's generation_size).")
+
+
+class RegisterCheckpointSerializer(serializers.Serializer):
+    path = serializers.CharField(max_length=1000, help_text="Absolute path of the PRM's directory, as the workers see it.")
+    layout = serializers.ChoiceField(choices=[registry.AUTO, *registry.LAYOUTS], default=registry.AUTO,
+                                     help_text="How it is laid out; auto tells it from the files (scoring.prm.layouts).")
+    step_separator = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=32,
+                                           help_text='token-classification only: the step separator (default "\\n", '
+                                                     "as TRL's PRMTrainer).")
+    champion = serializers.BooleanField(default=False, help_text="Make it the champion once a worker validated it.")
+
+
+EvaluationQueuedSerializer = inline_serializer("EvaluationQueued", {"task_id": serializers.CharField(),
+                                                                    "checkpoint": serializers.IntegerField()})
 
 
 class RetrainSerializer(serializers.Serializer):
@@ -170,15 +189,55 @@ class GenerationRunCancelView(APIView):
 
 
 class ProjectCheckpointsView(APIView):
-    """Every checkpoint of the project, newest first: metrics over time and lineage."""
+    """Every checkpoint of the project, newest first: metrics over time and lineage; or register a PRM."""
 
     permission_classes = [IsResearcher]
+    parser_classes = [JSONParser]
 
     @extend_schema(operation_id="projects_checkpoints_list", responses=CheckpointSerializer(many=True))
     def get(self, request, pk):
         project = project_for(request.user, pk, RESEARCHER)
         rows = Checkpoint.objects.filter(project=project).order_by(F("created_at").desc(), "-pk")[:500]
         return Response(CheckpointSerializer(rows, many=True).data)
+
+    @extend_schema(operation_id="projects_checkpoints_create", request=RegisterCheckpointSerializer,
+                   responses={202: CheckpointSerializer,
+                              400: OpenApiResponse(description="{detail, field}: what the directory lacks")})
+    def post(self, request, pk):
+        project = project_for(request.user, pk, RESEARCHER)
+        form = RegisterCheckpointSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        checkpoint = registry.register(project, data["path"], layout=data["layout"], champion=data["champion"],
+                                       step_separator=data.get("step_separator"), user=request.user)
+        return Response(CheckpointSerializer(checkpoint).data, status=status.HTTP_202_ACCEPTED)
+
+
+class CheckpointChampionView(APIView):
+    """Make the checkpoint the project's champion (the next generation scores with it)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(operation_id="checkpoints_champion_create", request=None,
+                   responses={200: CheckpointSerializer,
+                              409: OpenApiResponse(description="It is validating, invalid, training or failed.")})
+    def post(self, request, pk):
+        checkpoint = object_for(request.user, Checkpoint.objects.all(), pk, RESEARCHER)
+        return Response(CheckpointSerializer(registry.make_champion(checkpoint)).data)
+
+
+class CheckpointEvaluateView(APIView):
+    """Queue the checkpoint's evaluation against the champion on the held-out problems (promoted when better)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(operation_id="checkpoints_evaluate_create", request=None,
+                   responses={202: EvaluationQueuedSerializer,
+                              409: OpenApiResponse(description="It is the champion, or not loadable.")})
+    def post(self, request, pk):
+        checkpoint = object_for(request.user, Checkpoint.objects.all(), pk, RESEARCHER)
+        sent = registry.queue_evaluation(checkpoint)
+        return Response({"task_id": sent.id, "checkpoint": checkpoint.pk}, status=status.HTTP_202_ACCEPTED)
 
 
 class CheckpointReportView(APIView):
@@ -221,4 +280,6 @@ urlpatterns = [
     path("projects/<int:pk>/retrain/", ProjectRetrainView.as_view(), name="project-retrain"),
     path("projects/<int:pk>/loop-settings/", LoopSettingsView.as_view(), name="project-loop-settings"),
     path("checkpoints/<int:pk>/report/", CheckpointReportView.as_view(), name="checkpoint-report"),
+    path("checkpoints/<int:pk>/champion/", CheckpointChampionView.as_view(), name="checkpoint-champion"),
+    path("checkpoints/<int:pk>/evaluate/", CheckpointEvaluateView.as_view(), name="checkpoint-evaluate"),
 ]

@@ -13,6 +13,7 @@ from django.utils import timezone
 from scoring import worker
 from labeling.locks import CHAMPION_LOCK, advisory_lock
 from scoring.models import Checkpoint
+from scoring.standing import make_champion
 
 
 def champion(project):
@@ -37,10 +38,11 @@ def checkpoint_root(project):
 def ensure_champion(project):
     """The champion, building the initial one when the project has none.
 
-    The initial PRM is the project's base model: used as is when the base is already a
-    Stepmark checkpoint, else the backbone with a fresh (seeded) head, saved under the
-    checkpoint directory. The directory is written before the row, so no row ever points at
-    a missing checkpoint.
+    The initial PRM is the newest PRM registered for the project and validated by a worker
+    (``scoring.registry``, any layout) when there is one; else the project's base model: used as
+    is when the base is already a Stepmark checkpoint, else the backbone with a fresh (seeded)
+    head, saved under the checkpoint directory. The directory is written before the row, so no
+    row ever points at a missing checkpoint.
     """
     found = champion(project)
     if found is not None:
@@ -49,6 +51,9 @@ def ensure_champion(project):
         found = champion(project)
         if found is not None:
             return found
+        registered = Checkpoint.objects.filter(project=project, status=Checkpoint.REGISTERED).order_by("-pk").first()
+        if registered is not None:
+            return make_champion(registered, reason=f"Initial PRM: the registered {registered.layout} checkpoint.")
         from scoring.prm.checkpoint import read_meta
 
         base = base_model(project)
@@ -75,3 +80,4 @@ def _build_initial(project, base):
     prm = new_prm(base, device=worker.device(), seed=0)
     meta = {"base_model": str(base), "initial": True, "neutral": "positive", "aggregation": "prod"}
     return save_checkpoint(prm, checkpoint_root(project) / "initial", meta=meta)
+

@@ -9,20 +9,33 @@ from django.db.models import Q
 
 
 class Checkpoint(models.Model):
-    """One PRM of a project: the initial one built on the base model, or one retrain.
+    """One PRM of a project: the initial one built on the base model, one retrain, or one registered.
 
     ``status`` tells the outcome: ``training`` while it is built, then ``champion`` when it was
     promoted (``is_champion`` marks the current one, at most one per project), ``rejected`` when
     it did not beat the champion (``reason`` says why), ``failed`` when training broke
     (``reason`` holds the error). ``passes`` counts the submitted passes the project had when
     its training data was exported, which is how the next retrain knows what is new.
+
+    A checkpoint registered from a directory (``scoring.registry``) is ``validating`` until a
+    worker has loaded it and scored a smoke example, then ``registered`` (``metrics["validation"]``
+    holds what it found) or ``invalid`` (``reason`` names what is missing). ``layout`` says how it
+    is loaded (``scoring.prm.layouts``), ``layout_options`` the layout's own options.
     """
 
     TRAINING = "training"
     CHAMPION = "champion"
     REJECTED = "rejected"
     FAILED = "failed"
-    STATUS_CHOICES = [(TRAINING, "training"), (CHAMPION, "champion"), (REJECTED, "rejected"), (FAILED, "failed")]
+    VALIDATING = "validating"
+    REGISTERED = "registered"
+    INVALID = "invalid"
+    STATUS_CHOICES = [(TRAINING, "training"), (CHAMPION, "champion"), (REJECTED, "rejected"), (FAILED, "failed"),
+                      (VALIDATING, "validating"), (REGISTERED, "registered"), (INVALID, "invalid")]
+    # scoring.prm.layouts.LAYOUTS, written out: this module imports nothing of the PRM core
+    LAYOUT_CHOICES = [("stepmark", "Stepmark checkpoint"), ("qwen-prm", "Qwen2.5-Math-PRM layout"),
+                      ("math-shepherd", "Math-Shepherd layout"),
+                      ("token-classification", "token classification (TRL PRMTrainer output)")]
 
     project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="checkpoints")
     path = models.CharField(max_length=1000, blank=True, help_text="The checkpoint directory.")
@@ -51,6 +64,12 @@ class Checkpoint(models.Model):
         help_text="Its evaluation beside the champion's on the same held-out problems: plot data (ROC, "
                   "calibration, best-of-N) per scorer (scoring.retrain.evaluation_report).",
     )
+    layout = models.CharField(max_length=30, choices=LAYOUT_CHOICES, default="stepmark",
+                              help_text="How the directory is loaded (scoring.prm.adapters).")
+    layout_options = models.JSONField(default=dict, blank=True,
+                                      help_text="The layout's options, e.g. {\"step_separator\": \"\\n\"} for token-classification.")
+    registered_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="+", help_text="Who registered it (null: trained here).")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -8,8 +8,9 @@ A task that fails for good writes the error on its run or checkpoint row, where 
 researcher's page shows it, and then raises so that the worker logs it too.
 
 Names other modules rely on (the beat schedule, the researcher API):
-``scoring.tasks.run_generation(run_id, pool_limit=None)``, ``scoring.tasks.retrain_if_due(project_id, force=False)``
-and ``scoring.tasks.retrain_all_due()``.
+``scoring.tasks.run_generation(run_id, pool_limit=None)``, ``scoring.tasks.retrain_if_due(project_id, force=False)``,
+``scoring.tasks.retrain_all_due()``, and for registered PRMs (``scoring.registry``)
+``scoring.tasks.validate_checkpoint(checkpoint_id)`` and ``scoring.tasks.evaluate_checkpoint(checkpoint_id)``.
 """
 from celery import shared_task
 
@@ -55,3 +56,24 @@ def retrain_all_due():
             retrain_if_due.delay(project.pk)
             queued.append(project.pk)
     return queued
+
+
+@shared_task(bind=True, name="scoring.tasks.validate_checkpoint")
+def validate_checkpoint(self, checkpoint_id):
+    """Load a registered checkpoint, find its step token and score a smoke example (``scoring.registration``).
+
+    A load error is the outcome (``invalid``, the reason naming what is missing), not a failure of the task.
+    """
+    from scoring import registration
+
+    checkpoint = registration.validate_registration(checkpoint_id)
+    return None if checkpoint is None else {"checkpoint": checkpoint.pk, "status": checkpoint.status}
+
+
+@shared_task(bind=True, name="scoring.tasks.evaluate_checkpoint")
+def evaluate_checkpoint(self, checkpoint_id):
+    """Evaluate a checkpoint against the champion on the held-out problems; promote it when better."""
+    from scoring import registration
+
+    checkpoint = registration.evaluate_against_champion(checkpoint_id)
+    return None if checkpoint is None else {"checkpoint": checkpoint.pk, "status": checkpoint.status}

@@ -27,17 +27,22 @@ def device():
 
 
 def get_prm(checkpoint):
-    """The PRM saved at ``checkpoint.path``, loaded once per process and kept warm."""
+    """The PRM saved at ``checkpoint.path``, loaded once per process and kept warm.
+
+    Loaded in the checkpoint's layout (a Stepmark checkpoint, or a registered one in a published
+    layout) by ``scoring.prm.adapters.load_adapter``: every layout comes back as a module the one
+    scorer takes, so the jobs, the evaluation and the promotion never ask which layout it is.
+    """
     global loads
-    key = (checkpoint.pk, str(checkpoint.path))
+    key = (checkpoint.pk, str(checkpoint.path))  # a row's layout and options never change
     with _lock:
         if key in _models:
             _models.move_to_end(key)
             return _models[key]
     _limit_threads()
-    from scoring.prm.checkpoint import load_checkpoint
+    from scoring.prm.adapters import load_adapter
 
-    prm = load_checkpoint(checkpoint.path, device=device())
+    prm = load_adapter(checkpoint.layout or "stepmark", checkpoint.path, device=device(), **(checkpoint.layout_options or {}))
     with _lock:
         _models[key] = prm
         loads += 1

@@ -29,6 +29,13 @@ Layouts (``ADAPTERS``):
   Only the two LM-head rows are applied (never the whole vocabulary): the same numbers, a
   fraction of the memory. Text: ``"{problem} Step 1: ... ки\\nStep 2: ... ки"`` as on the model
   card (the ``Step k:`` prefixes can be switched off).
+- ``token-classification``: what TRL's ``PRMTrainer`` writes: a ``*ForTokenClassification`` with
+  two labels (1 = correct), read at the step separator after each step (``step_separator``,
+  ``"\\n"`` by default as in TRL's ``PRMConfig``; it must be one token). Text as TRL builds it:
+  the BOS token when the tokenizer has one, the problem, each step and the separator; no template.
+
+``scoring.prm.layouts`` tells the layout from the files (no torch); ``validate`` loads a
+directory, finds its step token and scores a smoke example, as a registration does in a worker.
 """
 import json
 from pathlib import Path
@@ -37,6 +44,7 @@ import torch
 from torch import nn
 
 from scoring.prm import scorer
+from scoring.prm.layouts import LAYOUTS
 from scoring.prm.model import (
     backbone_mask,
     context_length,
@@ -44,36 +52,44 @@ from scoring.prm.model import (
     load_tokenizer,
 )
 
-ADAPTERS = ("stepmark", "qwen-prm", "math-shepherd")
+ADAPTERS = tuple(LAYOUTS)  # stepmark, qwen-prm, math-shepherd, token-classification
 QWEN_STEP_TOKEN = "<extra_0>"
 QWEN_SYSTEM = "Please reason step by step, and put your final answer within \\boxed{}."
 SHEPHERD_STEP_TAG, SHEPHERD_GOOD, SHEPHERD_BAD = "ки", "+", "-"
+TRL_STEP_SEPARATOR = "\n"  # TRL's PRMConfig.step_separator default
+# Options a layout takes (``load_adapter``'s keyword arguments, stored on a registered checkpoint).
+OPTIONS = {"token-classification": ("step_separator",)}
 
 
 def score_solutions(model, solutions, **options):
-    """``scoring.prm.scorer.score_solutions`` after the model's own ``prepare`` (when it has one)."""
-    prepare = getattr(model, "prepare", None)
-    if prepare is not None:
-        solutions = [prepare(problem, steps) for problem, steps in solutions]
+    """The one scorer, ``scoring.prm.scorer.score_solutions`` (which applies the model's ``prepare``)."""
     return scorer.score_solutions(model, solutions, **options)
 
 
-def load_adapter(name, path, *, device=None, dtype=None):
-    """The scorer-ready model at the directory ``path`` in layout ``name`` (see ``ADAPTERS``), eval mode."""
+def load_adapter(name, path, *, device=None, dtype=None, **options):
+    """The scorer-ready model at the directory ``path`` in layout ``name`` (see ``ADAPTERS``), eval mode.
+
+    ``options`` are the layout's own (``OPTIONS``): ``step_separator`` for ``token-classification``.
+    """
+    unknown = sorted(set(options) - set(OPTIONS.get(name, ())))
+    if unknown:
+        raise ValueError(f"the {name} layout takes no option {unknown[0]!r}")
     path = Path(path)
     if not path.is_dir():
         raise FileNotFoundError(f"{path}: no such model directory")
     device = torch.device(device or default_device())
-    if dtype is None:
-        dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    if name == "stepmark":
+    if name == "stepmark":  # its own dtype rule (scoring.prm.model.load_backbone)
         from scoring.prm.checkpoint import load_checkpoint
 
         return load_checkpoint(path, device=device, dtype=dtype)
+    if dtype is None:
+        dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     if name == "qwen-prm":
         return load_qwen_prm(path, device=device, dtype=dtype)
     if name == "math-shepherd":
         return load_math_shepherd(path, device=device, dtype=dtype)
+    if name == "token-classification":
+        return load_token_classification(path, device=device, dtype=dtype, **options)
     raise ValueError(f"unknown adapter {name!r}; choose from {', '.join(ADAPTERS)}")
 
 
@@ -174,6 +190,33 @@ def qwen_score_head(hidden_size, tensors, *, path=None):
     return head
 
 
+class TokenClassificationPRM(QwenPRM):
+    """TRL ``PRMTrainer`` output: a token classifier's two logits at the step separator, no chat template."""
+
+    def __init__(self, body, tokenizer, *, step_separator=TRL_STEP_SEPARATOR, path=None):
+        super().__init__(body, None, tokenizer, step_token=step_separator, system=None, path=path)
+
+    def prepare(self, problem, steps):
+        return problem, steps
+
+
+def load_token_classification(path, *, device, dtype, step_separator=TRL_STEP_SEPARATOR):
+    from transformers import AutoModelForTokenClassification
+
+    config = _config(path)
+    if not any(name.endswith("ForTokenClassification") for name in config.get("architectures") or []):
+        raise ValueError(f"{path}: config.json names no *ForTokenClassification architecture")
+    tokenizer = load_tokenizer(path)
+    _token_id(tokenizer, step_separator, path=path, what="step separator")  # a clear error before loading weights
+    body = AutoModelForTokenClassification.from_pretrained(str(path), local_files_only=True, trust_remote_code=False,
+                                                           dtype=dtype)
+    if body.config.num_labels != 2:
+        raise ValueError(f"{path}: a token-classification PRM needs 2 labels, this one has {body.config.num_labels}")
+    model = TokenClassificationPRM(body, tokenizer, step_separator=step_separator, path=path).to(device)
+    model.meta = {"adapter": "token-classification", "path": str(path), "step_separator": step_separator}
+    return model.eval()
+
+
 def load_qwen_prm(path, *, device, dtype):
     from transformers import AutoModel, AutoModelForTokenClassification
 
@@ -230,3 +273,34 @@ def load_math_shepherd(path, *, device, dtype, step_prefix=True):
     model = MathShepherdPRM(lm, load_tokenizer(path), step_prefix=step_prefix, path=path).to(device)
     model.meta = {"adapter": "math-shepherd", "path": str(path)}
     return model.eval()
+
+
+# A registration's smoke example: two short steps (``validate``).
+SMOKE_EXAMPLE = ("What is 2 + 3?", ["2 + 3 = 5.", "So the answer is 5."])
+
+
+def validate(name, path, *, device=None, **options):
+    """Load the PRM at ``path`` in layout ``name``, find its step token, score a smoke example.
+
+    Returns what a registration stores: the layout, the step token and its id, the context
+    length and the smoke example's step scores. Raises ``ValueError``/``OSError`` (a layout
+    error, a missing file, tensor or token) with the adapter's message otherwise.
+    """
+    from scoring.prm.layouts import inspect
+
+    layout = inspect(path, name)
+    model = load_adapter(layout, path, device=device, **options)
+    return {"layout": layout, "options": options, **smoke_check(model, path)}
+
+
+def smoke_check(model, path=None):
+    """Score ``SMOKE_EXAMPLE`` with a loaded model: every step must get a probability, else a ValueError."""
+    import math
+
+    result = score_solutions(model, [SMOKE_EXAMPLE])[0]
+    bad = [p for p in result.step_scores if p is None or not math.isfinite(p) or not 0 <= p <= 1]
+    if bad or len(result.step_scores) != len(SMOKE_EXAMPLE[1]):
+        raise ValueError(f"{path}: the smoke example's steps were not all scored ({result.step_scores}): the "
+                         f"step token {model.step_token!r} is not where the scorer reads it")
+    return {"step_token": model.step_token, "step_token_id": model.step_token_id, "max_length": model.max_length,
+            "smoke_example": list(SMOKE_EXAMPLE), "smoke_scores": [round(p, 6) for p in result.step_scores]}

@@ -129,8 +129,15 @@ def score_solutions(prm, solutions, *, aggregation="prod", overflow=None, max_to
     called with the number of rows finished after each batch (a solution longer than the
     context through a window is several rows). ``share_prefixes`` reads solutions that begin
     alike as prefix trees (``score_encoded``); the scores are the same either way.
+
+    A model with a ``prepare(problem, steps)`` (every adapter of ``scoring.prm.adapters``) puts
+    the text in its layout's shape first (chat template, step prefixes): this is the one scoring
+    interface for every layout, used by the generation jobs, the retrain's evaluation and the CLI.
     """
     aggregate([1.0], aggregation)  # reject a bad name before any work
+    prepare = getattr(prm, "prepare", None)  # a published layout's text shape (scoring.prm.adapters)
+    if prepare is not None:
+        solutions = [prepare(problem, steps) for problem, steps in solutions]
     encoded = encode_solutions(prm, solutions, overflow)
     flat = [row for rows in encoded for row in rows]
     probs = iter(score_encoded(prm, flat, max_tokens=max_tokens, max_batch=max_batch, progress=progress,

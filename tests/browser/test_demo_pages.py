@@ -120,7 +120,7 @@ def check_first_pages(view, live_server, math, gsm8k, size):
     cells = table.locator("tr.champion td").all_inner_texts()
     assert cells[0].endswith("★") and cells[1] == "champion"
     assert table.locator("tbody tr:not(.champion) td").nth(1).inner_text() == "former champion"
-    metrics = slice(4, table.locator("th").all_inner_texts().index("started"))
+    metrics = slice(5, table.locator("th").all_inner_texts().index("started"))  # after checkpoint, status, layout, generation, passes
     assert cells[metrics] and all(cell.replace(".", "", 1).isdigit() for cell in cells[metrics]), cells
     assert view.locator('[data-testid="snapshot-list"] a').count() == 1
     # Its evaluation beside the base model's on the same held-out problems, drawn from the retrain's report.

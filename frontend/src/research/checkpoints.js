@@ -1,12 +1,14 @@
 // Checkpoints: every PRM of the project, its held-out metrics over time (SVG), "Retrain now"
 // with the retrain's phase, step, loss and time left, why a retrain failed or was not promoted,
-// and each checkpoint's evaluation beside the champion's (./evaluation.js).
+// and each checkpoint's evaluation beside the champion's (./evaluation.js). A PRM registered from a
+// directory (./registry.js) shows its layout and validation here, with "Make champion" and "Evaluate vs champion".
 import { call } from "../dashboard/api.js";
 import { lineChart } from "../dashboard/charts.js";
 import { fmt, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { evaluationPanel } from "./evaluation.js";
 import { phaseText } from "./progress.js";
+import { checkpointActions, registerForm } from "./registry.js";
 import { button, poll, rows, when } from "./util.js";
 
 const METRICS = [["step_auroc", "AUROC"], ["step_f1", "F1"], ["log_loss", "log loss"], ["auroc", "AUROC"],
@@ -42,7 +44,7 @@ export async function showCheckpoints(box, urls) {
       message.textContent = `Could not start: ${error.message}`;
     }
   }), message);
-  box.append(bar, body);
+  box.append(bar, registerForm(urls, () => render(body, urls)), body);
   await render(body, urls);
 }
 
@@ -50,7 +52,8 @@ async function render(body, urls) {
   const checkpoints = rows(await call(urls.checkpointsUrl));
   body.replaceChildren();
   if (!checkpoints.length) {
-    body.append(el("p", "muted", "No checkpoint yet: the first generation builds one from the base model."));
+    body.append(el("p", "muted", "No checkpoint yet: the first generation starts from a registered PRM, or builds "
+      + "one from the base model."));
     return;
   }
   const metrics = METRICS.filter(([key]) => checkpoints.some((c) => heldout(c)?.[key] != null)).slice(0, 3);
@@ -67,7 +70,8 @@ async function render(body, urls) {
     charts.append(holder);
   }
   body.append(charts);
-  body.append(scroller(table(["checkpoint", "status", "generation", "passes", ...metrics.map(([, l]) => l), "started", "finished", "why"],
+  body.append(scroller(table(["checkpoint", "status", "layout", "generation", "passes", ...metrics.map(([, l]) => l), "started",
+    "finished", "why", ""],
     checkpoints, (c, tr) => {
       tr.dataset.checkpoint = c.id;
       tr.dataset.status = c.status;
@@ -76,15 +80,22 @@ async function render(body, urls) {
       if (c.status === "failed") why.dataset.testid = "checkpoint-error";
       // A champion that a later checkpoint replaced keeps its status; say that it was replaced.
       const status = c.status === "champion" && !c.is_champion ? "former champion" : c.status;
-      return [`#${c.id}${c.is_champion ? " ★" : ""}`, c.status === "training" ? training(c) : status,
+      if (c.status === "invalid") {
+        why.className = "reason failed";
+        why.dataset.testid = "checkpoint-error";
+      }
+      return [`#${c.id}${c.is_champion ? " ★" : ""}`, c.status === "training" ? training(c) : status, c.layout || "stepmark",
         c.generation ?? "—", String(c.passes ?? "—"),
-        ...metrics.map(([key]) => fmt(heldout(c)?.[key], 3)), when(c.created_at), when(c.finished_at), why];
+        ...metrics.map(([key]) => fmt(heldout(c)?.[key], 3)), when(c.created_at), when(c.finished_at), why,
+        checkpointActions(c, urls, () => render(body, urls))];
     }, "checkpoint-table"), "Checkpoints"));
   body.append(evaluationPanel(checkpoints, urls));
-  if (checkpoints.some((c) => c.status === "training")) {
+  const busy = (c) => c.status === "training" || c.status === "validating";
+  if (checkpoints.some(busy)) {
     poll(body, async () => {
       const fresh = rows(await call(urls.checkpointsUrl));
-      if (fresh.some((c) => c.status === "training")) {
+      if (fresh.some((c) => c.status === "validating")) return false;  // its row changes when the worker is done
+      if (fresh.some(busy)) {
         // Follow the retrain in its row without redrawing the charts.
         for (const c of fresh.filter((x) => x.status === "training")) {
           body.querySelector(`tr[data-checkpoint="${c.id}"] [data-testid="retrain-progress"]`)?.replaceWith(training(c));

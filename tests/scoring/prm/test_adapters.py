@@ -1,51 +1,23 @@
-"""Adapters: tiny random models in the Qwen2.5-Math-PRM and Math-Shepherd layouts, scored through the
-scorer and checked against the head's output computed by hand on the same token ids."""
+"""Adapters: tiny random models in the Qwen2.5-Math-PRM, Math-Shepherd and TRL token-classification
+layouts (built by tests/scoring/prm/factories.py), scored through the scorer and checked against the
+head's output computed by hand on the same token ids."""
 import json
 
 import pytest
 import torch
-from torch import nn
 
 from labeling.data import open_text
 from scoring.prm.adapters import QWEN_STEP_TOKEN, load_adapter, score_solutions
 from scoring.prm.cli import main
 from scoring.prm.metrics import earliest_error
+from tests.scoring.prm.factories import build_math_shepherd, build_qwen_prm, build_token_classification
 
 torch.set_num_threads(2)
-
-SMALL = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, intermediate_size=32,
-             max_position_embeddings=2048, initializer_range=0.5)
-CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
 
 @pytest.fixture(scope="module")
 def solutions(processbench_items):
     return [(item["problem"], item["steps"][:4]) for item in processbench_items[:3]]
-
-
-def _word_tokenizer(texts):
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    raw = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    raw.pre_tokenizer = pre_tokenizers.Whitespace()
-    raw.train_from_iterator(texts + ["+ - ки Step 1 2 3 4 :"], trainers.WordLevelTrainer(special_tokens=["<unk>", "<s>", "</s>"]))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>", bos_token="<s>", eos_token="</s>")
-    return tokenizer
-
-
-def _byte_level_tokenizer(texts):
-    """A small byte-level BPE with ``<extra_0>``, Qwen's tokenizer shape (transformers loads a qwen2
-    directory's tokenizer as ``Qwen2Tokenizer``, which keeps a byte-level BPE intact)."""
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import AddedToken, PreTrainedTokenizerFast
-
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=400, special_tokens=["<|endoftext|>"])
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-    tokenizer.add_tokens([AddedToken(QWEN_STEP_TOKEN, special=True, normalized=False)], special_tokens=True)
-    return tokenizer
 
 
 def _texts(solutions):
@@ -64,13 +36,9 @@ def _row(tokenizer, problem, steps, separator_id):
 
 
 def test_qwen_token_classification_layout(tmp_path, solutions):
-    from transformers import AutoTokenizer, Qwen2Config, Qwen2ForTokenClassification
+    from transformers import AutoTokenizer
 
-    tokenizer = _byte_level_tokenizer(_texts(solutions))
-    torch.manual_seed(1)
-    model = Qwen2ForTokenClassification(Qwen2Config(vocab_size=len(tokenizer), num_labels=2, **SMALL)).eval()
-    model.save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
+    model = build_token_classification(tmp_path, _texts(solutions))
     tokenizer = AutoTokenizer.from_pretrained(str(tmp_path))  # as the checkpoint's tokenizer is read
 
     adapted = load_adapter("qwen-prm", tmp_path, device="cpu")
@@ -85,40 +53,10 @@ def test_qwen_token_classification_layout(tmp_path, solutions):
         assert len(set(round(p, 4) for p in result.step_scores)) > 1  # a real head, not a constant
 
 
-class _ProcessRewardModel(nn.Module):
-    """The released Qwen2ForProcessRewardModel's shape: ``model`` + ``score`` = Linear -> ReLU -> Linear(2)."""
-
-    def __init__(self, config):
-        from transformers import Qwen2Model
-
-        super().__init__()
-        self.model = Qwen2Model(config)
-        hidden = config.hidden_size
-        self.score = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 2))
-
-
 def test_qwen_process_reward_model_layout_with_chat_template(tmp_path, solutions):
-    from safetensors.torch import save_file
-    from transformers import AutoTokenizer, Qwen2Config
+    from transformers import AutoTokenizer
 
-    tokenizer = _byte_level_tokenizer(_texts(solutions) + ["system user assistant Please reason step by step"])
-    tokenizer.chat_template = CHATML
-    config = Qwen2Config(vocab_size=len(tokenizer), **SMALL)
-    torch.manual_seed(2)
-    reference = _ProcessRewardModel(config).eval()
-    # stored as the released checkpoint is: model.* and score.0/score.2 tensors in shards with an index,
-    # the remote-code architecture named in config.json
-    shards = {"model-00001-of-00002.safetensors": {}, "model-00002-of-00002.safetensors": {}}
-    for name, tensor in reference.state_dict().items():
-        shards[f"model-0000{2 if name.startswith('score.') else 1}-of-00002.safetensors"][name] = tensor.contiguous()
-    for file, tensors in shards.items():
-        save_file(tensors, str(tmp_path / file), metadata={"format": "pt"})
-    index = {"metadata": {}, "weight_map": {name: file for file, tensors in shards.items() for name in tensors}}
-    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
-    raw = config.to_dict() | {"architectures": ["Qwen2ForProcessRewardModel"],
-                              "auto_map": {"AutoModel": "modeling_qwen2_rm.Qwen2ForProcessRewardModel"}}
-    (tmp_path / "config.json").write_text(json.dumps(raw))
-    tokenizer.save_pretrained(tmp_path)
+    reference = build_qwen_prm(tmp_path, _texts(solutions))
     tokenizer = AutoTokenizer.from_pretrained(str(tmp_path))
 
     adapted = load_adapter("qwen-prm", tmp_path, device="cpu")
@@ -136,24 +74,15 @@ def test_qwen_process_reward_model_layout_with_chat_template(tmp_path, solutions
 
 
 def test_qwen_layout_without_a_head_is_refused(tmp_path, solutions):
-    from transformers import Qwen2Config, Qwen2Model
-
-    tokenizer = _byte_level_tokenizer(_texts(solutions))
-    Qwen2Model(Qwen2Config(vocab_size=len(tokenizer), **SMALL)).save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
+    build_qwen_prm(tmp_path, _texts(solutions), head=False)
     with pytest.raises(ValueError, match="score.0.weight"):
         load_adapter("qwen-prm", tmp_path, device="cpu")
 
 
 @pytest.fixture(scope="module")
 def shepherd_dir(tmp_path_factory, solutions):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     directory = tmp_path_factory.mktemp("math_shepherd")
-    tokenizer = _word_tokenizer(_texts(solutions))
-    torch.manual_seed(3)
-    LlamaForCausalLM(LlamaConfig(vocab_size=len(tokenizer), **SMALL)).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
+    build_math_shepherd(directory, _texts(solutions))
     return directory
 
 
@@ -208,12 +137,7 @@ def test_cli_scores_and_evaluates_with_an_adapter(shepherd_dir, tmp_path, data_d
 
 def test_adapters_read_shared_prefixes_as_trees_with_the_same_scores(shepherd_dir, solutions, tmp_path):
     """Prefix trees go to the adapters' decoders as a 4D mask with positions: the scores do not move."""
-    from transformers import Qwen2Config, Qwen2ForTokenClassification
-
-    tokenizer = _byte_level_tokenizer(_texts(solutions))
-    torch.manual_seed(1)
-    Qwen2ForTokenClassification(Qwen2Config(vocab_size=len(tokenizer), num_labels=2, **SMALL)).save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
+    build_token_classification(tmp_path, _texts(solutions))
     problem, steps = solutions[0]
     branches = [(problem, steps[:k]) for k in range(1, 5)] + [(problem, steps[:1] + [steps[3]]), (problem, steps[2:])]
     for model in (load_adapter("qwen-prm", tmp_path, device="cpu"), load_adapter("math-shepherd", shepherd_dir, device="cpu")):
@@ -221,3 +145,69 @@ def test_adapters_read_shared_prefixes_as_trees_with_the_same_scores(shepherd_di
         alone = score_solutions(model, branches, share_prefixes=False)
         for a, b in zip(shared, alone):
             assert a.step_scores == pytest.approx(b.step_scores, abs=1e-5)
+
+
+def test_trl_token_classification_layout_reads_the_step_separator(tmp_path, solutions):
+    """TRL's PRMTrainer output: BOS (when any), the prompt, each step and its separator ("\\n"), label 1 = correct."""
+    from transformers import AutoTokenizer
+
+    model = build_token_classification(tmp_path, _texts(solutions), step_token=None)
+    tokenizer = AutoTokenizer.from_pretrained(str(tmp_path))
+    adapted = load_adapter("token-classification", tmp_path, device="cpu")
+    (separator,) = tokenizer.encode("\n", add_special_tokens=False)  # as TRL's tokenize_row appends it
+    assert adapted.step_token_id == separator and adapted.prepare("p", ["s"]) == ("p", ["s"])
+    for (problem, steps), result in zip(solutions, score_solutions(adapted, solutions)):
+        ids, positions = _row(tokenizer, problem, steps, separator)
+        with torch.no_grad():
+            expected = torch.softmax(model(input_ids=ids).logits[0, positions], dim=-1)[:, 1]
+        assert result.step_scores == pytest.approx(expected.tolist(), abs=1e-5)
+    with pytest.raises(ValueError, match="no single token for the step separator '<sep>'"):
+        load_adapter("token-classification", tmp_path, device="cpu", step_separator="<sep>")
+    with pytest.raises(ValueError, match="takes no option 'step_separator'"):
+        load_adapter("qwen-prm", tmp_path, device="cpu", step_separator="\n")
+
+
+def test_layouts_are_detected_from_the_files_and_what_is_missing_is_named(tmp_path, solutions, tiny_bases):
+    """``scoring.prm.layouts`` (no torch) tells each layout apart and names the missing file or tensor;
+    ``validate`` loads each, finds its step token and scores the smoke example."""
+    from scoring.prm.adapters import validate
+    from scoring.prm.layouts import LayoutError, detect, inspect
+    from tests.scoring.prm.factories import build_stepmark
+
+    texts = _texts(solutions)
+    built = {"qwen-prm": tmp_path / "qwen", "token-classification": tmp_path / "trl", "math-shepherd": tmp_path / "shepherd",
+             "stepmark": tmp_path / "stepmark"}
+    build_qwen_prm(built["qwen-prm"], texts)
+    build_token_classification(built["token-classification"], texts, step_token=None)
+    build_math_shepherd(built["math-shepherd"], texts)
+    build_stepmark(built["stepmark"], tiny_bases["bert"])
+    for layout, directory in built.items():
+        assert detect(directory) == layout and inspect(directory) == layout
+        checked = validate("auto", directory, device="cpu")
+        assert checked["layout"] == layout and len(checked["smoke_scores"]) == 2
+        assert all(0 < p < 1 for p in checked["smoke_scores"])
+    assert validate("auto", built["token-classification"], device="cpu")["step_token"] == "\n"
+    assert validate("qwen-prm", built["qwen-prm"], device="cpu")["step_token"] == QWEN_STEP_TOKEN
+
+    def refused(path, layout="auto"):
+        with pytest.raises(LayoutError) as caught:
+            inspect(path, layout)
+        return str(caught.value)
+
+    assert "No directory" in refused(tmp_path / "nowhere")
+    assert "absolute path" in refused("relative/dir")
+    assert "no config.json" in refused(tmp_path)
+    assert "no score.0.weight, score.0.bias, score.2.weight, score.2.bias tensors" in refused(built["math-shepherd"], "qwen-prm")
+    assert "no *ForCausalLM architecture" in refused(built["qwen-prm"], "math-shepherd")
+    assert "no *ForTokenClassification architecture" in refused(built["qwen-prm"], "token-classification")
+    assert "no stepmark_prm.json" in refused(built["qwen-prm"], "stepmark")
+    (built["qwen-prm"] / "model-00002-of-00002.safetensors").unlink()
+    assert "shard model-00002-of-00002.safetensors" in refused(built["qwen-prm"])
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (built["math-shepherd"] / name).unlink()
+    assert "no tokenizer" in refused(built["math-shepherd"])
+    # the step tag is only found by loading the tokenizer: the worker's validation names it
+    no_tag = tmp_path / "no_tag"
+    build_token_classification(no_tag, texts, step_token=None)
+    with pytest.raises(ValueError, match="no single token for the step separator '<extra_0>'"):
+        validate("qwen-prm", no_tag, device="cpu")
