@@ -466,25 +466,50 @@ def train(prm, train_examples, val_examples, config=None, *, log_path=None, prog
         from transformers.trainer_callback import PrinterCallback
 
         trainer.remove_callback(PrinterCallback)  # the metrics log has them
+    gathered = None
     try:
         trainer.train(resume_from_checkpoint=last_checkpoint(work_dir) if resume else None)
+        if trainer.is_fsdp_enabled or trainer.is_deepspeed_enabled:
+            # The weights are spread over the processes: the library gathers them into one state
+            # dict (FSDP needs fsdp_state_dict_type FULL_STATE_DICT, ZeRO-3 its 16-bit gather on
+            # save) that the main process writes; ``gathered_prm`` loads it into a plain PRM.
+            gathered = Path(work_dir) / "final" / "model.safetensors"
+            trainer.save_model(str(gathered.parent))
     finally:
-        if temporary is not None:
+        if temporary is not None and gathered is None:
             shutil.rmtree(temporary, ignore_errors=True)
     state = trainer.state
     _restore(dropout_before)
-    if merge:
-        merge_lora(prm)
-    if prm.device.type == "cuda":
-        prm.backbone.gradient_checkpointing_disable()
-        prm.to(torch.bfloat16)  # the dtype it is saved and scored in
-    prm.eval()
+    if gathered is None:
+        if merge:
+            merge_lora(prm)
+        if prm.device.type == "cuda":
+            prm.backbone.gradient_checkpointing_disable()
+            prm.to(torch.bfloat16)  # the dtype it is saved and scored in
+        prm.eval()
     stopper = next((c for c in trainer.callback_handler.callbacks if isinstance(c, EarlyStoppingCallback)), None)
     stopped = bool(stopper and stopper.early_stopping_patience_counter >= config.patience)
     summary = {"steps": state.global_step, "total_steps": state.max_steps, "stopped_early": stopped,
                "best_step": state.best_global_step or 0, "best_val_loss": state.best_metric,
                "train_examples": data.rows, "val_examples": start["val_examples"],
-               "labels_past_context": start["labels_past_context"], "processes": args.world_size}
+               "labels_past_context": start["labels_past_context"], "processes": args.world_size,
+               "distributed": str(trainer.accelerator.distributed_type.value)}  # NO, MULTI_CPU, MULTI_GPU, FSDP, DEEPSPEED
     events.write(state, event="end", **summary)
     summary["history"] = events.history
+    if gathered is not None:
+        summary["gathered_weights"] = str(gathered)  # ``prm`` is sharded: the trained weights are here
     return summary
+
+
+def gathered_prm(prm, config, weights):
+    """A plain ``prm`` (built as the run built it, unwrapped) with the gathered ``weights`` of a
+    sharded run (FSDP, DeepSpeed) loaded, LoRA merged, in the dtype it is scored in."""
+    from safetensors.torch import load_file
+
+    if config.lora_rank:
+        apply_lora(prm, config)
+    prm.load_state_dict({k: v.to(prm.device) for k, v in load_file(str(weights)).items()})
+    merge_lora(prm)
+    if prm.device.type == "cuda":
+        prm.to(torch.bfloat16)
+    return prm.eval()

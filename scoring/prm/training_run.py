@@ -97,8 +97,14 @@ def train_here(examples, out, *, base, config, device=None, max_length=None, ove
     summary = train(prm, train_set, val_set, config, log_path=log_path, progress=progress, on_step=on_step,
                     work_dir=work_dir, resume=resume)
     history = summary.pop("history")
+    weights = summary.pop("gathered_weights", None)
     if not is_main_process():
         return TrainedCheckpoint(prm=prm, path=Path(out), metrics=summary, history=history)
+    if weights is not None:  # a sharded run (FSDP, DeepSpeed): its weights into a plain PRM
+        from scoring.prm.train import gathered_prm
+
+        prm = gathered_prm(starting_prm(config, base, device=device, max_length=max_length, overflow=overflow),
+                           config, weights)
     figures = metrics(prm, summary, val_set) if metrics else summary
     meta = meta or {}
     meta = {**meta, "base_model": str(base), "lineage": {**lineage(config, base), **meta.get("lineage", {})},

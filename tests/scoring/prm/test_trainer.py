@@ -10,7 +10,15 @@ from scoring.prm.checkpoint import load_checkpoint, read_meta, save_checkpoint
 from scoring.prm.data import read_prm800k
 from scoring.prm.model import new_prm
 from scoring.prm.scorer import score_solutions
-from scoring.prm.train import PRMTrainer, TrainConfig, last_checkpoint, merge_lora, train, tree_dataset
+from scoring.prm.train import (
+    PRMTrainer,
+    TrainConfig,
+    gathered_prm,
+    last_checkpoint,
+    merge_lora,
+    train,
+    tree_dataset,
+)
 from scoring.prm.training_run import train_checkpoint
 
 FAST = dict(lr=1e-3, max_tokens=512, max_batch=4, log_every=1, val_fraction=0.0)
@@ -45,7 +53,7 @@ def test_two_processes_train_as_one_with_their_batches_accumulated(tiny_bases, e
     (one_losses, one_weights, _), (two_losses, two_weights, two_metrics) = runs["one"], runs["two"]
     assert len(one_losses) == 4 and two_losses == pytest.approx(one_losses, rel=1e-6, abs=1e-6)
     assert max(float((one_weights[k] - two_weights[k]).abs().max()) for k in one_weights) <= 1e-6
-    assert two_metrics["steps"] == 4 and two_metrics["processes"] == 2
+    assert two_metrics["steps"] == 4 and two_metrics["processes"] == 2 and two_metrics["distributed"] == "MULTI_CPU"
     assert read_meta(tmp_path / "two")["metrics"] == two_metrics  # the launch's checkpoint records the caller's metrics
 
 
@@ -65,8 +73,15 @@ def test_lora_trains_adapters_and_the_saved_merged_checkpoint_scores_as_the_adap
     assert changed and all(k.startswith("head.") or "q_proj" in k or "v_proj" in k for k in changed)
     save_checkpoint(merged, tmp_path / "lora")
     loaded = load_checkpoint(tmp_path / "lora", device="cpu")
+    # a sharded run's weights come back as one state dict of the adapted PRM (Trainer.save_model)
+    from safetensors.torch import save_file
+
+    save_file({k: v.contiguous() for k, v in prm.state_dict().items()}, tmp_path / "gathered.safetensors")
+    gathered = gathered_prm(new_prm(tiny_bases["qwen2"], device="cpu", seed=1, max_length=192), config,
+                            tmp_path / "gathered.safetensors")
     for scores in ([s.step_scores for s in score_solutions(merged, texts)],
-                   [s.step_scores for s in score_solutions(loaded, texts)]):
+                   [s.step_scores for s in score_solutions(loaded, texts)],
+                   [s.step_scores for s in score_solutions(gathered, texts)]):
         pairs = [(a, b) for x, y in zip(scores, adapted, strict=True) for a, b in zip(x, y, strict=True)]
         assert all((a is None) == (b is None) for a, b in pairs)
         assert max(abs(a - b) for a, b in pairs if a is not None) < 1e-5
