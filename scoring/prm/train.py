@@ -459,6 +459,10 @@ def train(prm, train_examples, val_examples, config=None, *, log_path=None, prog
     if validation is not None:
         hooks.append(EarlyStoppingCallback(early_stopping_patience=config.patience))
     args = training_arguments(config, prm, work_dir, validation=validation is not None, progress=progress)
+    if config.max_steps:
+        # The Trainer lets max_steps override the epochs; here it only cuts them short, as it always did.
+        per_process = math.ceil(len(data) / args.world_size)
+        args.max_steps = min(config.max_steps, config.epochs * math.ceil(per_process / config.gradient_accumulation))
     prm.train()
     trainer = PRMTrainer(prm, args, train_dataset=data, eval_dataset=validation, warmup_fraction=config.warmup_fraction,
                          callbacks=hooks)

@@ -153,3 +153,12 @@ def test_attention_dropout_is_set_for_training_and_put_back(tiny_bases, examples
     assert dropouts() == (attention, hidden)
     train(prm, examples[:6], [], TrainConfig(max_steps=1, **FAST), progress=False)
     assert dropouts() == (attention, hidden)
+
+
+def test_max_steps_cuts_the_epochs_short_and_never_runs_past_them(tiny_bases, examples):
+    prm = new_prm(tiny_bases["llama"], device="cpu", seed=0, max_length=192)
+    config = TrainConfig(max_steps=1000, epochs=2, **FAST)
+    from scoring.prm.train import tree_dataset
+
+    batches = len(tree_dataset(prm, examples[:12], config))
+    assert train(prm, examples[:12], [], config, progress=False)["steps"] == 2 * batches < 1000
