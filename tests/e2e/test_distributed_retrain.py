@@ -20,7 +20,7 @@ def test_a_worker_retrains_on_two_processes_from_the_champion(worker, tiny_base,
     project = make_project(
         name="e2e two processes", overlap=2, generation_size=8, selection_wrong_share=0.75, base_model_path=str(tiny_base),
         retrain_threshold=0, retrain_metric="log_loss",
-        train_settings={"processes": 2, "start_from": "champion", "max_steps": 4, "log_every": 1, "max_batch": 2,
+        train_settings={"processes": 2, "start_from": "champion", "max_steps": 4, "epochs": 20, "log_every": 1, "max_batch": 2,
                         "val_fraction": 0.2, "eval_every": 2},
     )
     run_import("gsm8k-examples", gsm8k_slice(data_dir, tmp_path / "pool.jsonl", 12), project)
