@@ -9,7 +9,9 @@ summed loss is the same.
 The script encodes the first ``--records`` records of the phase-1 training file as training
 does, then times forward and backward passes over every labelled step, both ways, with the
 same batch budget, and prints labelled steps per second and the tokens each way pushes
-through the model. It also checks that the two losses agree (dropout off).
+through the model. It also checks that the two losses agree (dropout off). Last, the whole
+trainer (``scoring.prm.train.train``: ``PRMTrainer``, one epoch over the same trees, AdamW
+steps included) on a fresh copy, with its labelled steps per second beside the bare passes'.
 
     .venv/bin/python bench/training_throughput.py [--records 20] [--threads 2]
 """
@@ -67,6 +69,14 @@ def main():
               f"{seconds:7.1f} s forward+backward, {n_labels / seconds:7.1f} labelled steps/s", flush=True)
     print(f"rows / trees: {timings['rows'] / timings['trees']:.1f}x the time; summed loss {losses['trees']:.4f} vs "
           f"{losses['rows']:.4f} (relative difference {abs(losses['trees'] - losses['rows']) / losses['rows']:.1e})")
+    from scoring.prm.train import train
+
+    fresh = new_prm(default_base_model(), device="cpu")
+    start = time.perf_counter()
+    summary = train(fresh, examples, [], TrainConfig(log_every=1_000_000), progress=False)
+    seconds = time.perf_counter() - start
+    print(f"trainer: {summary['steps']:4d} optimizer steps (one epoch of trees): {seconds:7.1f} s, "
+          f"{n_labels / seconds:7.1f} labelled steps/s, {timings['trees'] / seconds:.2f}x the bare passes' rate")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,23 @@ class TrainSettingsSerializer(serializers.Serializer):
     log_every = serializers.IntegerField(min_value=1)
     share_prefixes = serializers.BooleanField()
     attention_dropout = serializers.FloatField(min_value=0, max_value=0.9, allow_null=True)
+    gradient_accumulation = serializers.IntegerField(min_value=1, max_value=4096)
+    bf16 = serializers.BooleanField(allow_null=True)
+    gradient_checkpointing = serializers.BooleanField(allow_null=True)
+    lora_rank = serializers.IntegerField(min_value=1, max_value=4096, allow_null=True)
+    lora_alpha = serializers.FloatField(min_value=1e-6)
+    lora_target_modules = serializers.ListField(child=serializers.CharField(max_length=200), min_length=1,
+                                                allow_null=True)
+    # Where a retrain starts: "base", a fresh head on the base model (the default), or
+    # "champion", fine-tuning the champion on the new labels.
+    start_from = serializers.ChoiceField(choices=["base", "champion"])
+    processes = serializers.IntegerField(min_value=1, max_value=1024)
+    accelerate_config = serializers.CharField(allow_null=True, max_length=4096)
+
+    def validate_accelerate_config(self, value):
+        if value is not None and not Path(value).is_absolute():
+            raise serializers.ValidationError("Give an absolute path to an accelerate config file on the GPU worker.")
+        return value
 
 
 def check_train_settings(value):

@@ -12,9 +12,17 @@ The new checkpoint becomes the champion only when it beats the champion on the p
 ``retrain_metric``; otherwise it is kept as ``rejected`` with the reason. Every checkpoint keeps
 its metrics and lineage (parent, data hash, generation, passes).
 
+A project's ``train_settings`` say how: ``start_from`` "base" (the default) trains a fresh PRM on
+the base model, "champion" fine-tunes the champion on the labels; ``processes`` and
+``accelerate_config`` spread the training over several processes (``scoring.prm.launch``), LoRA
+and the rest as ``scoring.prm.train.TrainConfig`` has them. The checkpoint's lineage (its
+metrics and its stepmark_prm.json) records where it started.
+
 Crash safety: the Checkpoint row is created (status ``training``) before the work; a
-redelivered job finds it and trains it again from the start; the directory is written by
-``save_checkpoint`` atomically, and staging leftovers of a killed run are removed first.
+redelivered job finds it and resumes the training from the Trainer's last checkpoint (kept in
+``checkpoint-N.trainer`` beside it, while the data and settings are the same; otherwise it
+starts again); the directory is written by ``save_checkpoint`` atomically, and staging leftovers
+of a killed run are removed first.
 """
 import dataclasses
 import shutil
@@ -186,6 +194,9 @@ def retrain(checkpoint):
     except TypeError as exc:
         return _finish(checkpoint, Checkpoint.FAILED, f"Bad train_settings on the project: {exc}")
     current = champion(project)
+    start, run_config = starting_point(checkpoint, config)
+    work_dir = path.with_name(path.name + ".trainer")
+    resume = resumable(work_dir, data_hash, run_config)
     report = {}
 
     def judged(prm, summary, _validation):
@@ -203,18 +214,55 @@ def retrain(checkpoint):
         return {"forced": forced, "training_log": str(log_path), "metric": project.retrain_metric,
                 "heldout_problems": len({e.problem for e in heldout}), "train": summary,
                 "heldout": new[0], "champion_id": current.pk if current else None,
-                "champion_heldout": old[0], "config": dataclasses.asdict(config)}
+                "champion_heldout": old[0], "config": dataclasses.asdict(config), **start}
 
     meta = {"neutral": "positive", "aggregation": "prod",
             "training_data": [{"project": project.pk, "sha256": data_hash, "passes": passes}],
-            "parent": checkpoint.parent.path if checkpoint.parent else None}
+            "parent": checkpoint.parent.path if checkpoint.parent else None,
+            "lineage": {**start, "parent_id": checkpoint.parent_id}}
     worker._limit_threads()
     progress.phase("training", step=0, total_steps=None, loss=None, eta_s=None)
-    done = train_checkpoint(train_set, path, base=base, config=config, device=worker.device(), log_path=log_path,
-                            meta=meta, metrics=judged, on_step=progress.step)
+    done = train_checkpoint(train_set, path, base=base, config=run_config, device=worker.device(), log_path=log_path,
+                            meta=meta, metrics=judged, on_step=progress.step, work_dir=work_dir, resume=resume)
+    shutil.rmtree(work_dir, ignore_errors=True)  # the Trainer's checkpoints: the run is whole now
     Checkpoint.objects.filter(pk=checkpoint.pk).update(metrics=done.metrics, report=report)
     checkpoint.refresh_from_db()
     return promote(checkpoint, current)
+
+
+def starting_point(checkpoint, config):
+    """Where the retrain of ``checkpoint`` starts, and the config it trains with.
+
+    ``start_from`` "base" (the default) trains a fresh head on the project's base model;
+    "champion" fine-tunes the champion the checkpoint was started beside (its parent) on the
+    labels. Returns ``({"start_from", "init_checkpoint_id"}, config)``, the config's
+    ``start_from`` being the parent's directory when fine-tuning.
+    """
+    if config.start_from == "champion" and checkpoint.parent is not None:
+        return ({"start_from": "champion", "init_checkpoint_id": checkpoint.parent_id},
+                dataclasses.replace(config, start_from=checkpoint.parent.path))
+    return {"start_from": "base", "init_checkpoint_id": None}, dataclasses.replace(config, start_from="base")
+
+
+RUN_FILE = "stepmark_run.json"
+
+
+def resumable(work_dir, data_hash, config):
+    """Whether the Trainer's checkpoints in ``work_dir`` belong to this very run (same data, same
+    settings): a redelivered retrain then resumes from the last one; otherwise they are removed."""
+    import json
+
+    fingerprint = {"data_hash": data_hash, "config": dataclasses.asdict(config)}
+    marker = work_dir / RUN_FILE
+    try:
+        same = json.loads(marker.read_text(encoding="utf-8")) == fingerprint
+    except (OSError, ValueError):
+        same = False
+    if not same:
+        shutil.rmtree(work_dir, ignore_errors=True)
+        work_dir.mkdir(parents=True)
+        marker.write_text(json.dumps(fingerprint), encoding="utf-8")
+    return same
 
 
 def promote(checkpoint, current):

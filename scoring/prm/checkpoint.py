@@ -112,6 +112,17 @@ def read_meta(path):
     return meta
 
 
+def update_meta(path, **fields):
+    """Set ``fields`` in the stepmark_prm.json of the checkpoint at ``path``, atomically (temp file, rename)."""
+    meta = {**read_meta(path), **fields}
+    staging = Path(path) / f".{META_FILE}.tmp"
+    staging.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    with open(staging, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(staging, Path(path) / META_FILE)
+    return meta
+
+
 def load_checkpoint(path, *, device=None, dtype=None):
     """The PRM saved at ``path``, ready to score (eval mode).
 

@@ -80,13 +80,34 @@ def build_parser():
                             "on a CPU; BERT-style backbones ship with 0.1, decoders with 0); dropout on hidden states "
                             "stays as the backbone has it")
     train.add_argument("--clip-norm", type=float, default=d.clip_norm, help=f"gradient norm clipping (default {d.clip_norm})")
-    train.add_argument("--eval-every", type=int, default=None, help="optimizer steps between validation runs (default: once per epoch)")
+    train.add_argument("--eval-every", type=int, default=None,
+                       help="optimizer steps between validation runs and resumable saves (default: once per epoch)")
     train.add_argument("--patience", type=int, default=d.patience, help=f"validation runs without improvement before stopping early (default {d.patience})")
     train.add_argument("--val-fraction", type=float, default=d.val_fraction, help=f"share of problems held out for validation (default {d.val_fraction})")
     train.add_argument("--seed", type=int, default=d.seed, help=f"seed for the split, shuffling, head and dropout (default {d.seed})")
     train.add_argument("--log-every", type=int, default=d.log_every, help=f"optimizer steps per training-loss log line (default {d.log_every})")
     train.add_argument("--log", type=Path, default=None, help="metrics log, JSONL (default: OUT.metrics.jsonl beside the checkpoint); "
                        "the run's loss curves are drawn beside it, the same name ending in .png")
+    train.add_argument("--gradient-accumulation", type=int, default=d.gradient_accumulation,
+                       help=f"batches per optimizer step in each process (default {d.gradient_accumulation})")
+    train.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None,
+                       help="bf16 mixed precision (default: on CUDA)")
+    train.add_argument("--gradient-checkpointing", action=argparse.BooleanOptionalAction, default=None,
+                       help="recompute activations in the backward pass to save memory (default: on CUDA)")
+    train.add_argument("--lora-rank", type=int, default=None, help="train LoRA adapters of this rank (peft) instead of "
+                       "every weight; they are merged into the saved checkpoint (default: full fine-tuning)")
+    train.add_argument("--lora-alpha", type=float, default=d.lora_alpha, help=f"LoRA alpha (default {d.lora_alpha})")
+    train.add_argument("--lora-target-modules", nargs="+", default=None,
+                       help="module names the adapters wrap (default: peft's for the architecture, e.g. q_proj v_proj)")
+    train.add_argument("--start-from", default=d.start_from, help="'base' (default): a fresh head on --base; or a Stepmark "
+                       "checkpoint directory to fine-tune (the checkpoint's lineage records it)")
+    train.add_argument("--processes", type=int, default=d.processes,
+                       help="training processes, launched with accelerate (default 1: this process)")
+    train.add_argument("--accelerate-config", default=None,
+                       help="an accelerate config file (DDP, FSDP, DeepSpeed ZeRO) for the launch")
+    train.add_argument("--work-dir", type=Path, default=None, help="where the Trainer keeps its checkpoints; "
+                       "with --resume the run continues from the newest one there (default: a temporary directory)")
+    train.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --work-dir")
     _add_device(train)
     train.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -182,6 +203,8 @@ def run_train(args):
     from scoring.prm.training_run import train_checkpoint
 
     config = TrainConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)})
+    if args.resume and args.work_dir is None:
+        raise ValueError("--resume needs --work-dir, the directory of the run to continue")
     examples = []
     for path in args.data:
         examples += read_prm800k(path, neutral=args.neutral, alternatives=not args.no_alternatives, limit=args.limit)
@@ -190,7 +213,8 @@ def run_train(args):
     meta = {"neutral": args.neutral, "aggregation": args.aggregation, "alternatives": not args.no_alternatives,
             "training_data": [{"path": str(p), "sha256": file_hash(p)} for p in args.data], "limit": args.limit}
     done = train_checkpoint(examples, args.out, base=base, config=config, device=args.device, max_length=args.max_length,
-                            overflow=args.overflow, log_path=log_path, progress=not args.quiet, meta=meta)
+                            overflow=args.overflow, log_path=log_path, progress=not args.quiet, meta=meta,
+                            work_dir=args.work_dir, resume=args.resume)
     plot = plot_training(done.history, log_path.with_suffix(".png"), title=f"{args.out.name}: ")
     last_loss = next((h["loss"] for h in reversed(done.history) if h["event"] == "train"), None)
     print(json.dumps({"checkpoint": str(args.out), "log": str(log_path), "plot": str(plot), **done.metrics,

@@ -110,6 +110,16 @@ class PRM(nn.Module):
         out = self.backbone(input_ids=input_ids, attention_mask=self.attention_mask(attention_mask), **extra)
         return out.last_hidden_state
 
+    def activation_checkpointing_enable(self, activation_checkpointing_kwargs=None, **kwargs):
+        """Gradient checkpointing of the backbone's layers (the Trainer calls it for ``activation_checkpointing``)."""
+        options = activation_checkpointing_kwargs or {"use_reentrant": False}
+        if hasattr(self.backbone, "activation_checkpointing_enable"):
+            self.backbone.activation_checkpointing_enable(activation_checkpointing_kwargs=options)
+        else:  # transformers before 5
+            self.backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs=options)
+
+    gradient_checkpointing_enable = activation_checkpointing_enable
+
     def forward(self, input_ids, attention_mask, position_ids=None):
         return self.head(self.backbone_states(input_ids, attention_mask, position_ids)).float()
 

@@ -1,28 +1,54 @@
-"""Training a PRM on labelled steps: a plain torch loop.
+"""Training a PRM on labelled steps: transformers' ``Trainer``, fed prefix trees.
 
-AdamW, linear warm-up then linear decay to 0 (transformers' ``get_linear_schedule_with_warmup``,
-as its Trainer has it: with a warm-up, the first step runs at a learning rate of 0), gradient
-clipping, early stopping on validation loss (the best weights are restored at the end), seeded
-so that a run repeats exactly on CPU. On CUDA it trains under bfloat16 autocast with gradient
-checkpointing, and hands back a bfloat16 model, the dtype it is saved and scored in. The loss
-is cross-entropy at each labelled step separator; unlabelled steps (``None``) and padding carry
-no loss.
+``PRMTrainer`` is a ``Trainer`` subclass in the manner of TRL's ``PRMTrainer``, keeping what this
+project does its own way: the data are prefix trees (``scoring.prm.packing``) built by the same
+``scoring.prm.inputs.encode_solution`` that scoring uses, the loss is cross-entropy at each
+labelled step separator of a tree (``tree_loss``; unlabelled steps and padding carry none), and
+validation is the mean of that loss per labelled step. The library does the rest: AdamW, the
+linear schedule with warm-up (with a warm-up, the first step runs at a rate of 0), gradient
+clipping, gradient accumulation, bf16 mixed precision and gradient checkpointing (on CUDA by
+default), early stopping (``EarlyStoppingCallback``; the best weights are loaded at the end),
+checkpoints to resume from (``resume_from_checkpoint``), and the distributed run: launched under
+``accelerate launch`` or ``torchrun`` (``scoring.prm.launch``) the same code runs DDP, FSDP or
+DeepSpeed as the accelerate config says, each process taking its share of the batches.
 
-Training and scoring build their input with the same ``scoring.prm.inputs.encode_solution``: a
-solution longer than the context trains on each of the rows it is scored in. Rows that begin
-alike (a PRM800K trajectory and its alternatives, each the trajectory's prefix followed by
-the alternative) train as one prefix tree (``scoring.prm.packing``), each shared token computed
+A batch is a length batch of trees (the padded-token budget ``max_tokens``, at most
+``max_batch`` trees): the dataset's items are whole batches and the Trainer's batch size is 1.
+A solution longer than the context trains on each of the rows it is scored in. Rows that begin
+alike (a PRM800K trajectory and its alternatives) train as one tree, each shared token computed
 once; the loss is the same sum over every row's labelled steps.
+
+With ``lora_rank`` the backbone trains through peft's LoRA adapters (the head trains fully);
+at the end the adapters are merged, so the PRM handed back, and saved, is a plain one that
+scores as the adapted model did.
+
+A worked example, the whole of a run (``train`` does this, with logging and early stopping)::
+
+    from scoring.prm.data import read_prm800k
+    from scoring.prm.model import new_prm
+    from scoring.prm.train import PRMTrainer, TrainConfig, tree_dataset, training_arguments
+
+    prm = new_prm("models/MiniLM", device="cpu")
+    config = TrainConfig(lr=1e-4, max_steps=50)
+    data = tree_dataset(prm, read_prm800k("prm800k.jsonl"), config)
+    trainer = PRMTrainer(prm, training_arguments(config, prm, "runs/g1"), train_dataset=data,
+                         warmup_fraction=config.warmup_fraction)
+    trainer.train()          # trainer.train(resume_from_checkpoint=True) after a kill
+    prm.eval()               # scores as scoring.prm.scorer reads it; save with save_checkpoint
 """
 import contextlib
 import dataclasses
 import json
 import math
-import random
+import os
+import shutil
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 from torch.nn.functional import cross_entropy
+from transformers import Trainer, TrainerCallback
 
 from scoring.prm.inputs import encode_solution, length_batches, pad_id
 from scoring.prm.packing import collate_units, pack, pair_cost, tree_limit
@@ -40,13 +66,22 @@ class TrainConfig:
     max_tokens: int | None = None  # None: by device, TRAIN_TOKENS
     max_batch: int = 16
     clip_norm: float = 1.0
-    eval_every: int | None = None  # optimizer steps between validations; None: once per epoch
+    eval_every: int | None = None  # optimizer steps between validations and resumable saves; None: once per epoch
     patience: int = 3  # validations without improvement before stopping
     val_fraction: float = 0.1
     seed: int = 0
     log_every: int = 10
     share_prefixes: bool = True  # rows that begin alike train as one prefix tree
     attention_dropout: float | None = 0.0  # None: the backbone's own (see set_attention_dropout)
+    gradient_accumulation: int = 1  # batches per optimizer step (per process)
+    bf16: bool | None = None  # bf16 mixed precision; None: on CUDA
+    gradient_checkpointing: bool | None = None  # None: on CUDA
+    lora_rank: int | None = None  # None: full fine-tuning; else LoRA adapters of this rank (peft)
+    lora_alpha: float = 16.0
+    lora_target_modules: list[str] | None = None  # None: peft's default for the architecture
+    start_from: str = "base"  # "base": a fresh head on the base; "champion" (the retrain) or a checkpoint's path: fine-tune it
+    processes: int = 1  # training processes (accelerate launch); 1: in the calling process
+    accelerate_config: str | None = None  # an accelerate config file (DDP, FSDP, DeepSpeed) for the launch
 
 
 def encode_examples(prm, examples):
@@ -114,18 +149,35 @@ def tree_units(prm, rows, labels, *, share_prefixes=True):
     return units, targets
 
 
+def collate_trees(units, targets, *, pad_token_id):
+    """One batch of trees as the model reads it (``collate_units``) with its loss targets.
+
+    ``target_rows``, ``target_columns``: where each labelled step's separator sits in the batch;
+    ``target_labels``: its label. The Trainer moves every tensor to the device.
+    """
+    batch = collate_units(units, pad_token_id=pad_token_id)
+    which = [(b, index) for b, unit_targets in enumerate(targets) for index, _ in unit_targets]
+    rows, columns = torch.tensor(which, dtype=torch.long).reshape(-1, 2).unbind(1)
+    batch["target_rows"], batch["target_columns"] = rows, columns
+    batch["target_labels"] = torch.tensor([label for unit_targets in targets for _, label in unit_targets], dtype=torch.long)
+    return batch
+
+
+def tree_loss(model, batch):
+    """Summed cross-entropy over a collated batch's labelled steps, and how many there were.
+
+    ``model`` is the PRM or what the Trainer wrapped it in (DDP, FSDP, DeepSpeed).
+    """
+    logits = model(batch["input_ids"], batch["attention_mask"], batch.get("position_ids"))
+    picked = logits[batch["target_rows"], batch["target_columns"]].float()
+    return cross_entropy(picked, batch["target_labels"], reduction="sum"), batch["target_labels"].numel()
+
+
 def batch_loss(prm, units, targets):
     """Summed cross-entropy over the labelled steps of a batch of trees, and how many there were."""
-    batch = collate_units(units, pad_token_id=pad_id(prm.tokenizer))
-    position_ids = batch.get("position_ids")
+    batch = {k: v.to(prm.device) for k, v in collate_trees(units, targets, pad_token_id=pad_id(prm.tokenizer)).items()}
     with _autocast(prm):
-        logits = prm(batch["input_ids"].to(prm.device), batch["attention_mask"].to(prm.device),
-                     None if position_ids is None else position_ids.to(prm.device))
-    which = [(b, index) for b, unit_targets in enumerate(targets) for index, _ in unit_targets]
-    rows, columns = torch.tensor(which, dtype=torch.long, device=prm.device).unbind(1)
-    target = torch.tensor([label for unit_targets in targets for _, label in unit_targets], device=prm.device)
-    loss = cross_entropy(logits[rows, columns].float(), target, reduction="sum")
-    return loss, len(which)
+        return tree_loss(prm, batch)
 
 
 # Padded tokens per training batch by device type when the config leaves it open. On a CPU a
@@ -156,132 +208,312 @@ def validation_loss(prm, rows, labels, config):
     return total / count
 
 
-class _Log:
-    """Appends one JSON object per event to the metrics log (when there is one)."""
 
-    def __init__(self, path):
-        self.handle = open(path, "a", encoding="utf-8") if path else None
+class TreeBatches(torch.utils.data.Dataset):
+    """Length batches of trees as a dataset: item ``i`` is batch ``i``, collated (``collate_trees``)."""
+
+    def __init__(self, units, targets, batches, pad_token_id):
+        self.units, self.targets, self.batches, self.pad_token_id = units, targets, batches, pad_token_id
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __getitem__(self, index):
+        chosen = self.batches[index]
+        return collate_trees([self.units[i] for i in chosen], [self.targets[i] for i in chosen],
+                             pad_token_id=self.pad_token_id)
+
+
+def one_batch(features):
+    """The data collator: the Trainer's batch size is 1 and each item is already a whole batch."""
+    (batch,) = features
+    return batch
+
+
+def tree_dataset(prm, examples, config):
+    """``examples`` encoded as ``prm`` scores them, packed into trees and batched: a ``TreeBatches``.
+
+    Its ``rows``, ``examples`` and ``dropped`` (labels no row reads) say what went in.
+    """
+    rows, labels, dropped = encode_examples(prm, examples)
+    units, targets = tree_units(prm, rows, labels, share_prefixes=config.share_prefixes)
+    data = TreeBatches(units, targets, train_batches(prm, units, config), pad_id(prm.tokenizer))
+    data.rows, data.dropped = len(rows), dropped
+    return data
+
+
+class PRMTrainer(Trainer):
+    """``Trainer`` for a PRM on prefix trees: the tree loss, the validation loss per labelled step,
+    the warm-up as a fraction of the steps, and checkpoints that appear whole or not at all.
+
+    ``train_dataset`` and ``eval_dataset`` are ``TreeBatches`` (``tree_dataset``); the collator
+    is ``one_batch``. See the module's docstring for a worked example.
+    """
+
+    def __init__(self, prm, args, *, train_dataset, eval_dataset=None, warmup_fraction=0.0, callbacks=None):
+        super().__init__(model=prm, args=args, train_dataset=train_dataset, eval_dataset=eval_dataset,
+                         data_collator=one_batch, callbacks=callbacks)
+        self.warmup_fraction = warmup_fraction
+        self._staging_root = None
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        """Mean cross-entropy per labelled step of the batch (the Trainer divides by the accumulation)."""
+        total, count = tree_loss(model, inputs)
+        loss = total / count
+        return (loss, None) if return_outputs else loss
+
+    def create_scheduler(self, num_training_steps, optimizer=None):
+        # the warm-up as a share of the steps the Trainer worked out (1.0 included: all warm-up)
+        self.args.warmup_steps = math.ceil(num_training_steps * self.warmup_fraction)
+        return super().create_scheduler(num_training_steps, optimizer)
+
+    def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):
+        """``{prefix}_loss``: mean cross-entropy per labelled step over the whole validation set.
+
+        Every process reads the whole (small) set through the wrapped model, so FSDP's and
+        DeepSpeed's sharded forward passes run in step and all ranks agree on early stopping.
+        """
+        dataset = eval_dataset if eval_dataset is not None else self.eval_dataset
+        model = self.model_wrapped
+        was_training = model.training
+        model.eval()
+        total, count = 0.0, 0
+        with torch.no_grad():
+            for index in range(len(dataset)):
+                batch = self._prepare_inputs(dataset[index])
+                with self.compute_loss_context_manager():
+                    loss, n = tree_loss(model, batch)
+                total, count = total + float(loss), count + n
+        model.train(was_training)
+        metrics = {f"{metric_key_prefix}_loss": total / count}
+        self.log(metrics)
+        self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
+        return metrics
+
+    # Checkpoints: written into a staging directory and renamed into place, so that a killed run
+    # leaves no half checkpoint for resume_from_checkpoint to pick up.
+    STAGING = ".staging"
+
+    def _get_output_dir(self, trial):
+        return self._staging_root or super()._get_output_dir(trial)
+
+    def _save_checkpoint(self, model, trial):
+        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, rotate_checkpoints
+
+        run_dir = super()._get_output_dir(trial)
+        name = f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+        self._staging_root = os.path.join(run_dir, self.STAGING)
+        try:
+            super()._save_checkpoint(model, trial)
+        finally:
+            self._staging_root = None
+        self.accelerator.wait_for_everyone()
+        best = self.state.best_global_step
+        if best:
+            path = os.path.join(run_dir, f"{PREFIX_CHECKPOINT_DIR}-{best}")
+            if best == self.state.global_step or os.path.isdir(path):
+                self.state.best_model_checkpoint = path
+        if self.args.should_save:
+            staged = Path(run_dir) / self.STAGING / name
+            self.state.save_to_json(str(staged / "trainer_state.json"))  # with the final paths in it
+            _fsync_tree(staged)
+            final = Path(run_dir) / name
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(staged, final)
+            rotate_checkpoints(output_dir=run_dir, save_total_limit=self.args.save_total_limit,
+                               best_model_checkpoint=self.state.best_model_checkpoint, use_mtime=False)
+        self.accelerator.wait_for_everyone()
+
+
+def _fsync_tree(directory):
+    for item in Path(directory).rglob("*"):
+        if item.is_file():
+            with open(item, "rb") as handle:
+                os.fsync(handle.fileno())
+
+
+def last_checkpoint(work_dir):
+    """The newest whole Trainer checkpoint under ``work_dir`` (staging leftovers ignored), or None."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    if work_dir is None or not Path(work_dir).is_dir():
+        return None
+    return get_last_checkpoint(str(work_dir))
+
+
+def training_arguments(config, prm, output_dir, *, validation=False, progress=False):
+    """The ``TrainingArguments`` of ``config`` for ``prm`` (its device decides bf16 and checkpointing)."""
+    from transformers import TrainingArguments
+
+    cuda = prm.device.type == "cuda"
+    every = "steps" if config.eval_every else "epoch"
+    checkpointing = cuda if config.gradient_checkpointing is None else config.gradient_checkpointing
+    return TrainingArguments(
+        output_dir=str(output_dir), per_device_train_batch_size=1, per_device_eval_batch_size=1,
+        gradient_accumulation_steps=config.gradient_accumulation, learning_rate=config.lr,
+        weight_decay=config.weight_decay, lr_scheduler_type="linear", max_grad_norm=config.clip_norm,
+        num_train_epochs=config.epochs, max_steps=config.max_steps or -1,
+        logging_strategy="steps", logging_steps=config.log_every,
+        eval_strategy=every if validation else "no", save_strategy=every,
+        eval_steps=config.eval_every, save_steps=config.eval_every, save_total_limit=2,
+        load_best_model_at_end=validation, metric_for_best_model="eval_loss", greater_is_better=False,
+        bf16=cuda if config.bf16 is None else config.bf16,
+        activation_checkpointing=checkpointing, activation_checkpointing_kwargs={"use_reentrant": False},
+        use_cpu=not cuda, seed=config.seed, data_seed=config.seed, report_to="none", disable_tqdm=not progress,
+        remove_unused_columns=False, dataloader_num_workers=0, save_only_model=False,
+    )
+
+
+class _Events(TrainerCallback):
+    """The JSONL metrics log (``start``, ``train``, ``eval``, ``end``), the history, the step hook.
+
+    Only the main process writes and reports. The last step is always logged.
+    """
+
+    def __init__(self, log_path, on_step, start):
+        self.log_path, self.on_step, self.start = log_path, on_step, start
         self.started = time.monotonic()
+        self.history = []
 
-    def write(self, **record):
+    def write(self, state, **record):
         record["elapsed_s"] = round(time.monotonic() - self.started, 3)
-        if self.handle:
-            self.handle.write(json.dumps(record) + "\n")
-            self.handle.flush()
+        if state.is_world_process_zero and self.log_path:
+            with open(self.log_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
         return record
 
-    def close(self):
-        if self.handle:
-            self.handle.close()
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.write(state, event="start", **self.start, total_steps=state.max_steps, processes=args.world_size)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= state.max_steps:
+            control.should_log = True
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if "loss" in (logs or {}):
+            record = self.write(state, event="train", step=state.global_step, loss=logs["loss"],
+                                lr=logs.get("learning_rate"), grad_norm=logs.get("grad_norm"))
+            self.history.append(record)
+            if self.on_step is not None and state.is_world_process_zero:
+                self.on_step(state.global_step, state.max_steps, logs["loss"])
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        value = metrics["eval_loss"]
+        improved = state.best_metric is None or value < state.best_metric
+        self.history.append(self.write(state, event="eval", step=state.global_step, val_loss=value, best=improved))
 
 
-def _progress_bar(total, enabled):
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc="train", unit="step", disable=not enabled)
+def apply_lora(prm, config):
+    """Wrap ``prm``'s backbone in peft LoRA adapters (rank, alpha, target modules from ``config``)."""
+    from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0, bias="none",
+                      target_modules=config.lora_target_modules)
+    prm.backbone = get_peft_model(prm.backbone, lora)
+    return prm
 
 
-def train(prm, train_examples, val_examples, config=None, *, log_path=None, progress=True, on_step=None):
-    """Train ``prm`` in place on ``train_examples``; returns a summary dict and restores the best weights.
+def merge_lora(prm):
+    """Fold LoRA adapters into the backbone's weights: a plain backbone that scores as the adapted one."""
+    if hasattr(prm.backbone, "merge_and_unload"):
+        prm.backbone = prm.backbone.merge_and_unload()
+    return prm
 
-    ``val_examples`` drive early stopping (none: train to the end). ``log_path`` gets a JSONL
-    metrics log: ``train`` events (mean loss since the last one, learning rate, gradient norm)
-    and ``eval`` events (validation loss; the first one before any update). ``on_step(step,
-    total_steps, loss)`` is called after every optimizer step (the retrain's progress on the
-    researcher's page, ``scoring.progress``).
+
+def train(prm, train_examples, val_examples, config=None, *, log_path=None, progress=True, on_step=None,
+          work_dir=None, resume=False, callbacks=(), merge=True):
+    """Train ``prm`` in place on ``train_examples`` with ``PRMTrainer``; returns a summary dict.
+
+    ``val_examples`` drive early stopping (none: train to the end); the best weights are loaded at
+    the end. ``work_dir`` holds the Trainer's checkpoints (a temporary directory when None);
+    ``resume`` picks up from the newest whole one there. ``log_path`` gets a JSONL metrics log:
+    ``train`` events (mean loss since the last one, learning rate, gradient norm) and ``eval``
+    events (validation loss). ``on_step(step, total_steps, loss)`` is called at each ``train``
+    event (the retrain's progress on the researcher's page, ``scoring.progress``). Under
+    ``accelerate launch`` every process calls this; the summary is the same on all of them.
+    With LoRA the adapters are merged into the backbone at the end (``merge=False`` keeps them).
     """
-    from transformers import get_linear_schedule_with_warmup  # here: `scoring train --help` needs no transformers
+    from transformers import EarlyStoppingCallback
 
     config = config or TrainConfig()
-    torch.manual_seed(config.seed)
-    rng = random.Random(config.seed)
-    train_rows, train_labels, dropped = encode_examples(prm, train_examples)
-    val_rows, val_labels, val_dropped = encode_examples(prm, val_examples)
-    if not train_rows:
+    data = tree_dataset(prm, train_examples, config)
+    validation = tree_dataset(prm, val_examples, config) if val_examples else None
+    if validation is not None and not validation.rows:
+        validation = None
+    if not data.rows:
         raise ValueError("no labelled steps to train on")
-    units, targets = tree_units(prm, train_rows, train_labels, share_prefixes=config.share_prefixes)
-    batches = train_batches(prm, units, config)
-    total_steps = config.epochs * len(batches)
-    if config.max_steps is not None:
-        total_steps = min(total_steps, config.max_steps)
-    eval_every = config.eval_every or len(batches)
-    warmup = math.ceil(total_steps * config.warmup_fraction)
-    if prm.device.type == "cuda":
-        prm.backbone.gradient_checkpointing_enable()
+    if config.lora_rank:
+        apply_lora(prm, config)
     dropout_before = [] if config.attention_dropout is None else set_attention_dropout(prm.backbone, config.attention_dropout)
-    optimizer = torch.optim.AdamW(prm.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    scheduler = get_linear_schedule_with_warmup(optimizer, num_warmup_steps=warmup, num_training_steps=total_steps)
-    log = _Log(log_path)
-    say = print if progress else (lambda *a, **k: None)
-    log.write(event="start", train_examples=len(train_rows), val_examples=len(val_rows), train_trees=len(units),
-              train_tokens=sum(map(len, units)), batches_per_epoch=len(batches),
-              total_steps=total_steps, labels_past_context=dropped + val_dropped, config=dataclasses.asdict(config))
-
-    best = {"val_loss": validation_loss(prm, val_rows, val_labels, config), "step": 0, "state": None}
-    history = [log.write(event="eval", step=0, val_loss=best["val_loss"])]
-    bar = _progress_bar(total_steps, progress)
-    step, stale, running, stopped_early = 0, 0, [], False
+    temporary = None
+    if work_dir is None:
+        temporary = work_dir = tempfile.mkdtemp(prefix="stepmark-train-")
+    shutil.rmtree(Path(work_dir) / PRMTrainer.STAGING, ignore_errors=True)  # a killed save's leftovers
+    start = {"train_examples": data.rows, "val_examples": validation.rows if validation else 0,
+             "train_trees": len(data.units), "train_tokens": sum(map(len, data.units)), "batches_per_epoch": len(data),
+             "labels_past_context": data.dropped + (validation.dropped if validation else 0),
+             "config": dataclasses.asdict(config)}
+    events = _Events(log_path, on_step, start)
+    hooks = [events, *callbacks]
+    if validation is not None:
+        hooks.append(EarlyStoppingCallback(early_stopping_patience=config.patience))
+    args = training_arguments(config, prm, work_dir, validation=validation is not None, progress=progress)
+    if config.max_steps:
+        # The Trainer lets max_steps override the epochs; here it only cuts them short, as it always did.
+        per_process = math.ceil(len(data) / args.world_size)
+        args.max_steps = min(config.max_steps, config.epochs * math.ceil(per_process / config.gradient_accumulation))
     prm.train()
-    while step < total_steps and not stopped_early:
-        order = list(range(len(batches)))
-        rng.shuffle(order)
-        for index in order:
-            if step >= total_steps:
-                break
-            chosen = batches[index]
-            loss_sum, count = batch_loss(prm, [units[i] for i in chosen], [targets[i] for i in chosen])
-            loss = loss_sum / count
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(prm.parameters(), config.clip_norm)
-            optimizer.step()
-            scheduler.step()
-            step += 1
-            running.append(float(loss.detach()))
-            if on_step is not None:
-                on_step(step, total_steps, running[-1])
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{running[-1]:.4f}")
-            if step % config.log_every == 0 or step == total_steps:
-                record = log.write(event="train", step=step, loss=sum(running) / len(running),
-                                   lr=scheduler.get_last_lr()[0], grad_norm=float(grad_norm))
-                history.append(record)
-                if bar is None:
-                    say(f"step {step}/{total_steps} loss {record['loss']:.4f}")
-                running = []
-            if val_rows and (step % eval_every == 0 or step == total_steps):
-                val_loss = validation_loss(prm, val_rows, val_labels, config)
-                improved = val_loss < best["val_loss"] - 1e-6
-                if improved:
-                    best.update(val_loss=val_loss, step=step, state=_copy_state(prm))
-                    stale = 0
-                else:
-                    stale += 1
-                history.append(log.write(event="eval", step=step, val_loss=val_loss, best=improved))
-                if stale >= config.patience:
-                    stopped_early = True
-                    break
-    if bar is not None:
-        bar.close()
+    trainer = PRMTrainer(prm, args, train_dataset=data, eval_dataset=validation, warmup_fraction=config.warmup_fraction,
+                         callbacks=hooks)
+    if not progress:
+        from transformers.trainer_callback import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)  # the metrics log has them
+    gathered = None
+    try:
+        trainer.train(resume_from_checkpoint=last_checkpoint(work_dir) if resume else None)
+        if trainer.is_fsdp_enabled or trainer.is_deepspeed_enabled:
+            # The weights are spread over the processes: the library gathers them into one state
+            # dict (FSDP needs fsdp_state_dict_type FULL_STATE_DICT, ZeRO-3 its 16-bit gather on
+            # save) that the main process writes; ``gathered_prm`` loads it into a plain PRM.
+            gathered = Path(work_dir) / "final" / "model.safetensors"
+            trainer.save_model(str(gathered.parent))
+    finally:
+        if temporary is not None and gathered is None:
+            shutil.rmtree(temporary, ignore_errors=True)
+    state = trainer.state
     _restore(dropout_before)
-    if val_rows:
-        if best["state"] is not None:
-            prm.load_state_dict(best["state"])
-        # else no update beat the untrained weights; keep the last ones (the start is not worth keeping)
-    if prm.device.type == "cuda":
-        prm.backbone.gradient_checkpointing_disable()
-        prm.to(torch.bfloat16)
-    prm.eval()
-    summary = {"steps": step, "stopped_early": stopped_early, "best_step": best["step"], "best_val_loss": best["val_loss"],
-               "train_examples": len(train_rows), "val_examples": len(val_rows), "labels_past_context": dropped + val_dropped}
-    log.write(event="end", **summary)
-    log.close()
-    summary["history"] = history
+    if gathered is None:
+        if merge:
+            merge_lora(prm)
+        if prm.device.type == "cuda":
+            prm.backbone.gradient_checkpointing_disable()
+            prm.to(torch.bfloat16)  # the dtype it is saved and scored in
+        prm.eval()
+    stopper = next((c for c in trainer.callback_handler.callbacks if isinstance(c, EarlyStoppingCallback)), None)
+    stopped = bool(stopper and stopper.early_stopping_patience_counter >= config.patience)
+    summary = {"steps": state.global_step, "total_steps": state.max_steps, "stopped_early": stopped,
+               "best_step": state.best_global_step or 0, "best_val_loss": state.best_metric,
+               "train_examples": data.rows, "val_examples": start["val_examples"],
+               "labels_past_context": start["labels_past_context"], "processes": args.world_size,
+               "distributed": str(trainer.accelerator.distributed_type.value)}  # NO, MULTI_CPU, MULTI_GPU, FSDP, DEEPSPEED
+    events.write(state, event="end", **summary)
+    summary["history"] = events.history
+    if gathered is not None:
+        summary["gathered_weights"] = str(gathered)  # ``prm`` is sharded: the trained weights are here
     return summary
 
 
-def _copy_state(prm):
-    return {k: v.detach().to("cpu", copy=True) for k, v in prm.state_dict().items()}
+def gathered_prm(prm, config, weights):
+    """A plain ``prm`` (built as the run built it, unwrapped) with the gathered ``weights`` of a
+    sharded run (FSDP, DeepSpeed) loaded, LoRA merged, in the dtype it is scored in."""
+    from safetensors.torch import load_file
+
+    if config.lora_rank:
+        apply_lora(prm, config)
+    prm.load_state_dict({k: v.to(prm.device) for k, v in load_file(str(weights)).items()})
+    merge_lora(prm)
+    if prm.device.type == "cuda":
+        prm.to(torch.bfloat16)
+    return prm.eval()

@@ -5,6 +5,12 @@ Both ways of making a checkpoint go through ``train_checkpoint``: the command li
 They differ only in what they record: the caller's ``meta`` (where the data came from) and
 its ``metrics`` (the CLI's: the training summary with step figures on the validation
 problems; the retrain's: figures on its held-out problems beside the champion's).
+
+A run starts from the base model (a fresh head; ``config.start_from == "base"``) or fine-tunes
+an existing Stepmark checkpoint (``start_from`` its path); the checkpoint's ``lineage`` says
+which. With ``config.processes > 1`` (or an accelerate config file) the training runs under
+``accelerate launch`` (``scoring.prm.launch``), each process training its share of the batches;
+the main process saves the checkpoint, and this process loads it to compute the metrics.
 """
 import dataclasses
 from pathlib import Path
@@ -35,24 +41,80 @@ def validation_metrics(prm, summary, validation):
     return summary
 
 
+def lineage(config, base):
+    """Where a run starts: ``{"start_from": "base"|"checkpoint", "base_model", "init_checkpoint"}``."""
+    if config.start_from in ("", "base"):
+        return {"start_from": "base", "base_model": str(base), "init_checkpoint": None}
+    return {"start_from": "checkpoint", "base_model": str(base), "init_checkpoint": str(config.start_from)}
+
+
+def starting_prm(config, base, *, device=None, max_length=None, overflow="window"):
+    """The PRM a run trains, float32 master weights: a fresh one on ``base`` or the checkpoint ``start_from``."""
+    if config.start_from in ("", "base"):
+        return new_prm(base, device=device, dtype=torch.float32, max_length=max_length, overflow=overflow, seed=config.seed)
+    if config.start_from == "champion":
+        raise ValueError('start_from "champion" names the project\'s champion: the retrain resolves it to a path')
+    from scoring.prm.checkpoint import load_checkpoint
+
+    torch.manual_seed(config.seed)
+    return load_checkpoint(config.start_from, device=device, dtype=torch.float32)
+
+
 def train_checkpoint(examples, out, *, base, config=None, device=None, max_length=None, overflow="window",
-                     log_path=None, progress=False, meta=None, metrics=validation_metrics, on_step=None):
-    """Train a fresh PRM on the backbone at ``base``, evaluate it, and save it to the directory ``out``.
+                     log_path=None, progress=False, meta=None, metrics=validation_metrics, on_step=None,
+                     work_dir=None, resume=False):
+    """Train a PRM (fresh on ``base``, or fine-tuning ``config.start_from``), evaluate it, save it to ``out``.
 
     ``examples`` are split by problem into training and validation (``config.val_fraction``,
     seeded by ``config.seed``; validation drives early stopping). ``metrics(prm, summary,
     validation)`` gives the figures the checkpoint records, from the trained PRM, the training
     summary (without its history) and the validation examples. ``meta`` adds to the
-    checkpoint's stepmark_prm.json, beside the base model, the config and those metrics.
-    ``on_step`` goes to ``train`` (called after each optimizer step).
+    checkpoint's stepmark_prm.json, beside the base model, the lineage, the config and those
+    metrics. ``on_step`` goes to ``train``. ``work_dir`` keeps the Trainer's checkpoints;
+    ``resume`` continues from the newest one there (``train``).
     """
     config = config or TrainConfig()
+    if config.processes > 1 or config.accelerate_config:
+        from scoring.prm.launch import launched_checkpoint
+
+        return launched_checkpoint(examples, out, base=base, config=config, device=device, max_length=max_length,
+                                   overflow=overflow, log_path=log_path, meta=meta, metrics=metrics, on_step=on_step,
+                                   work_dir=work_dir, resume=resume)
+    return train_here(examples, out, base=base, config=config, device=device, max_length=max_length, overflow=overflow,
+                      log_path=log_path, progress=progress, meta=meta, metrics=metrics, on_step=on_step,
+                      work_dir=work_dir, resume=resume)
+
+
+def train_here(examples, out, *, base, config, device=None, max_length=None, overflow="window", log_path=None,
+               progress=False, meta=None, metrics=validation_metrics, on_step=None, work_dir=None, resume=False):
+    """``train_checkpoint`` in this process (one of a launch's processes, or the only one).
+
+    Under a launch only the main process computes ``metrics`` (None: the summary) and saves.
+    """
     train_set, val_set = split_by_problem(examples, fraction=config.val_fraction, seed=config.seed)
-    # float32 master weights; on CUDA the loop runs under bf16 autocast
-    prm = new_prm(base, device=device, dtype=torch.float32, max_length=max_length, overflow=overflow, seed=config.seed)
-    summary = train(prm, train_set, val_set, config, log_path=log_path, progress=progress, on_step=on_step)
+    # float32 master weights; on CUDA the Trainer runs under bf16 autocast
+    prm = starting_prm(config, base, device=device, max_length=max_length, overflow=overflow)
+    summary = train(prm, train_set, val_set, config, log_path=log_path, progress=progress, on_step=on_step,
+                    work_dir=work_dir, resume=resume)
     history = summary.pop("history")
-    figures = metrics(prm, summary, val_set)
-    meta = {**(meta or {}), "base_model": str(base), "config": dataclasses.asdict(config), "metrics": figures}
+    weights = summary.pop("gathered_weights", None)
+    if not is_main_process():
+        return TrainedCheckpoint(prm=prm, path=Path(out), metrics=summary, history=history)
+    if weights is not None:  # a sharded run (FSDP, DeepSpeed): its weights into a plain PRM
+        from scoring.prm.train import gathered_prm
+
+        prm = gathered_prm(starting_prm(config, base, device=device, max_length=max_length, overflow=overflow),
+                           config, weights)
+    figures = metrics(prm, summary, val_set) if metrics else summary
+    meta = meta or {}
+    meta = {**meta, "base_model": str(base), "lineage": {**lineage(config, base), **meta.get("lineage", {})},
+            "config": dataclasses.asdict(config), "metrics": figures}
     path = save_checkpoint(prm, out, meta=meta)
     return TrainedCheckpoint(prm=prm, path=path, metrics=figures, history=history)
+
+
+def is_main_process():
+    """False only in the other processes of a distributed launch (they train; the main one saves)."""
+    import os
+
+    return int(os.environ.get("RANK", "0")) == 0

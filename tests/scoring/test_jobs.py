@@ -301,3 +301,23 @@ def test_a_retrain_writes_its_phases_and_keeps_its_report_beside_the_champions(p
         assert best["ns"] == [1, 2, 4] and best["largest_pool"] == 4
         assert best["candidates"] == 4 * best["problems"][0]
     assert report["challenger"]["best-of-n"]["solved"]["majority_vote"] == report["champion"]["best-of-n"]["solved"]["majority_vote"]
+
+
+@pytest.mark.parametrize("start_from", ["base", "champion"])
+def test_a_retrain_fine_tunes_the_champion_or_starts_from_the_base_and_its_lineage_says_which(project, start_from):
+    from scoring.prm.checkpoint import read_meta
+
+    first = run_one(project)
+    rate_everything(project)
+    project.train_settings = {**project.train_settings, "start_from": start_from}
+    project.save()
+    checkpoint = retrain_if_due(project.pk, force=True)
+    assert checkpoint.status in (Checkpoint.CHAMPION, Checkpoint.REJECTED), checkpoint.reason
+    assert checkpoint.parent == first.checkpoint
+    init = first.checkpoint_id if start_from == "champion" else None
+    assert checkpoint.metrics["start_from"] == start_from and checkpoint.metrics["init_checkpoint_id"] == init
+    assert checkpoint.metrics["config"]["start_from"] == start_from
+    lineage = read_meta(checkpoint.path)["lineage"]
+    assert lineage["start_from"] == start_from and lineage["parent_id"] == first.checkpoint_id
+    assert lineage["init_checkpoint"] == (first.checkpoint.path if start_from == "champion" else None)
+    assert not Path(checkpoint.path + ".trainer").exists()  # the Trainer's own checkpoints go once the run is whole

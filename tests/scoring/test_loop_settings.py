@@ -141,7 +141,8 @@ def test_train_settings_keys_and_types_are_train_configs():
     for name, field in fields.items():
         hint = str(config[name].type)
         assert field.allow_null == ("None" in hint), name
-        kind = {"IntegerField": "int", "FloatField": "float", "BooleanField": "bool"}[type(field).__name__]
+        kind = {"IntegerField": "int", "FloatField": "float", "BooleanField": "bool", "ChoiceField": "str",
+                "CharField": "str", "ListField": "list[str]"}[type(field).__name__]
         assert kind in hint, name
         default = config[name].default
         if default is not None:  # each default is itself a value the form accepts
@@ -208,3 +209,16 @@ def test_the_pool_limit_goes_with_the_generation_task(people, project, broker): 
     people["researcher"].patch(url(project), {"pool_limit": 300}, format="json")
     run = people["researcher"].post(start, {}, format="json").json()
     assert queued(broker)[-1][2:] == ([run["id"]], {"pool_limit": 300})
+
+
+def test_where_a_retrain_starts_and_on_how_many_processes_are_train_settings(people, project):
+    answer = people["researcher"].patch(url(project), {"train_settings": {"start_from": "champion", "processes": 2,
+                                                                          "lora_rank": 8, "lora_target_modules": ["q_proj"]}},
+                                        format="json")
+    assert answer.status_code == 200, answer.json()
+    for bad, field in (({"start_from": "yesterday"}, "start_from"), ({"processes": 0}, "processes"),
+                       ({"accelerate_config": "fsdp.yaml"}, "accelerate_config"), ({"lora_target_modules": []}, "lora_target_modules")):
+        answer = people["researcher"].patch(url(project), {"train_settings": bad}, format="json")
+        assert answer.status_code == 400 and field in str(answer.json()["train_settings"]), (bad, answer.json())
+    project.refresh_from_db()
+    assert project.train_settings["start_from"] == "champion" and project.train_settings["processes"] == 2

@@ -24,7 +24,8 @@ const FIELDS = [
     help: "Empty: the bundled all-MiniLM-L6-v2. Else an absolute path on the server (the GPU worker reads it " +
       "there) to a Hugging Face model directory or a Stepmark checkpoint." },
   { name: "train_settings", label: "Train settings", json: true,
-    help: 'JSON overrides of the training run, e.g. {"lr": 1e-5, "epochs": 2, "max_tokens": 4096} (empty: the defaults).' },
+    help: 'JSON overrides of the training run, e.g. {"lr": 1e-5, "epochs": 2, "max_tokens": 4096} (empty: the defaults); ' +
+      '{"start_from": "champion"} fine-tunes the champion instead of the base, {"processes": 4} trains on 4 GPUs.' },
 ];
 
 function control(field, values) {

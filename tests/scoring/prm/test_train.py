@@ -44,12 +44,13 @@ def test_a_few_steps_lower_the_loss_and_repeat_exactly(tiny_bases, examples, tmp
     losses = runs[0]
     assert sum(losses[-3:]) < sum(losses[:3])
     events = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
-    assert [e["event"] for e in events][:2] == ["start", "eval"] and events[-1]["event"] == "end"
+    assert events[0]["event"] == "start" and events[-1]["event"] == "end"  # no validation set: no eval events
+    assert events[0]["total_steps"] == 12 and events[0]["processes"] == 1
     assert [e["step"] for e in events if e["event"] == "train"] == list(range(1, 13))
-    # warm-up over ceil(12 x 0.1) = 2 steps, then down to 0 (each entry: the rate of the next step)
+    # warm-up over ceil(12 x 0.1) = 2 steps from 0, then down towards 0 (each entry: the rate the step ran at)
     rates = [e["lr"] for e in events if e["event"] == "train"]
-    assert rates[:2] == [pytest.approx(config.lr / 2), pytest.approx(config.lr)]
-    assert rates[2:] == [pytest.approx(config.lr * (12 - step) / 10) for step in range(3, 13)] and rates[-1] == 0
+    assert rates[:3] == [0, pytest.approx(config.lr / 2), pytest.approx(config.lr)]
+    assert rates[2:] == [pytest.approx(config.lr * (13 - step) / 10) for step in range(3, 13)]
 
 
 def test_early_stopping_gives_up_when_validation_stops_improving(tiny_bases, examples):
@@ -57,8 +58,8 @@ def test_early_stopping_gives_up_when_validation_stops_improving(tiny_bases, exa
     prm = new_prm(tiny_bases["llama"], device="cpu", seed=0)
     config = TrainConfig(**{**FAST, "lr": 0.0}, epochs=50, eval_every=1, patience=2)
     summary = train(prm, train_set, val_set, config, progress=False)
-    # with a zero learning rate nothing improves: two validations later it stops
-    assert summary["stopped_early"] and summary["steps"] == 2 and summary["best_step"] == 0
+    # with a zero learning rate nothing improves on the first validation: two validations later it stops
+    assert summary["stopped_early"] and summary["steps"] == 3 and summary["best_step"] == 1
 
 
 def test_every_optimizer_step_is_reported_with_the_total_and_its_loss(tiny_bases, examples, tmp_path):
@@ -152,3 +153,12 @@ def test_attention_dropout_is_set_for_training_and_put_back(tiny_bases, examples
     assert dropouts() == (attention, hidden)
     train(prm, examples[:6], [], TrainConfig(max_steps=1, **FAST), progress=False)
     assert dropouts() == (attention, hidden)
+
+
+def test_max_steps_cuts_the_epochs_short_and_never_runs_past_them(tiny_bases, examples):
+    prm = new_prm(tiny_bases["llama"], device="cpu", seed=0, max_length=192)
+    config = TrainConfig(max_steps=1000, epochs=2, **FAST)
+    from scoring.prm.train import tree_dataset
+
+    batches = len(tree_dataset(prm, examples[:12], config))
+    assert train(prm, examples[:12], [], config, progress=False)["steps"] == 2 * batches < 1000
