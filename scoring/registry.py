@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from labeling.errors import DomainError
 from labeling.outages import queued_or_failed
-from scoring.standing import NotAllowed, make_champion
+from scoring.standing import NotAllowed, make_champion, passes_count
 from scoring.models import Checkpoint
 from scoring.prm.layouts import AUTO, LAYOUTS, LayoutError, inspect
 
@@ -49,7 +49,7 @@ def register(project, path, *, layout=AUTO, step_separator=None, champion=False,
     options = layout_options(found, step_separator)
     checkpoint = Checkpoint.objects.create(
         project=project, path=path, base_model=path, layout=found, layout_options=options,
-        status=Checkpoint.VALIDATING, registered_by=user,
+        status=Checkpoint.VALIDATING, registered_by=user, passes=passes_count(project),  # a retrain counts from here
         metrics={"registered": {"requested_layout": layout, "champion_when_valid": bool(champion)}},
         reason=f"Registered from {path} as {found}; waiting for a worker to load it.",
     )

@@ -34,22 +34,18 @@ from django.db.models import Max
 from django.utils import timezone
 
 from labeling.exports import ExportFilters, write_export
-from labeling.models import Assignment, Generation, Project, Solution
+from labeling.models import Generation, Project, Solution
 from scoring import worker
 from scoring.champions import base_model, champion, checkpoint_root, ensure_champion
 from labeling.locks import RETRAIN_LOCK, advisory_lock
 from scoring.models import Checkpoint
 from scoring.prm.metrics import PROMOTION_METRICS
 from scoring.progress import RetrainProgress
+from scoring.standing import passes_count
 
 HELDOUT_FRACTION = 0.2
 # name -> (key in ``evaluate``'s figures, whether higher is better), from the core's one list
 METRICS = {name: (name, higher) for name, (_label, higher) in PROMOTION_METRICS.items()}
-
-
-def passes_count(project):
-    """Submitted passes of the project (screening passes do not train)."""
-    return Assignment.objects.filter(project=project, state=Assignment.SUBMITTED, is_screening=False).count()
 
 
 def last_trained(project):

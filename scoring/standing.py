@@ -9,8 +9,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from labeling.errors import DomainError
-from labeling.models import Project
+from labeling.models import Assignment, Project
 from scoring.models import Checkpoint
+
+def passes_count(project):
+    """Submitted passes of the project (screening passes do not train): a checkpoint's ``passes``
+    when it is trained or registered, from which the next retrain counts (``retrain.retrain_due``)."""
+    return Assignment.objects.filter(project=project, state=Assignment.SUBMITTED, is_screening=False).count()
+
 
 # Statuses a checkpoint may be made the champion from by hand: built to the end and loadable.
 CHAMPION_FROM = (Checkpoint.REGISTERED, Checkpoint.REJECTED, Checkpoint.CHAMPION)

@@ -223,3 +223,24 @@ def _without_template(adapted):
     """The same Qwen PRM reading the problem bare (no chat template): to show the template is applied."""
     adapted.prepare = lambda problem, steps: (problem, steps)
     return adapted
+
+
+def test_the_next_retrain_counts_from_a_registered_champions_registration(researcher, project, layouts, broker):
+    from labeling.models import Assignment
+    from scoring import retrain
+    from tests.factories import make_annotator, make_solution
+
+    def submitted_passes(n):
+        for _ in range(n):
+            Assignment.objects.create(project=project, solution=make_solution(project), annotator=make_annotator(),
+                                      state=Assignment.SUBMITTED, finish_reason="solution")
+
+    project.retrain_threshold = 2
+    project.save()
+    submitted_passes(3)
+    assert retrain.retrain_due(project)  # nothing trained yet: three passes are due
+    registered = register(researcher, project, path=str(layouts["math-shepherd"]), champion=True).json()
+    assert validate_registration(registered["id"]).is_champion
+    assert not retrain.retrain_due(project)  # the champion came with the passes so far
+    submitted_passes(2)
+    assert retrain.retrain_due(project)
