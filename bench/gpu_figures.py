@@ -180,6 +180,22 @@ class Figures:
             self.path.write_text(json.dumps(self.data, indent=2) + "\n")
 
 
+def build_prm(shape, device, dtype, max_length):
+    """``bench.gpu_scoring.build_prm`` with the weights drawn on the device (a 1.5B model's
+    initialisation on the host takes long); the causality probe runs outside the device context."""
+    import torch
+    from transformers import Qwen2Config, Qwen2Model
+
+    from scoring.prm.model import default_base_model, load_tokenizer, prm_on
+
+    torch.manual_seed(0)
+    config = Qwen2Config(**shape)
+    config._attn_implementation = "sdpa"
+    with device:
+        backbone = Qwen2Model(config).to(dtype=dtype)
+    return prm_on(backbone, load_tokenizer(default_base_model()), max_length=max_length)
+
+
 def non_embedding_parameters(model):
     import torch
 
@@ -213,14 +229,12 @@ def _pct(x):
 def scoring_part(args, device, peak, figures, deadline):
     import torch
 
-    from bench.gpu_scoring import build_prm
     from scoring.prm.data import read_prm800k
     from scoring.prm.inputs import encode_solution
     from scoring.prm.scorer import batching, score_encoded
 
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    with device:  # the weights drawn on the device: a 1.5B model's initialisation on the host takes long
-        prm = build_prm(args.shape, device, dtype, args.max_length)
+    prm = build_prm(args.shape, device, dtype, args.max_length)
     examples = read_prm800k(DATA, alternatives=False, limit=args.score_records)
     unique = [row for e in examples
               for row in encode_solution(prm.tokenizer, e.problem, e.steps, step_token_id=prm.step_token_id,
@@ -240,6 +254,8 @@ def scoring_part(args, device, peak, figures, deadline):
     from scoring.prm.inputs import length_batches
 
     ways = [("padded", None)] + [(f"packed-{w}", w) for w in args.pack_widths]
+    if args.compile:
+        ways.append((f"packed-{args.pack_widths[0]}-compiled", args.pack_widths[0]))
     share = max(1.0, deadline - time.monotonic()) / len(ways)
     reference = None
     for name, width in ways:
@@ -251,6 +267,8 @@ def scoring_part(args, device, peak, figures, deadline):
                 batches = length_batches([len(r) for r in rows], max_tokens=max_tokens, max_batch=max_batch)
                 computed = sum(len(b) * max(len(rows[i]) for i in b) for b in batches)
             else:
+                if name.endswith("-compiled"):  # the last way: the backbone compiled from here on
+                    prm.backbone = torch.compile(prm.backbone, dynamic=True)
                 packed_max_tokens = max(max_tokens, width)
 
                 def run(subset, width=width, packed_max_tokens=packed_max_tokens):
@@ -342,11 +360,9 @@ def training_flops(weights, lengths, config):
 def train_stepmark(args, device, examples, budget, peak):
     import torch
 
-    from bench.gpu_scoring import build_prm
     from scoring.prm.train import PRMTrainer, TrainConfig, TreeBatches, set_attention_dropout, tree_dataset, training_arguments
 
-    with device:
-        prm = build_prm(args.shape, device, torch.float32, args.max_length)  # float32 master weights, bf16 autocast
+    prm = build_prm(args.shape, device, torch.float32, args.max_length)  # float32 master weights, bf16 autocast
     cuda = device.type == "cuda"
     config = TrainConfig(lr=1e-5, max_steps=10**6, epochs=1, log_every=10**6, bf16=cuda, gradient_checkpointing=True,
                          max_tokens=args.train_tokens)
@@ -514,6 +530,8 @@ def main(argv=None):
     parser.add_argument("--scoring-share", type=float, default=0.4, help="share of the budget for scoring (default 0.4)")
     parser.add_argument("--solutions", type=int, default=None, help="rows scored (default 4000; tiny 48)")
     parser.add_argument("--pack-widths", default=None, help="packed-row widths to try, comma-separated (default 2048,4096)")
+    parser.add_argument("--compile", action="store_true",
+                        help="also score packed rows (the first width) with the backbone under torch.compile")
     parser.add_argument("--max-length", type=int, default=None, help="the PRM's context (default 4096; tiny 512)")
     parser.add_argument("--max-tokens", type=int, default=None, help="padded tokens per scoring batch (scorer's default)")
     parser.add_argument("--max-batch", type=int, default=None, help="rows per scoring batch (scorer's default)")

@@ -6,8 +6,8 @@ import json
 
 import torch
 
-from bench.gpu_figures import DATA, SCORING_WAYS, TRAINERS, main, pack_rows, score_packed
-from bench.gpu_scoring import TINY, build_prm
+from bench.gpu_figures import DATA, SCORING_WAYS, TRAINERS, build_prm, main, pack_rows, score_packed
+from bench.gpu_scoring import TINY
 from scoring.prm.data import read_prm800k
 from scoring.prm.inputs import encode_solution
 from scoring.prm.scorer import score_encoded
