@@ -111,6 +111,7 @@ def _pool(size, base):
 
     project, _ = Project.objects.get_or_create(name=f"bench scoring pool {size}")
     Project.objects.filter(pk=project.pk).update(base_model_path=str(base))
+    project.refresh_from_db()
     have = Solution.objects.filter(project=project).count()
     if have == size:
         return project

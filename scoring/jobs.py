@@ -23,8 +23,9 @@ from django.db.models import Max
 from django.utils import timezone
 
 from labeling.analyze import analyze
-from labeling.models import Generation, Project, Solution, Step
+from labeling.models import Generation, Project, Solution
 from scoring import shards, worker
+from scoring.shards import solution_texts  # noqa: F401 (read from here by scoring.retrain)
 from scoring.champions import ensure_champion
 from labeling.locks import GENERATION_LOCK, advisory_lock
 from scoring.models import GenerationRun, SolutionScore
@@ -111,17 +112,6 @@ def score_pool(run, prm, *, batch_size=None, pool_limit=None):
     """
     shards.plan(run, pool_limit=pool_limit)
     return shards.score_claimed(run, prm, batch_size=batch_size)
-
-
-def solution_texts(solution_ids):
-    """``{solution id: (problem text, [step texts])}``: each solution's own steps, in order."""
-    texts = {pk: (problem, []) for pk, problem in
-             Solution.objects.filter(pk__in=solution_ids).values_list("pk", "problem__problem")}
-    steps = (Step.objects.filter(solution_id__in=solution_ids, alternative=0, author__isnull=True)
-             .order_by("solution_id", "position").values_list("solution_id", "text"))
-    for pk, text in steps:
-        texts[pk][1].append(text)
-    return texts
 
 
 # Selecting ----------------------------------------------------------------------------

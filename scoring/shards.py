@@ -30,6 +30,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from labeling.locks import SHARD_LOCK
+from labeling.models import Solution, Step
 from scoring.models import GenerationRun, ScoringShard, SolutionScore
 from scoring.runs import candidate_pool
 
@@ -150,6 +151,17 @@ def claim(run, *, name=None, now=None):
         return shard
 
 
+def solution_texts(solution_ids):
+    """``{solution id: (problem text, [step texts])}``: each solution's own steps, in order."""
+    texts = {pk: (problem, []) for pk, problem in
+             Solution.objects.filter(pk__in=solution_ids).values_list("pk", "problem__problem")}
+    steps = (Step.objects.filter(solution_id__in=solution_ids, alternative=0, author__isnull=True)
+             .order_by("solution_id", "position").values_list("solution_id", "text"))
+    for pk, text in steps:
+        texts[pk][1].append(text)
+    return texts
+
+
 def score_shard(run, shard, prm, *, batch_size=None):
     """Score what the run's checkpoint has not scored in ``shard``, one keyset page of ``batch_size`` at a time.
 
@@ -157,7 +169,6 @@ def score_shard(run, shard, prm, *, batch_size=None):
     transaction. Returns False when the run was cancelled (checked between batches), else True
     with the shard marked done. Holds no more than one batch of solutions in memory.
     """
-    from scoring.jobs import solution_texts
     from scoring.prm.scorer import score_solutions
 
     batch_size = batch_size or settings.STEPMARK_SCORING_BATCH
