@@ -17,7 +17,6 @@ champion in ``scoring.champions``, the locks in ``labeling.locks``, retraining a
 ``scoring.retrain``. Torch is imported only inside the functions that need it, so
 the web process may import this module.
 """
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
