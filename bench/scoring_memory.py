@@ -1,7 +1,7 @@
 """A generation run at the size of a campaign: a worker's memory against the pool's size, and 1 worker against 2.
 
     DJANGO_DEBUG=1 REDIS_URL=redis://127.0.0.1:6379/0 .venv/bin/python -m bench.scoring_memory
-        [--sizes 10000 100000] [--workers-pool 4000] [--shard-size 2000] [--batch 256] [--skip-memory]
+        [--sizes 10000 100000] [--workers-pool 4000] [--shard-size 2000] [--workers-shard-size 250] [--batch 256] [--skip-memory]
         [--skip-workers]
 
 - **Memory.** For each of ``--sizes``, a pool of that many synthetic candidates (GSM8K's real
@@ -42,7 +42,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.scoring_memory", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000], help="pool sizes for the memory figure")
     parser.add_argument("--workers-pool", type=int, default=4000, help="pool size for 1 against 2 workers")
-    parser.add_argument("--shard-size", type=int, default=2000, help="STEPMARK_SHARD_SIZE (default 2000)")
+    parser.add_argument("--shard-size", type=int, default=2000, help="STEPMARK_SHARD_SIZE for the memory figure (default 2000)")
+    parser.add_argument("--workers-shard-size", type=int, default=250,
+                        help="STEPMARK_SHARD_SIZE for 1 against 2 workers (default 250: enough shards to share)")
     parser.add_argument("--batch", type=int, default=256, help="STEPMARK_SCORING_BATCH (default 256)")
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--skip-workers", action="store_true")
@@ -77,7 +79,9 @@ def main(argv=None):
             run_id = _fresh_run(_pool(size, base), size)
             child = subprocess.run([sys.executable, "-m", "bench.scoring_memory", "--child", str(run_id),
                                     "--shard-size", str(args.shard_size), "--batch", str(args.batch)],
-                                   cwd=ROOT, env=dict(os.environ), capture_output=True, text=True)
+                                   cwd=ROOT, capture_output=True, text=True,
+                                   # as a worker runs: with DEBUG, Django would keep the SQL of up to 9000 queries
+                                   env=dict(os.environ, DJANGO_DEBUG="0", DJANGO_SECRET_KEY=secrets.token_urlsafe(50)))
             if child.returncode:
                 raise SystemExit(child.stderr[-4000:])
             r = json.loads(child.stdout.strip().splitlines()[-1])
@@ -85,6 +89,8 @@ def main(argv=None):
                   f"{r['peak_mb'] - r['load_mb']:>+5.0f} MB   {r['select_peak_mb']:>10.0f} MB              "
                   f"{r['scored'] / r['scoring_s']:>7.0f}", flush=True)
     if not args.skip_workers:
+        os.environ["STEPMARK_SHARD_SIZE"] = str(args.workers_shard_size)  # the workers' environment
+        settings.STEPMARK_SHARD_SIZE = args.workers_shard_size
         _workers(base, args.workers_pool, workdir)
     return 0
 
