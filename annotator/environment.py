@@ -163,6 +163,9 @@ VARIABLES = (
     # --- Jobs ---
     Variable("STEPMARK_SCORING_BATCH", "int", 256,
              "Solutions a generation run scores between two progress updates (and cancellation checks)."),
+    Variable("STEPMARK_SHARD_SIZE", "int", 2000,
+             "Pool solutions in one shard of a generation run: the unit every GPU worker claims and scores"
+             " (scoring/shards.py); a worker that dies costs one shard."),
     Variable("STEPMARK_GRADING_TIMEOUT", "float", 5.0,
              "Seconds an answer-equivalence check may take before it counts as \"not equivalent\"."),
     Variable("STEPMARK_GRADING_WORKERS", "int", 2,

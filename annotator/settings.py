@@ -374,6 +374,8 @@ STEPMARK_IMPORT_DIR = env["STEPMARK_IMPORT_DIR"]
 STEPMARK_CHECKPOINT_DIR = env["STEPMARK_CHECKPOINT_DIR"]
 # Solutions the PRM scores between two progress updates (and cancellation checks) of a generation.
 STEPMARK_SCORING_BATCH = env["STEPMARK_SCORING_BATCH"]
+# Pool solutions per shard of a generation run: what one GPU worker claims at a time (scoring/shards.py).
+STEPMARK_SHARD_SIZE = env["STEPMARK_SHARD_SIZE"]
 # PRMs one worker process keeps loaded (scoring/worker.py), the most recently used: one per project it serves.
 STEPMARK_WORKER_MODELS = env["STEPMARK_WORKER_MODELS"]
 # CPU threads torch may use in a PRM worker (unset or 0: torch's own default, every core).

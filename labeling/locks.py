@@ -10,6 +10,7 @@ from django.db import connection
 
 # Namespaces: the first key of pg_try_advisory_lock(int, int); the second is the row's id.
 GENERATION_LOCK, RETRAIN_LOCK, CHAMPION_LOCK, IMPORT_JOB_LOCK = 0x5347, 0x5352, 0x5343, 0x5349
+SHARD_LOCK = 0x5353  # a generation run's shard, held while a worker scores it (scoring/shards.py)
 
 
 @contextlib.contextmanager

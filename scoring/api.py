@@ -35,7 +35,7 @@ from labeling.outages import queued_or_failed
 from scoring import registry, runs
 from scoring.loop_settings import LoopSettingsView
 from scoring.models import Checkpoint, GenerationRun
-from scoring.progress import run_pace
+from scoring.progress import run_pace, run_shards
 
 app_name = "scoring"
 
@@ -47,16 +47,19 @@ class GenerationRunSerializer(serializers.ModelSerializer):
     rate = serializers.SerializerMethodField(help_text="Solutions scored per second in this scoring pass "
                                                        "(null unless scoring and some are scored).")
     eta_s = serializers.SerializerMethodField(help_text="Seconds left to score the rest at that rate (null: unknown).")
+    shards = serializers.SerializerMethodField(help_text="Its pool's shards (scoring/shards.py): {shards, done, claimed, "
+                                                         "scored, total}, summed over the workers scoring them.")
 
     class Meta:
         model = GenerationRun
-        fields = ["id", "project", "state", "size", "scored", "total", "progress", "rate", "eta_s", "selected",
+        fields = ["id", "project", "state", "size", "scored", "total", "progress", "rate", "eta_s", "shards", "selected",
                   "generation", "checkpoint", "error", "task_id", "created_at", "started_at", "scoring_started_at",
                   "scored_at_start", "finished_at"]
         read_only_fields = fields
 
     def to_representation(self, run):
-        self._pace = run_pace(run)  # the three fields below, from one clock reading
+        self._shards = run_shards(run)
+        self._pace = run_pace(run, shards=self._shards)  # the three fields below, from one clock reading
         return super().to_representation(run)
 
     def get_progress(self, run) -> float | None:
@@ -67,6 +70,9 @@ class GenerationRunSerializer(serializers.ModelSerializer):
 
     def get_eta_s(self, run) -> float | None:
         return self._pace.eta_s
+
+    def get_shards(self, run) -> dict:
+        return self._shards
 
 
 class CheckpointSerializer(serializers.ModelSerializer):

@@ -3,25 +3,28 @@
 Plain functions; the Celery tasks in ``scoring.tasks`` only call them. Every job is safe to
 run twice, because Celery redelivers a task whose worker died:
 
-- scores are written once per (solution, checkpoint) and a rerun scores only what is missing;
+- the pool is scored in shards (``scoring.shards``) that every worker claims from the database;
+  scores are written once per (solution, checkpoint) and a rerun of a shard scores only what is
+  missing; a dead worker's shard is claimed by the next worker that asks;
 - selection happens in one transaction that also marks the run done, so a second run finds
   it done and does nothing;
-- a worker holds a PostgreSQL advisory lock (``labeling.locks``) on what it works on, so a
-  redelivered copy that arrives while the first is still alive steps aside.
+- a worker holds a PostgreSQL advisory lock (``labeling.locks``) on what it works on (the run
+  while it starts it, the shard it scores), so a redelivered copy that arrives while the first
+  is still alive steps aside.
 
 Starting and cancelling a run (what the web process does) lives in ``scoring.runs``, the
 champion in ``scoring.champions``, the locks in ``labeling.locks``, retraining and promotion in
 ``scoring.retrain``. Torch is imported only inside the functions that need it, so
 the web process may import this module.
 """
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, Max, OuterRef
+from django.db.models import Max
 from django.utils import timezone
 
 from labeling.analyze import analyze
-from labeling.models import Generation, Project, Solution, Step
-from scoring import worker
+from labeling.models import Generation, Project, Solution
+from scoring import shards, worker
+from scoring.shards import solution_texts  # noqa: F401 (read from here by scoring.retrain)
 from scoring.champions import ensure_champion
 from labeling.locks import GENERATION_LOCK, advisory_lock
 from scoring.models import GenerationRun, SolutionScore
@@ -39,19 +42,22 @@ def mark_run_failed(run_id, error):
     )
 
 
-def run_generation(run_id, *, batch_size=None, task_id="", pool_limit=None):
-    """Score the pool with the run's checkpoint, then select the generation. Idempotent.
+def run_generation(run_id, *, batch_size=None, task_id="", pool_limit=None, fan_out=None):
+    """Plan the run's shards, score the shards this worker can claim, and select once all are in. Idempotent.
 
-    ``pool_limit`` (None: the whole pool) is passed to ``score_pool``.
+    ``pool_limit`` (None: the whole pool) is passed to ``score_pool``. ``fan_out(run, shards)``,
+    called once when the shards are planned, asks other workers to help (``scoring.tasks`` queues
+    ``score_shards`` tasks); without it this worker scores every shard itself.
 
-    Returns the run as it stands (None when it does not exist).
+    Returns the run as it stands (None when it does not exist): ``done`` when this worker
+    finished the last shard (or found them all finished), still ``scoring`` when other workers hold shards.
     """
     run = GenerationRun.objects.filter(pk=run_id).first()
     if run is None or run.state not in GenerationRun.OPEN_STATES:
         return run
     with advisory_lock(GENERATION_LOCK, run.pk) as acquired:
         if not acquired:
-            return run  # a live worker has it; this copy is a redelivery
+            return run  # a live worker is starting it; this copy is a redelivery
         run.refresh_from_db()
         if run.state not in GenerationRun.OPEN_STATES:
             return run
@@ -64,63 +70,47 @@ def run_generation(run_id, *, batch_size=None, task_id="", pool_limit=None):
         if task_id:
             GenerationRun.objects.filter(pk=run.pk).update(task_id=task_id)
         run.refresh_from_db()
-        if run.state == GenerationRun.SCORING:
-            prm = worker.get_prm(run.checkpoint)
-            if not score_pool(run, prm, batch_size=batch_size, pool_limit=pool_limit):
-                run.refresh_from_db()
-                return run  # cancelled
-            GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.SCORING).update(state=GenerationRun.SELECTING)
-        return select(run)
+        planned = shards.plan(run, pool_limit=pool_limit) if run.state == GenerationRun.SCORING else 0
+    if planned > 1 and fan_out is not None:
+        fan_out(run, planned)
+    return score_shards(run.pk, batch_size=batch_size, pool_limit=pool_limit)
+
+
+def score_shards(run_id, *, batch_size=None, pool_limit=None):
+    """One worker's part of a run: score the shards it can claim; the worker that finds them all
+    done moves the run to ``selecting`` and selects (once: ``select`` checks the state under a row lock).
+
+    Returns the run as it stands (None when it does not exist).
+    """
+    run = GenerationRun.objects.filter(pk=run_id).first()
+    if run is None or run.state not in (GenerationRun.SCORING, GenerationRun.SELECTING):
+        return run
+    if run.state == GenerationRun.SCORING:
+        prm = worker.get_prm(run.checkpoint)
+        if not score_pool(run, prm, batch_size=batch_size, pool_limit=pool_limit):
+            run.refresh_from_db()
+            return run  # cancelled
+        if not shards.all_done(run):
+            run.refresh_from_db()
+            return run  # other workers still hold shards; the last one in selects
+        GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.SCORING).update(state=GenerationRun.SELECTING)
+    return select(run)
 
 
 def score_pool(run, prm, *, batch_size=None, pool_limit=None):
-    """Score every pool solution the run's checkpoint has not scored yet, batch by batch.
+    """Score the pool solutions the run's checkpoint has not scored yet, in the shards this worker claims.
 
-    With ``pool_limit`` only the first that many pool solutions (by id) count: the demo's first
-    generation must finish within a minute on a CPU (``annotator/demo_jobs.py``); the selection
-    then draws on what the checkpoint scored.
+    The pool is cut into shards first if it was not (``scoring.shards.plan``); with ``pool_limit``
+    only the first that many pool solutions (by id) count: the demo's first generation must
+    finish within a minute on a CPU (``annotator/demo_jobs.py``); the selection then draws on
+    what the checkpoint scored.
 
-    Progress (``scored``/``total``; the pass's start for the rate) is written after each batch; a
-    cancelled run stops between batches (returns False). Scores already written are kept and skipped.
+    Progress is written after each batch (the shard's and the run's ``scored``); a cancelled run
+    stops between batches (returns False). Scores already written are kept and skipped. Reads
+    one batch of solutions at a time: memory stays flat in the pool's size.
     """
-    from scoring.prm.scorer import score_solutions
-
-    batch_size = batch_size or settings.STEPMARK_SCORING_BATCH
-    checkpoint = run.checkpoint
-    aggregation = getattr(prm, "meta", {}).get("aggregation") or "prod"
-    known = SolutionScore.objects.filter(checkpoint=checkpoint, solution=OuterRef("pk"))
-    rows = candidate_pool(run.project).annotate(known=Exists(known)).order_by("pk").values_list("pk", "known")
-    rows = list(rows if pool_limit is None else rows[:pool_limit])
-    todo = [pk for pk, is_known in rows if not is_known]
-    scored = len(rows) - len(todo)
-    # This pass's start: the page's rate counts only what it scores (scoring.progress).
-    GenerationRun.objects.filter(pk=run.pk).update(total=len(rows), scored=scored, scored_at_start=scored,
-                                                   scoring_started_at=timezone.now())
-    for start in range(0, len(todo), batch_size):
-        if GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.CANCELLED).exists():
-            return False
-        batch = todo[start:start + batch_size]
-        texts = solution_texts(batch)
-        results = score_solutions(prm, [texts[pk] for pk in batch], aggregation=aggregation)
-        SolutionScore.objects.bulk_create(
-            [SolutionScore(solution_id=pk, checkpoint=checkpoint, score=r.score, step_scores=r.step_scores)
-             for pk, r in zip(batch, results)],
-            ignore_conflicts=True,  # a redelivered job racing a live one: first write wins
-        )
-        scored += len(batch)
-        GenerationRun.objects.filter(pk=run.pk).update(scored=scored)
-    return not GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.CANCELLED).exists()
-
-
-def solution_texts(solution_ids):
-    """``{solution id: (problem text, [step texts])}``: each solution's own steps, in order."""
-    texts = {pk: (problem, []) for pk, problem in
-             Solution.objects.filter(pk__in=solution_ids).values_list("pk", "problem__problem")}
-    steps = (Step.objects.filter(solution_id__in=solution_ids, alternative=0, author__isnull=True)
-             .order_by("solution_id", "position").values_list("solution_id", "text"))
-    for pk, text in steps:
-        texts[pk][1].append(text)
-    return texts
+    shards.plan(run, pool_limit=pool_limit)
+    return shards.score_claimed(run, prm, batch_size=batch_size)
 
 
 # Selecting ----------------------------------------------------------------------------

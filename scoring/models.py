@@ -152,3 +152,41 @@ class SolutionScore(models.Model):
 
     def __str__(self):
         return f"{self.score} for solution {self.solution_id} by checkpoint {self.checkpoint_id}"
+
+
+class ScoringShard(models.Model):
+    """One slice of a generation run's candidate pool, scored by whichever GPU worker claims it.
+
+    A run's pool is cut, in solution id order, into shards of ``STEPMARK_SHARD_SIZE`` pool
+    solutions (``first_id``..``last_id``, ``size`` of them when planned); every worker that takes
+    a ``scoring.tasks.score_shards`` task claims shards until none is left (``scoring.shards``).
+    ``scored`` counts the shard's pool solutions the run's checkpoint has scored; the run's
+    progress is the sum over its shards (``scoring.progress``). A worker holds a PostgreSQL
+    advisory lock on the shard it scores, so the shard of a worker that died (its lock went with
+    its database session) is claimed again by the next worker that asks; ``heartbeat_at`` (written
+    after each batch) decides where there are no advisory locks (SQLite).
+    """
+
+    PENDING = "pending"
+    CLAIMED = "claimed"
+    DONE = "done"
+    STATE_CHOICES = [(s, s) for s in (PENDING, CLAIMED, DONE)]
+
+    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="shards")
+    index = models.PositiveIntegerField(help_text="0, 1, ... in solution id order.")
+    first_id = models.BigIntegerField(help_text="The first pool solution's id.")
+    last_id = models.BigIntegerField(help_text="The last pool solution's id (inclusive).")
+    size = models.PositiveIntegerField(help_text="Pool solutions in the range when the run was planned.")
+    scored = models.PositiveIntegerField(default=0)
+    state = models.CharField(max_length=10, choices=STATE_CHOICES, default=PENDING)
+    claimed_by = models.CharField(max_length=255, blank=True, help_text="The worker (host and process) scoring it.")
+    claims = models.PositiveIntegerField(default=0, help_text="How many times it was claimed (more than 1: a worker died).")
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Its worker's last batch.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="scoring_shard_once")]
+
+    def __str__(self):
+        return f"Shard {self.index} of run {self.run_id} ({self.state})"

@@ -1,6 +1,7 @@
 """How far the loop's long jobs are, as the researcher's page shows it: rate and time left.
 
-- A generation run's rate is that of its current scoring pass: solutions scored since
+- A generation run's progress is summed over its shards (``scoring.shards``: every GPU worker
+  scores some), and its rate is that of its current scoring pass: solutions scored since
   ``scoring_started_at`` (less what an interrupted pass had already scored) per second; the
   time left is what remains at that rate. Worked out when asked (``run_pace``), from the
   rows the worker writes after each batch.
@@ -14,21 +15,33 @@ imports this module.
 """
 import time
 
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from labeling.progress import pace
-from scoring.models import Checkpoint, GenerationRun
+from scoring.models import Checkpoint, GenerationRun, ScoringShard
 
 # Phases of a retrain, in order (``Checkpoint.progress["phase"]``).
 PHASES = ("exporting", "training", "evaluating", "saving")
 
 
-def run_pace(run, now=None):
-    """The ``Pace`` (labeling/progress.py) of a generation run: solutions scored of its pool, and
-    while it scores the rate of this pass and the time left at it (None otherwise)."""
+def run_shards(run):
+    """A run's shards summed: ``{"shards", "done", "claimed", "scored", "total"}`` (zeros before planning)."""
+    counts = ScoringShard.objects.filter(run_id=run.pk).aggregate(
+        shards=Count("pk"), done=Count("pk", filter=Q(state=ScoringShard.DONE)),
+        claimed=Count("pk", filter=Q(state=ScoringShard.CLAIMED)), scored=Sum("scored"), total=Sum("size"))
+    return {key: value or 0 for key, value in counts.items()}
+
+
+def run_pace(run, now=None, shards=None):
+    """The ``Pace`` (labeling/progress.py) of a generation run: solutions scored of its pool (summed
+    over its shards, whichever workers score them), and while it scores the rate of this pass and
+    the time left at it (None otherwise). ``shards``: ``run_shards(run)`` when the caller has it."""
+    shards = run_shards(run) if shards is None else shards
+    scored, total = (shards["scored"], shards["total"]) if shards["shards"] else (run.scored, run.total)
     scoring = run.state == GenerationRun.SCORING and run.scoring_started_at is not None
     elapsed = ((now or timezone.now()) - run.scoring_started_at).total_seconds() if scoring else 0
-    return pace(run.scored, run.total, elapsed, counted_from=run.scored_at_start)
+    return pace(scored, total, elapsed, counted_from=run.scored_at_start)
 
 
 class RetrainProgress:

@@ -8,11 +8,12 @@ A task that fails for good writes the error on its run or checkpoint row, where 
 researcher's page shows it, and then raises so that the worker logs it too.
 
 Names other modules rely on (the beat schedule, the researcher API):
-``scoring.tasks.run_generation(run_id, pool_limit=None)``, ``scoring.tasks.retrain_if_due(project_id, force=False)``,
+``scoring.tasks.run_generation(run_id, pool_limit=None)`` (which queues ``scoring.tasks.score_shards(run_id)``
+for the other workers), ``scoring.tasks.retrain_if_due(project_id, force=False)``,
 ``scoring.tasks.retrain_all_due()``, and for registered PRMs (``scoring.registry``)
 ``scoring.tasks.validate_checkpoint(checkpoint_id)`` and ``scoring.tasks.evaluate_checkpoint(checkpoint_id)``.
 """
-from celery import shared_task
+from celery import group, shared_task
 
 from labeling.outages import RetriedOnOutage, will_retry
 from scoring import jobs, retrain
@@ -20,12 +21,35 @@ from scoring import jobs, retrain
 
 @shared_task(bind=True, name="scoring.tasks.run_generation", base=RetriedOnOutage)
 def run_generation(self, run_id, pool_limit=None):
-    """Score the candidate pool (its first ``pool_limit`` solutions if given) and select the generation of GenerationRun ``run_id``.
+    """Plan the pool's shards (its first ``pool_limit`` solutions if given), queue ``score_shards``
+    for the other GPU workers, score shards here too, and select when all are in (GenerationRun ``run_id``).
 
     Queued once per run, so an outage runs it again (the scores written so far are kept).
     """
     try:
-        run = jobs.run_generation(run_id, task_id=self.request.id or "", pool_limit=pool_limit)
+        run = jobs.run_generation(run_id, task_id=self.request.id or "", pool_limit=pool_limit, fan_out=_fan_out)
+    except Exception as exc:
+        if not will_retry(self, exc):
+            jobs.mark_run_failed(run_id, f"{type(exc).__name__}: {exc}")
+        raise
+    return None if run is None else {"run": run.pk, "state": run.state, "selected": run.selected}
+
+
+def _fan_out(run, shards):
+    """One ``score_shards`` task per shard beyond the one this worker starts on: as many workers as
+    there are shards may join; a task that finds no shard left ends at once."""
+    group(score_shards.s(run.pk) for _ in range(shards - 1)).apply_async()
+
+
+@shared_task(bind=True, name="scoring.tasks.score_shards", base=RetriedOnOutage)
+def score_shards(self, run_id):
+    """Score the shards of GenerationRun ``run_id`` this worker can claim; select if they are all in.
+
+    Acknowledged late like every task here: a worker that dies is redelivered its task, and its
+    shard (free as soon as its database session is gone) is claimed by whichever worker asks first.
+    """
+    try:
+        run = jobs.score_shards(run_id)
     except Exception as exc:
         if not will_retry(self, exc):
             jobs.mark_run_failed(run_id, f"{type(exc).__name__}: {exc}")

@@ -16,6 +16,13 @@ test("a run says what it does: waiting, scoring at a rate with the time left, se
   assert.equal(runText({ state: "cancelled", scored: 12, total: 40 }), "12 / 40 scored");
 });
 
+test("a run scored in shards says how many are done and how many workers hold one", () => {
+  const shards = { shards: 10, done: 3, claimed: 2, scored: 12, total: 40 };
+  assert.equal(runText({ state: "scoring", scored: 12, total: 40, rate: 2.5, eta_s: 11.2, shards }),
+    "12 / 40 scored at 2.5/s, about 11 s left; shards: 3 of 10 done, 2 being scored");
+  assert.equal(runText({ state: "scoring", scored: 12, total: 40, shards: { ...shards, shards: 1 } }), "12 / 40 scored");
+});
+
 test("a retrain says its phase, and its step, loss and time left while it trains", () => {
   assert.equal(phaseText({}), "training: waiting for the GPU worker");
   assert.equal(phaseText({ phase: "exporting" }), "exporting the ratings");

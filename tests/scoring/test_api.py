@@ -141,6 +141,24 @@ def test_a_scoring_run_gives_its_rate_and_time_left(people, project):
     assert body["state"] == "queued" and body["rate"] is None and body["eta_s"] is None
 
 
+def test_a_run_in_shards_gives_its_progress_summed_over_them(people, project):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from scoring.models import ScoringShard
+
+    run = GenerationRun.objects.create(project=project, size=5, state=GenerationRun.SCORING, total=1, scored=1,
+                                       scoring_started_at=timezone.now() - timedelta(seconds=10))
+    for index, (state, scored) in enumerate([("done", 100), ("claimed", 40), ("claimed", 10), ("pending", 0)]):
+        ScoringShard.objects.create(run=run, index=index, first_id=index * 100 + 1, last_id=index * 100 + 100,
+                                    size=100, scored=scored, state=state)
+    body = people["researcher"].get(reverse("scoring:generation-run-detail", args=[run.pk])).json()
+    assert body["shards"] == {"shards": 4, "done": 1, "claimed": 2, "scored": 150, "total": 400}
+    assert body["progress"] == 150 / 400 and body["rate"] > 0  # the shards' sum, not the run row's own counts
+    assert body["eta_s"] == pytest.approx(250 / body["rate"])
+
+
 def test_a_checkpoint_shows_its_retrain_progress_and_its_report_beside_the_champions(people, project):
     from tests.scoring.sample_report import sample_report
 

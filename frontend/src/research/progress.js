@@ -10,10 +10,16 @@ export function runText(r) {
   if (r.state === "scoring") {
     if (!r.total) return "scoring: counting the candidate pool";
     const rate = r.rate == null ? "" : ` at ${fmt(r.rate, r.rate < 10 ? 1 : 0)}/s`;
-    return `${scored}${rate}${r.eta_s == null ? "" : `, about ${duration(r.eta_s)} left`}`;
+    return `${scored}${rate}${r.eta_s == null ? "" : `, about ${duration(r.eta_s)} left`}${shardText(r.shards)}`;
   }
   if (r.state === "selecting") return `${scored}; selecting the generation`;
   return scored;
+}
+
+/** A run's shards while several workers score them (scoring/shards.py): "; shards: 3 of 10 done, 2 being scored". */
+function shardText(s) {
+  if (!s || s.shards < 2) return "";
+  return `; shards: ${count(s.done)} of ${count(s.shards)} done, ${count(s.claimed)} being scored`;
 }
 
 /** What a training checkpoint is doing (its ``progress`` from the API), in words. */
