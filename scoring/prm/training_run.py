@@ -13,11 +13,17 @@ which. With ``config.processes > 1`` (or an accelerate config file) the training
 the main process saves the checkpoint, and this process loads it to compute the metrics.
 """
 import dataclasses
+import json
+import os
+import sys
+import tempfile
 from pathlib import Path
 
 import torch
 
-from scoring.prm.checkpoint import save_checkpoint
+from scoring.prm.checkpoint import load_checkpoint, read_meta, save_checkpoint, update_meta
+from scoring.prm.data import Example
+from scoring.prm.launch import launch
 from scoring.prm.metrics import step_metrics
 from scoring.prm.model import new_prm
 from scoring.prm.scorer import score_solutions
@@ -75,9 +81,7 @@ def train_checkpoint(examples, out, *, base, config=None, device=None, max_lengt
     """
     config = config or TrainConfig()
     if config.processes > 1 or config.accelerate_config:
-        from scoring.prm.launch import launched_checkpoint
-
-        return launched_checkpoint(examples, out, base=base, config=config, device=device, max_length=max_length,
+        return _launched(examples, out, base=base, config=config, device=device, max_length=max_length,
                                    overflow=overflow, log_path=log_path, meta=meta, metrics=metrics, on_step=on_step,
                                    work_dir=work_dir, resume=resume)
     return train_here(examples, out, base=base, config=config, device=device, max_length=max_length, overflow=overflow,
@@ -115,6 +119,41 @@ def train_here(examples, out, *, base, config, device=None, max_length=None, ove
 
 def is_main_process():
     """False only in the other processes of a distributed launch (they train; the main one saves)."""
-    import os
-
     return int(os.environ.get("RANK", "0")) == 0
+
+
+def _launched(examples, out, *, base, config, device=None, max_length=None, overflow="window", log_path=None,
+              meta=None, metrics=None, on_step=None, work_dir=None, resume=False):
+    """``train_checkpoint`` over ``config.processes`` processes (``scoring.prm.launch``)."""
+    with tempfile.TemporaryDirectory(prefix="stepmark-launch-") as tmp:
+        log_path = Path(log_path) if log_path else Path(tmp) / "train.jsonl"
+        work_dir = work_dir or Path(tmp) / "trainer"  # one directory for every process's part of a save
+        spec = {"examples": [dataclasses.asdict(e) for e in examples], "out": str(out), "base": str(base),
+                "config": dataclasses.asdict(config), "device": None if device is None else str(device),
+                "max_length": max_length, "overflow": overflow, "log_path": str(log_path), "meta": meta or {},
+                "work_dir": str(work_dir), "resume": resume}
+        history = launch(spec, config, log_path=log_path, device=device, on_step=on_step)
+    prm = load_checkpoint(out, device=device)
+    summary = read_meta(out)["metrics"]
+    if metrics is not None:
+        _, val_set = split_by_problem(examples, fraction=config.val_fraction, seed=config.seed)
+        summary = metrics(prm, summary, val_set)
+        update_meta(out, metrics=summary)
+    return TrainedCheckpoint(prm=prm, path=Path(out), metrics=summary, history=history)
+
+
+def main(spec_path):
+    """One process of a launch: train (every process) and save (the main one)."""
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    device = spec["device"]
+    if device is not None and device.startswith("cuda"):
+        device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"  # each process on its own GPU
+    train_here([Example(**e) for e in spec["examples"]], spec["out"], base=spec["base"],
+               config=TrainConfig(**spec["config"]), device=device, max_length=spec["max_length"],
+               overflow=spec["overflow"], log_path=spec["log_path"], meta=spec["meta"], metrics=None,
+               work_dir=spec["work_dir"], resume=spec["resume"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
