@@ -80,6 +80,12 @@ def redis_url():
     return url
 
 
+def broker_db_url(redis_url):
+    """The Redis database the tests' Celery broker uses (``E2E_REDIS_DB``, default 13; with xdist
+    each worker's own, tests/workers.py): on the server of ``redis_url``, apart from its caches."""
+    return redis_url.rsplit("/", 1)[0] + "/" + os.environ.get("E2E_REDIS_DB", "13")
+
+
 @pytest.fixture
 def example(data_dir):
     """PRM800K's README record (phase 2: found_error, five completions at position 2), fresh per test."""
