@@ -81,3 +81,86 @@ def pytest_configure(config):
         raise pytest.UsageError(f"pytest -n {wanted} needs {2 * wanted} Redis databases, two per worker; "
                                 f"TEST_REDIS_DBS={spec!r} holds {len(parse_dbs(spec))}")
 
+
+# Scheduling ---------------------------------------------------------------------------------
+# ``--dist loadfile`` (make test's) hands each worker whole files, so that a file's
+# module-scoped fixtures (a browser, gunicorn and nginx, the loaded demo) start once. Here it is
+# refined for this suite, whose time sits in a few long files and tests: those start first, and
+# the files below whose tests share nothing costly are handed out test by test, so that their
+# long tests run side by side. An entry missing from these lists costs time, never a result.
+
+# Started first, in this order (a file, or a test of one): the longest, measured with
+# --durations=0 under xdist (2026-11-27).
+LONGEST_FIRST = (
+    "tests/browser/test_rendering.py",
+    "tests/test_demo.py::test_make_demo_runner_serves_then_stops_everything_it_started",
+    "tests/test_demo.py",
+    "tests/security/test_login_lockout.py",
+    "tests/e2e/test_fault_tolerance.py::test_killed_while_training",
+    "tests/labeling/api/test_schema_fuzz.py",
+    "tests/browser/test_demo_pages.py",
+    "tests/security/test_malformed_input.py",
+    "tests/e2e/",
+    "tests/labeling/work/test_queue_concurrency.py",
+    "tests/labeling/exports/test_prm800k_roundtrip.py",
+    "tests/scoring/test_jobs.py",
+    "tests/labeling/test_outages.py",
+    "tests/test_proxy.py",
+    "tests/security/test_headers.py",
+)
+# Files without module-scoped fixtures whose tests are handed out one by one (a parametrized
+# test's cases one by one too).
+ONE_BY_ONE = (
+    "tests/e2e/test_fault_tolerance.py",
+    "tests/labeling/access/test_membership_scoping.py",
+    "tests/labeling/work/test_queue_concurrency.py",
+    "tests/labeling/exports/test_prm800k_roundtrip.py",
+    "tests/scoring/test_jobs.py",
+    "tests/labeling/test_outages.py",
+    "tests/test_proxy.py",
+    "tests/security/test_headers.py",
+    "tests/security/test_accounts.py",
+    "tests/labeling/work/test_queue.py",
+)
+# Tests (all their cases together) that form a unit of their own, apart from their file's:
+# the demo runner's three runs share one demo folder, and nothing with the rest of test_demo.py.
+ON_THEIR_OWN = ("tests/test_demo.py::test_make_demo_runner_serves_then_stops_everything_it_started",)
+
+
+def unit_of(nodeid):
+    """The unit of work (handed to one worker whole) that the test ``nodeid`` belongs to."""
+    file, _, test = nodeid.partition("::")
+    function = f"{file}::{test.split('[', 1)[0]}"
+    if file in ONE_BY_ONE:
+        return nodeid
+    if function in ON_THEIR_OWN:
+        return function
+    return file
+
+
+def rank(unit):
+    """Where ``unit`` comes in LONGEST_FIRST (after all of them when it is not named there)."""
+    return next((i for i, prefix in enumerate(LONGEST_FIRST) if unit.startswith(prefix)), len(LONGEST_FIRST))
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LongestFirst(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return unit_of(nodeid)
+
+        ordered = False
+
+        def _assign_work_unit(self, node):
+            if not self.ordered:  # the queue is made: the longest known first, then xdist's order (largest first)
+                units = sorted(self.workqueue.items(), key=lambda item: rank(item[0]))  # a stable sort
+                self.workqueue.clear()
+                self.workqueue.update(units)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return LongestFirst(config, log)
