@@ -8,6 +8,11 @@ FRONTEND_STAMP := frontend/dist/.built
 # The test suite talks to real services; override these to point elsewhere.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# The Django tests run in TEST_WORKERS processes (pytest-xdist), each with its own test database
+# (pytest-django's test_<name>_gw0...) and two Redis databases of TEST_REDIS_DBS on the server of
+# TEST_REDIS_URL (tests/workers.py). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 3
+TEST_REDIS_DBS ?= 8-15
 
 .PHONY: demo test venv frontend chromium nginx asymptote bench clean
 
@@ -48,8 +53,8 @@ demo: venv frontend asymptote
 # leaves with no test (pytest's exit 5) is not a failure.
 test: venv frontend chromium nginx asymptote
 	env -u DJANGO_SETTINGS_MODULE $(PY) -m pytest -p no:django $(PYTEST_ARGS) tests/scoring/prm tests/formats || [ $$? -eq 5 ]
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_DEBUG=1 \
-		$(PY) -m pytest --ignore=tests/scoring/prm --ignore=tests/formats $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) TEST_REDIS_DBS=$(TEST_REDIS_DBS) DJANGO_DEBUG=1 \
+		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --ignore=tests/scoring/prm --ignore=tests/formats $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 bench: venv
 	DATABASE_URL=$(TEST_DATABASE_URL) DJANGO_DEBUG=1 $(PY) -m bench

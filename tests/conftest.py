@@ -80,6 +80,26 @@ def redis_url():
     return url
 
 
+def broker_db_url(redis_url):
+    """The Redis database the tests' Celery broker uses (``E2E_REDIS_DB``, default 13; with xdist
+    each worker's own, tests/workers.py): on the server of ``redis_url``, apart from its caches."""
+    return redis_url.rsplit("/", 1)[0] + "/" + os.environ.get("E2E_REDIS_DB", "13")
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(request):
+    """Every test hashes passwords with the production algorithm at a thousandth of its rounds
+    (tests/factories.py): the production cost, half a second a password by design, is for
+    attackers, and the suite makes thousands of users. Tests that check the hashers name
+    their own PASSWORD_HASHERS. No setting where Django is not loaded (the PRM core's run)."""
+    if not request.config.pluginmanager.has_plugin("django"):
+        yield
+        return
+    settings = request.getfixturevalue("settings")
+    settings.PASSWORD_HASHERS = ["tests.factories.FastPBKDF2PasswordHasher"]
+    yield
+
+
 @pytest.fixture
 def example(data_dir):
     """PRM800K's README record (phase 2: found_error, five completions at position 2), fresh per test."""

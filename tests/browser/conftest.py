@@ -73,12 +73,6 @@ def page(context):
     assert not errors, f"JavaScript errors on the page: {errors}"
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # Logging in through the form hashes the password; the production hasher is slow by design.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def log_in(page, live_server, username, next_path="/"):
     """Log in through the login page, as a person does."""
     page.goto(f"{live_server.url}/accounts/login/?next={next_path}")

@@ -3,7 +3,7 @@
 The worker is ``celery -A annotator worker -Q default,gpu --pool=solo`` started as a
 subprocess with DATABASE_URL pointing at the test database, so it sees what the test commits
 (tests use ``transactional_db``). The broker is a Redis database of its own (``E2E_REDIS_DB``,
-default 13), flushed before and after. Redis hands an unacknowledged task to the next worker
+default 13; each xdist worker's own, tests/workers.py), flushed before and after. Redis hands an unacknowledged task to the next worker
 after ``STEPMARK_VISIBILITY_TIMEOUT`` seconds, set short here so that the fault tests see
 redelivery within seconds.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from labeling.data import open_text
-from tests.conftest import ROOT, use_broker
+from tests.conftest import ROOT, broker_db_url, use_broker
 
 VISIBILITY_TIMEOUT = 4
 
@@ -29,7 +29,7 @@ def e2e_broker(redis_url):
 
     from annotator.celery import app
 
-    url = redis_url.rsplit("/", 1)[0] + "/" + os.environ.get("E2E_REDIS_DB", "13")
+    url = broker_db_url(redis_url)
     redis.Redis.from_url(url).flushdb()
     saved = app.conf.broker_url, app.conf.broker_transport_options
     use_broker(app, url, {"visibility_timeout": VISIBILITY_TIMEOUT})

@@ -1,7 +1,7 @@
 """The researcher's generation and checkpoint API: who may call it, what it answers, what it queues.
 
-Enqueued tasks go to the real Redis broker (a dedicated queue database), where the tests read
-them back; nothing consumes them here: the end-to-end tests run the worker.
+Enqueued tasks go to the real Redis broker (the tests' broker database, ``E2E_REDIS_DB``), where
+the tests read them back; nothing consumes them here: the end-to-end tests run the worker.
 """
 import base64
 import json
@@ -21,9 +21,9 @@ def broker(settings, redis_url):
 
     from annotator.celery import app
 
-    from tests.conftest import use_broker
+    from tests.conftest import broker_db_url, use_broker
 
-    url = redis_url.rsplit("/", 1)[0] + "/12"
+    url = broker_db_url(redis_url)
     saved = app.conf.broker_url, app.conf.broker_transport_options
     redis.Redis.from_url(url).flushdb()
     use_broker(app, url)

@@ -46,14 +46,6 @@ def logged_in(form, response, client):
     return response.status_code == 302 and "_auth_user_id" in client.session
 
 
-@pytest.fixture(autouse=True)
-def fast_hashing(request, settings):
-    # Each wrong password before the lock costs a hash; the production hasher is slow by design.
-    # (Not for the real servers, which know only the production hashers.)
-    if "servers" not in request.fixturenames:
-        settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def admin_client(db):
     client = Client()

@@ -106,12 +106,6 @@ def person(role, project):
     return client
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # Each test makes a dozen people; the production hasher is slow by design.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def two(db, export_dir):
     return make_world("mine"), make_world("theirs")

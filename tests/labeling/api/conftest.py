@@ -7,13 +7,6 @@ from labeling.models import Project
 from tests.factories import client_for, make_user, make_project
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # The production hasher costs about half a second per password by design; these tests
-    # check who may do what, not the hasher, and sign users in dozens of times.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def users(db, project):
     """One user per role, members of ``project`` and of every project the test makes; leads and

@@ -96,7 +96,6 @@ def report(request):
 
 @pytest.fixture
 def world(db, export_dir, settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.STEPMARK_IMPORT_DIR = tmp_path / "imports"  # the uploads the import operations keep
     project, ids = make_world("fuzz")
     researcher = make_user("fuzz-researcher", projects=[])

@@ -93,8 +93,7 @@ def test_trl_prm_data_preparation_tokenizes_every_row(project, tmp_path, monkeyp
         assert len(tokenized["input_ids"]) == len(tokenized["labels"])
 
 
-def test_the_command_and_the_api_give_the_same_file(project, tmp_path, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def test_the_command_and_the_api_give_the_same_file(project, tmp_path):
     path = tmp_path / "cli.parquet"
     call_command("export_trl", "--project", project.name, "--output", str(path), "--parquet", "--quiet")
     from_cli = pyarrow.parquet.read_table(path).to_pylist()
