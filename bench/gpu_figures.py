@@ -316,7 +316,8 @@ def scoring_part(args, device, peak, figures, deadline):
 # 2. Training
 
 class StepClock:
-    """A ``TrainerCallback``-shaped clock: stops training at the budget, times the steps after ``warmup``."""
+    """A ``TrainerCallback``-shaped clock: stops training at the budget (after at least one step past
+    ``warmup``), times the steps after ``warmup``."""
 
     def __init__(self, device, budget, warmup, counts):
         self.device, self.budget, self.warmup, self.counts = device, budget, warmup, counts
@@ -335,7 +336,8 @@ class StepClock:
                 synchronize(clock.device)
                 c = clock.counts
                 clock.marks.append((time.perf_counter(), c["tokens"], c["flops"], c["labels"]))
-                if time.monotonic() - clock.began > clock.budget:
+                # At least one timed step whatever the budget: a loaded machine gives a slow figure, not none.
+                if time.monotonic() - clock.began > clock.budget and len(clock.marks) > max(1, clock.warmup):
                     control.should_training_stop = True
 
         return _Clock()
