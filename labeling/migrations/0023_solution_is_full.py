@@ -9,8 +9,8 @@ from django.db import migrations, models
 from django.db.models import F, Q
 
 MARK_FULL = """
-UPDATE labeling_solution s SET is_full = TRUE
-FROM labeling_project p WHERE p.id = s.project_id AND s.live_assignments >= p.overlap
+UPDATE labeling_solution SET is_full = TRUE
+WHERE live_assignments >= (SELECT p.overlap FROM labeling_project p WHERE p.id = labeling_solution.project_id)
 """
 
 
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="solution", name="is_full", field=models.BooleanField(db_default=False, default=False),
         ),
-        # Standard SQL (an UPDATE ... FROM both PostgreSQL and SQLite 3.33+ take).
+        # Plain SQL both PostgreSQL and SQLite (the demo) take: no alias on the updated table.
         migrations.RunSQL(MARK_FULL, migrations.RunSQL.noop),
         migrations.RemoveIndex(model_name="solution", name="solution_open_idx"),
         migrations.AddIndex(
