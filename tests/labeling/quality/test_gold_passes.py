@@ -7,6 +7,7 @@ from django.test.utils import CaptureQueriesContext
 
 from labeling.models import GoldScore
 from labeling.quality import gold_passes, screening
+from labeling.work import queue
 from tests.factories import later, make_annotator, make_gold, make_project, make_solution, submit, take
 
 pytestmark = pytest.mark.django_db
@@ -71,16 +72,17 @@ def test_screening_passes_are_still_scored_with_the_submit():
     assert screening.status_of(ann, project).state == screening.ACTIVE
 
 
-def test_a_gold_hand_out_makes_the_statements_of_an_ordinary_one():
-    # Only the statement that picks the solution differs (a gold item instead of open work).
-    project = make_project(overlap=2)
+def test_a_gold_hand_out_makes_the_statements_of_an_ordinary_one(monkeypatch):
+    # In one project (one rate: all an annotator could hold the two against), only the statement
+    # that locks the solution differs (a gold item instead of open work). The draw is fixed so
+    # the two hand-outs differ in whether gold was due and nothing else.
+    project = make_project(overlap=2, quality_control_rate=0.5)
     make_gold(project, [1, 1])
     for _ in range(3):
         make_solution(project, steps=2)
 
-    def hand_out(rate):
-        project.quality_control_rate = rate
-        project.save()
+    def hand_out(due):
+        monkeypatch.setattr(queue, "quality_control_due", lambda rate: due)
         annotator = make_annotator()
         with CaptureQueriesContext(connection) as queries:
             got = take(annotator, project)
@@ -88,7 +90,7 @@ def test_a_gold_hand_out_makes_the_statements_of_an_ordinary_one():
         return got.is_quality_control, [re.sub(r"\b(true|false)\b", "B", re.sub(r"\d+", "N", q["sql"]), flags=re.I)
                                         for q in queries.captured_queries]
 
-    (gold, gold_sql), (ordinary, ordinary_sql) = hand_out(1.0), hand_out(0.0)
+    (gold, gold_sql), (ordinary, ordinary_sql) = hand_out(True), hand_out(False)
     assert gold and not ordinary
     assert len(gold_sql) == len(ordinary_sql)
     differing = [i for i, (g, o) in enumerate(zip(gold_sql, ordinary_sql)) if g != o]
