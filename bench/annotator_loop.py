@@ -102,6 +102,7 @@ def main(argv=None):
                              "rating would (default 0: back to back, the server's capacity); the latency a team "
                              "sees at a pace it could keep")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="then profile N loops in-process")
+    parser.add_argument("--profile-out", metavar="FILE", help="write the cProfile stats there too (pstats, snakeviz)")
     parser.add_argument("--fresh", action="store_true",
                         help="a new deployment: the database dropped and created, the project imported and nothing "
                              "else (no labelled history beside it, no ANALYZE or VACUUM by the bench): what the "
@@ -142,7 +143,7 @@ def main(argv=None):
         _summary(results)
     if args.profile:
         _reset(project_id)
-        _profile(project_id, tokens, args.profile)
+        _profile(project_id, tokens, args.profile, args.profile_out)
     if args.sqlite:
         for name in os.listdir(workdir):
             os.unlink(os.path.join(workdir, name))
@@ -542,7 +543,7 @@ def _summary(results):
 # --- where the time goes ----------------------------------------------------------------
 
 
-def _profile(project_id, tokens, loops):
+def _profile(project_id, tokens, loops, out=None):
     """Run ``loops`` loops in-process, one at a time; print where a request's time goes.
 
     Odd loops run under cProfile, even ones without it (their figures are the clean ones).
@@ -621,6 +622,8 @@ def _profile(project_id, tokens, loops):
         for caller, count, seconds in rows:
             print(f"  {count / n:>11.1f} {seconds / n * 1000:>7.2f}  {caller}")
     print("\nPython functions by own time (both endpoints, under cProfile):")
+    if out:
+        profiler.dump_stats(out)
     stats = pstats.Stats(profiler, stream=sys.stdout)
     stats.sort_stats("tottime").print_stats(20)
     print("cumulative, labelling code and serializers:")

@@ -103,7 +103,13 @@ Shown = namedtuple("Shown", "steps ratings revision")
 def present(assignment):
     """``AssignmentSerializer``'s payload of ``assignment``: what its annotator sees of it."""
     assignment.shown = shown(assignment)
-    return AssignmentSerializer(assignment).data
+    return _PAYLOAD.to_representation(assignment)
+
+
+# One instance for every payload: DRF builds a serializer's fields (deep copies of the declared
+# ones, nested serializers' too) per instance, which was most of a payload's cost (docs/performance.md).
+# ``to_representation`` reads the fields and writes nothing on the instance, so it is shared safely.
+_PAYLOAD = AssignmentSerializer()
 
 
 def shown(assignment):

@@ -4,7 +4,7 @@
   content.py), instead of the id, so the candidate scan still reads the index in queue order
   while a problem's candidates are not served back to back.
 - solution_gold_idx finds the first unseen gold item from a random point in one index probe
-  however many gold items a project has (queue._heads).
+  however many gold items a project has (queue._gold_beside_open).
 
 This migration also loaded version 3 of the PostgreSQL function ``stepmark_hand_out``; issue #27
 removed the function (migration 0022), and a fresh database never creates it.

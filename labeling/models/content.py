@@ -121,7 +121,7 @@ class Solution(models.Model):
                 condition=Q(is_gold=False, is_screening=False, is_full=False),
                 name="solution_open_idx",
             ),
-            # A random gold item: the first by queue key from a random point (queue._heads).
+            # A random gold item: the first by queue key from a random point (queue._gold_beside_open).
             models.Index(
                 F("project"), (F("id") * QUEUE_KEY_MULTIPLIER) % QUEUE_KEY_MODULUS,
                 condition=Q(is_gold=True, is_screening=False),

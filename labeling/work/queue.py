@@ -47,7 +47,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from labeling.errors import DomainError
-from labeling.models import Annotator, Assignment, Generation, Solution
+from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Generation, Solution
 from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
 from labeling.models.projects import full_now
 from labeling.quality import screening
@@ -105,7 +105,7 @@ def next_assignment(annotator, project, now=None):
     if not project.is_active:
         return None
     # One draw per request however many rounds it takes: whether gold is due, and where in
-    # queue-key order a gold item is looked for (on every hand-out, due or not: ``_heads``).
+    # queue-key order a gold item is looked for (``_gold_beside_open``).
     gold = Gold(quality_control_due(project.quality_control_rate), _draw.randrange(QUEUE_KEY_MODULUS))
     for _ in range(MAX_ROUNDS):
         with transaction.atomic():
@@ -129,12 +129,17 @@ class Gold:
 def _one_round(annotator, project, now, gold):
     """``(assignment, None)``, or ``(None, a solution another transaction holds)``, or ``(None, None)``."""
     # One person's tabs take turns, so nobody ends up holding two fresh assignments.
-    status = Annotator.objects.select_for_update().filter(pk=annotator.pk).values_list("status", flat=True)
-    if not status:
+    # Their standing in the project comes with the lock: one statement, not two.
+    standing = Subquery(AnnotatorProjectStatus.objects.filter(annotator=OuterRef("pk"), project=project)
+                        .values("state")[:1])
+    row = Annotator.objects.select_for_update(of=("self",)).filter(pk=annotator.pk).values_list(
+        "status", standing).first()
+    if row is None:
         raise Annotator.DoesNotExist(f"No annotator {annotator.pk}.")
-    if status[0] != Annotator.ACTIVE:
+    status, state = row
+    if status != Annotator.ACTIVE:
         return None, None
-    gate = screening.work_gate(annotator, project, now)
+    gate = screening.work_gate(annotator, project, now, state=state)
     if gate is None:
         return None, None
     own = _resume_own(annotator, project, now)
@@ -323,32 +328,28 @@ def _open(annotator, project, generation_id):
     generation every rank is set (a selection's) or none is (the unselected), so where a
     database puts NULL ranks does not matter.
     """
-    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
-    return (Solution.objects.filter(project=project, generation_id=generation_id, is_full=False, is_gold=False,
-                                    is_screening=False)
-            .filter(~Exists(seen))
+    return (_open_anywhere(annotator, project).filter(generation_id=generation_id)
             .order_by("project_id", "generation_id", "selection_rank", QUEUE_KEY))
 
 
-def _heads(annotator, project, generation_id, gold):
-    """``(the first open solution's id, a gold item's id)`` for a generation, each or both None.
+def _open_anywhere(annotator, project):
+    """Ordinary solutions of any generation with a free slot (by the counter) that the annotator never had."""
+    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
+    return (Solution.objects.filter(project=project, is_full=False, is_gold=False, is_screening=False)
+            .filter(~Exists(seen)))
 
-    The first open solution in queue order that the annotator never had; None when the
-    generation has nothing open for them. Whether any ordinary work is open also decides
-    whether a due gold item may be served (``_claim_open``). The gold item (in projects that
-    take gold): the first the annotator has not had from the random point ``gold.start`` in
+
+def _gold_beside_open(annotator, project, gold):
+    """The gold item for this hand-out, where ordinary work is open for the annotator.
+
+    The first gold item the annotator has not had from the random point ``gold.start`` in
     queue-key order, wrapping round to the lowest key (two probes of solution_gold_idx however
-    many gold items there are). It is looked for on every hand-out, due or not, in the same
-    statement as the head: a gold and an ordinary hand-out then make the same statements, so
-    neither their number nor their time tells them apart.
+    many gold items there are). One statement, as the ordinary claim is one (``_claim_open``):
+    whether the hand-out is gold changes which statement locks the row, not how many run.
     """
-    # Each a scalar subquery (one index probe each), all in one statement.
-    wanted = Q(pk=Subquery(_open(annotator, project, generation_id).values("pk")[:1]))
-    if project.quality_control_rate > 0:
-        wanted |= Q(pk=Coalesce(Subquery(_unseen_gold(annotator, project).filter(key__gte=gold.start)[:1]),
-                                Subquery(_unseen_gold(annotator, project)[:1])))
-    found = dict(Solution.objects.filter(wanted).values_list("is_gold", "pk"))
-    return found.get(False), found.get(True)
+    unseen = _unseen_gold(annotator, project)
+    first = Coalesce(Subquery(unseen.filter(key__gte=gold.start)[:1]), Subquery(unseen[:1]))
+    return Solution.objects.filter(pk=first).filter(Exists(_open_anywhere(annotator, project)))
 
 
 def _unseen_gold(annotator, project):
@@ -358,27 +359,23 @@ def _unseen_gold(annotator, project):
 
 
 def _claim_open(annotator, project, now, gold):
-    """Hand out the first open solution in queue order, or, when gold is due, the gold item found
-    with the head (``_heads``), tried in its place. Gold is served only where ordinary work is
-    open: with none left the answer is "no work" whatever the draw."""
-    due = gold.due
-    for generation_id, number in _generations(project):
+    """Hand out the first open solution in queue order, or, when gold is due, a gold item in its
+    place (``_gold_beside_open``). Gold is served only where ordinary work is open: with none
+    left the answer is "no work" whatever the draw."""
+    generations = _generations(project)  # read first either way: gold and ordinary make the same statements
+    if gold.due:
+        # Blocking is safe: this transaction holds no other solution's lock yet, and whoever
+        # holds a gold row's lock waits for nothing else.
+        found = _lock(_gold_beside_open(annotator, project, gold), skip_locked=False)
+        if found is not None:
+            number = found.generation.number if found.generation_id else None
+            return _served(_hand_out(annotator, project, found, number, now, _count_live(found.pk, now)), "gold")
+    for generation_id, number in generations:
         for _ in range(MAX_ROUNDS):
-            head, gold_item = _heads(annotator, project, generation_id, gold)
-            if head is None:
-                break  # nothing open here for them: the next generation
-            if due and gold_item is not None:
-                # Blocking is safe: this transaction holds no other solution's lock yet, and whoever
-                # holds a gold row's lock waits for nothing else.
-                found = _lock(Solution.objects.filter(pk=gold_item, is_gold=True), skip_locked=False)
-                if found is not None:
-                    number = found.generation.number if found.generation_id else None
-                    return _served(_hand_out(annotator, project, found, number, now, _count_live(found.pk, now)),
-                                   "gold")
-            due = False
-            candidate = _lock_first_open(annotator, project, generation_id, head)
+            # Rows other claimers hold are passed (they are taking them), as in Label Studio.
+            candidate = _lock(_open(annotator, project, generation_id), skip_locked=True)
             if candidate is None:
-                break
+                break  # nothing open here for them, or all of it held: the next generation
             live = _count_live(candidate.pk, now)
             if live < project.overlap:
                 return _served(_hand_out(annotator, project, candidate, number, now, live), "queue")
@@ -393,20 +390,6 @@ def _lock(solutions, skip_locked):
     it) and its generation: the one claim statement of every hand-out, gold or ordinary."""
     return (solutions.select_related("problem", "generation")
             .select_for_update(skip_locked=skip_locked, of=("self",)).first())
-
-
-def _lock_first_open(annotator, project, generation_id, head):
-    """Lock the first open solution of a generation in queue order, passing rows others hold.
-
-    The head (``_heads``) is tried by its id first: nobody else can hand it to this annotator
-    meanwhile (their row is locked), and ``_count_live`` checks its slots under the lock. Only
-    when another transaction holds it is the open work searched again, past locked rows.
-    """
-    for candidates in (Solution.objects.filter(pk=head), _open(annotator, project, generation_id)):
-        found = _lock(candidates, skip_locked=True)
-        if found is not None:
-            return found
-    return None
 
 
 def _claim_screening(annotator, project, now):

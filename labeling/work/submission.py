@@ -25,7 +25,7 @@ without the time the tab was hidden. The client counts its visible time and send
 more. Without a client figure the wall time since hand-out is used.
 """
 from django.db import transaction
-from django.db.models import Case, Count, Q, Value, When
+from django.db.models import Case, Count, F, FilteredRelation, Q, Value, When
 from django.utils import timezone
 
 from labeling.errors import DomainError
@@ -173,15 +173,21 @@ def _require_open(assignment, solution, now):
 _SUBMIT_FIELDS = ["state", "finish_reason", "finish_note", "submit_key", "submitted_at", "last_activity_at", "total_time"]
 def read_sheet(assignment, fresh=False):
     """{(position, alternative): Entry} for the steps this assignment may rate (every model step,
-    human steps it wrote), each with its rating; read under the solution's lock. ``fresh``: just
-    handed out, so it has no rating yet (and nothing is read for them)."""
-    rated = {} if fresh else {
-        step: (value, flagged, chosen) for step, value, flagged, chosen in
-        Rating.objects.filter(assignment=assignment).values_list("step_id", "value", "flagged", "chosen")}
+    human steps it wrote), each with its rating; read under the solution's lock, in one statement
+    (the steps with this assignment's rating joined). ``fresh``: just handed out, so it has no
+    rating yet (and none is looked for)."""
+    steps = _rateable(assignment).order_by("position", "alternative")
+    if not fresh:
+        mine = FilteredRelation("ratings", condition=Q(ratings__assignment=assignment.pk))
+        steps = steps.annotate(mine=mine).annotate(
+            rating_id=F("mine__id"), rated_value=F("mine__value"), rated_flagged=F("mine__flagged"),
+            rated_chosen=F("mine__chosen"))
     sheet = {}
-    for step in _rateable(assignment).order_by("position", "alternative"):
-        value, flagged, chosen = rated.get(step.pk, (None, None, False))
-        sheet[(step.position, step.alternative)] = Entry(step, value, flagged, stored=step.pk in rated, chosen=chosen)
+    for step in steps:
+        stored = getattr(step, "rating_id", None) is not None
+        sheet[(step.position, step.alternative)] = (
+            Entry(step, step.rated_value, step.rated_flagged, stored=True, chosen=step.rated_chosen) if stored
+            else Entry(step))
     return sheet
 
 
