@@ -340,16 +340,17 @@ def _open_anywhere(annotator, project):
 
 
 def _gold_beside_open(annotator, project, gold):
-    """The gold item for this hand-out, where ordinary work is open for the annotator.
+    """The gold item for this hand-out, where ordinary work is open for the annotator: one statement."""
+    return Solution.objects.filter(pk=_gold_pick(annotator, project, gold)).filter(
+        Exists(_open_anywhere(annotator, project)))
 
-    The first gold item the annotator has not had from the random point ``gold.start`` in
+
+def _gold_pick(annotator, project, gold):
+    """The first gold item the annotator has not had from the random point ``gold.start`` in
     queue-key order, wrapping round to the lowest key (two probes of solution_gold_idx however
-    many gold items there are). One statement, as the ordinary claim is one (``_claim_open``):
-    whether the hand-out is gold changes which statement locks the row, not how many run.
-    """
+    many gold items there are)."""
     unseen = _unseen_gold(annotator, project)
-    first = Coalesce(Subquery(unseen.filter(key__gte=gold.start)[:1]), Subquery(unseen[:1]))
-    return Solution.objects.filter(pk=first).filter(Exists(_open_anywhere(annotator, project)))
+    return Coalesce(Subquery(unseen.filter(key__gte=gold.start)[:1]), Subquery(unseen[:1]))
 
 
 def _unseen_gold(annotator, project):
@@ -373,7 +374,13 @@ def _claim_open(annotator, project, now, gold):
     for generation_id, number in generations:
         for _ in range(MAX_ROUNDS):
             # Rows other claimers hold are passed (they are taking them), as in Label Studio.
-            candidate = _lock(_open(annotator, project, generation_id), skip_locked=True)
+            candidates = _open(annotator, project, generation_id)
+            if project.quality_control_rate > 0:
+                # The gold item is looked for here too, and not taken: the ordinary claim then
+                # builds and runs what the gold one does (``_gold_beside_open``: the pick and a
+                # scan of the open work), so neither its statements nor its time tell them apart.
+                candidates = candidates.annotate(gold_pick=_gold_pick(annotator, project, gold))
+            candidate = _lock(candidates, skip_locked=True)
             if candidate is None:
                 break  # nothing open here for them, or all of it held: the next generation
             live = _count_live(candidate.pk, now)
