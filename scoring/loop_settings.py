@@ -118,6 +118,7 @@ class LoopSettingsSerializer(serializers.ModelSerializer):
         choices=[(name, label) for name, (label, _higher) in PROMOTION_METRICS.items()],
         help_text="Held-out figure a new checkpoint must beat the champion on to be promoted.")
     metric_choices = serializers.SerializerMethodField(help_text="The promotion metrics: value, label, higher_is_better.")
+    strategy_choices = serializers.SerializerMethodField(help_text="The selection strategies: value, label.")
     candidate_pool = serializers.SerializerMethodField(help_text="Solutions in the candidate pool now (read only).")
     bundled_base_models = serializers.SerializerMethodField(help_text="Names base_model_path also takes.")
 
@@ -125,7 +126,7 @@ class LoopSettingsSerializer(serializers.ModelSerializer):
         model = Project
         fields = ["pool_limit", "generation_size", "selection_strategy", "selection_mix", "selection_wrong_share",
                   "selection_per_problem_cap", "retrain_threshold", "retrain_metric", "base_model_path", "train_settings",
-                  "metric_choices", "candidate_pool", "bundled_base_models"]
+                  "metric_choices", "strategy_choices", "candidate_pool", "bundled_base_models"]
         extra_kwargs = {
             "pool_limit": {"min_value": 0, "max_value": 100_000_000},
             "generation_size": {"min_value": 1, "max_value": 1_000_000},
@@ -164,6 +165,9 @@ class LoopSettingsSerializer(serializers.ModelSerializer):
     def get_metric_choices(self, project) -> list[dict]:
         return [{"value": name, "label": label, "higher_is_better": higher}
                 for name, (label, higher) in PROMOTION_METRICS.items()]
+
+    def get_strategy_choices(self, project) -> list[dict]:
+        return [{"value": value, "label": label} for value, label in Project.SELECTION_STRATEGIES]
 
     def get_candidate_pool(self, project) -> int:
         return candidate_pool(project).count()

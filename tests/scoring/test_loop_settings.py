@@ -39,6 +39,7 @@ def test_a_researcher_reads_the_settings_with_the_metric_choices_and_the_pool(pe
     body = people["researcher"].get(url(project)).json()
     assert body["generation_size"] == 100 and body["selection_wrong_share"] == 0.8 and body["pool_limit"] == 0
     assert body["selection_strategy"] == "convincing_wrong" and body["selection_mix"] == {}
+    assert [c["value"] for c in body["strategy_choices"]] == list(strategies.STRATEGIES)
     assert body["retrain_metric"] == "step_auroc" and body["base_model_path"] == "" and body["train_settings"] == {}
     assert [c["value"] for c in body["metric_choices"]] == list(PROMOTION_METRICS)
     assert {c["value"]: c["higher_is_better"] for c in body["metric_choices"]}["log_loss"] is False
