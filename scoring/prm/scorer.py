@@ -54,7 +54,11 @@ class Scored:
     uncertainty: float | None = None  # the largest step uncertainty (scoring.prm.strategies says why)
 
     def as_dict(self):
-        return dataclasses.asdict(self)
+        """Its fields; the uncertainty ones only where they were measured (records read before keep their shape)."""
+        record = dataclasses.asdict(self)
+        if self.step_uncertainty is None:
+            del record["step_uncertainty"], record["uncertainty"]
+        return record
 
 
 def step_probabilities(prm, batch):
