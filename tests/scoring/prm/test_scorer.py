@@ -115,6 +115,7 @@ def test_mc_dropout_measures_disagreement_only_where_there_is_dropout(tiny_bases
         assert b.step_scores == pytest.approx(a.step_scores, abs=1e-6)
         assert len(b.step_uncertainty) == len(b.step_scores)
         assert b.uncertainty == max(b.step_uncertainty) > 0
+        assert "uncertainty" not in a.as_dict() and b.as_dict()["uncertainty"] == b.uncertainty
     for m in dropouts:
         m.p = 0.0
     for result in score_solutions(prm, solutions, dropout_passes=4):
