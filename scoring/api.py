@@ -6,7 +6,8 @@ annotator/urls.py (URL names in the ``scoring`` namespace).
 
 - ``POST /api/projects/{id}/generations/``: start a generation (202; 409 when one is open)
 - ``GET  /api/projects/{id}/generations/``: the project's runs, newest first, paged (``?limit=&offset=``)
-- ``GET  /api/generation-runs/{id}/``: one run: state, scored/total (live), rate and time left, selected, error
+- ``GET  /api/generation-runs/{id}/``: one run: state, selection strategy (and mix), scored/total (live), rate and
+  time left, selected, error
 - ``POST /api/generation-runs/{id}/cancel/``: cancel a queued or scoring run (409 when past that)
 - ``GET  /api/projects/{id}/checkpoints/``: every checkpoint: status, reason, metrics, lineage, layout, retrain progress
 - ``POST /api/projects/{id}/checkpoints/``: register a PRM from a directory the workers read (202; 400 naming
@@ -52,8 +53,8 @@ class GenerationRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = GenerationRun
-        fields = ["id", "project", "state", "size", "scored", "total", "progress", "rate", "eta_s", "shards", "selected",
-                  "generation", "checkpoint", "error", "task_id", "created_at", "started_at", "scoring_started_at",
+        fields = ["id", "project", "state", "size", "strategy", "selection_mix", "scored", "total", "progress", "rate",
+                  "eta_s", "shards", "selected", "generation", "checkpoint", "error", "task_id", "created_at", "started_at", "scoring_started_at",
                   "scored_at_start", "finished_at"]
         read_only_fields = fields
 

@@ -28,8 +28,10 @@ from scoring.shards import solution_texts  # noqa: F401 (read from here by scori
 from scoring.champions import ensure_champion
 from labeling.locks import GENERATION_LOCK, advisory_lock
 from scoring.models import GenerationRun, SolutionScore
-from scoring.prm import selection
-from scoring.runs import candidate_pool
+from scoring.prm import strategies
+from scoring.prm.selection import Candidate
+from scoring.runs import candidate_pool, strategy_of
+from scoring.shards import dropout_passes
 
 
 # Scoring the pool ---------------------------------------------------------------------
@@ -67,6 +69,10 @@ def run_generation(run_id, *, batch_size=None, task_id="", pool_limit=None, fan_
         GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.QUEUED).update(
             state=GenerationRun.SCORING, started_at=timezone.now()
         )
+        # A run queued without a strategy (not through scoring.runs.start_generation) takes the project's
+        # now, so that scoring (uncertainty or not) and selection agree.
+        GenerationRun.objects.filter(pk=run.pk, strategy="").update(
+            strategy=run.project.selection_strategy, selection_mix=run.project.selection_mix)
         if task_id:
             GenerationRun.objects.filter(pk=run.pk).update(task_id=task_id)
         run.refresh_from_db()
@@ -119,9 +125,12 @@ def score_pool(run, prm, *, batch_size=None, pool_limit=None):
 def select(run):
     """Select the run's generation from its checkpoint's scores, in one transaction.
 
-    The chosen solutions join a new Generation (number = the project's highest + 1) with
-    ``selection_rank`` 1..n and ``verifier_score``; the run records the generation and is
-    done. A run that is not ``selecting`` is returned untouched.
+    The run's strategy (``scoring.runs.strategy_of``; the rules are ``scoring.prm.strategies``)
+    chooses; the chosen solutions join a new Generation (number = the project's highest + 1,
+    with the strategy and how it was set) with ``selection_rank`` 1..n, ``verifier_score`` and
+    ``selection_reason``; the run records the generation and is done. ``random`` is seeded by
+    the run's id, so a redelivered selection chooses the same. A run that is not ``selecting``
+    is returned untouched.
     """
     project = run.project
     with transaction.atomic():
@@ -129,33 +138,38 @@ def select(run):
         if run.state != GenerationRun.SELECTING:
             return run
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one numbering at a time
+        strategy, mix = strategy_of(run)
+        recipe = {"mix": mix if strategy == strategies.MIXTURE else {}, "wrong_share": project.selection_wrong_share,
+                  "per_problem_cap": project.selection_per_problem_cap, "seed": run.pk,
+                  "dropout_passes": dropout_passes(run)}
         pool = candidate_pool(project).values("pk")
         rows = (SolutionScore.objects.filter(checkpoint_id=run.checkpoint_id, solution__in=pool)
-                .values_list("solution_id", "solution__problem_id", "score", "solution__is_correct"))
-        chosen = selection.select(
-            [selection.Candidate(*row) for row in rows], size=run.size,
-            wrong_share=project.selection_wrong_share, per_problem_cap=project.selection_per_problem_cap,
+                .values_list("solution_id", "solution__problem_id", "score", "solution__is_correct", "uncertainty"))
+        picks = strategies.choose(
+            [Candidate(*row) for row in rows], strategy=strategy, size=run.size, mix=mix,
+            wrong_share=recipe["wrong_share"], per_problem_cap=recipe["per_problem_cap"], seed=recipe["seed"],
         )
-        ids = sorted(c.solution_id for c in chosen)
+        ids = sorted(p.candidate.solution_id for p in picks)
         # Lock the chosen rows (the queue may be handing one out right now), then look again.
         list(Solution.objects.filter(pk__in=ids).order_by("pk").select_for_update().values_list("pk"))
         still_free = set(candidate_pool(project).filter(pk__in=ids).values_list("pk", flat=True))
-        chosen = [c for c in chosen if c.solution_id in still_free]
+        picks = [p for p in picks if p.candidate.solution_id in still_free]
         generation = None
-        if chosen:
+        if picks:
             highest = Generation.objects.filter(project=project).aggregate(n=Max("number"))["n"]
-            generation = Generation.objects.create(project=project, number=max(highest or 0, 0) + 1)
+            generation = Generation.objects.create(project=project, number=max(highest or 0, 0) + 1,
+                                                   strategy=strategy, selection=recipe)
             Solution.objects.bulk_update(
-                [Solution(pk=c.solution_id, generation=generation, selection_rank=rank, verifier_score=c.score)
-                 for rank, c in enumerate(chosen, start=1)],
-                ["generation", "selection_rank", "verifier_score"], batch_size=1000,
+                [Solution(pk=p.candidate.solution_id, generation=generation, selection_rank=rank,
+                          verifier_score=p.candidate.score, selection_reason=strategies.reason(p))
+                 for rank, p in enumerate(picks, start=1)],
+                ["generation", "selection_rank", "verifier_score", "selection_reason"], batch_size=1000,
             )
         run.generation = generation
-        run.selected = len(chosen)
+        run.selected = len(picks)
         run.state = GenerationRun.DONE
         run.finished_at = timezone.now()
         run.save(update_fields=["generation", "selected", "state", "finished_at"])
     # The queue plans by generation: its statistics must know the new one (labeling/analyze.py).
     analyze(Solution, SolutionScore)
     return run
-

@@ -2,8 +2,8 @@
 
 ``GET/PATCH /api/projects/{id}/loop-settings/`` (researchers of the project; the research page's
 form). One serializer judges every value on save, so a bad one is a 400 naming its field and
-nothing is stored. The worker reads the same Project fields: ``scoring.jobs.select`` (size, wrong
-share, per-problem cap), ``scoring.retrain`` (threshold, metric, train settings),
+nothing is stored. The worker reads the same Project fields: ``scoring.jobs.select`` (size, strategy
+and mix, wrong share, per-problem cap), ``scoring.retrain`` (threshold, metric, train settings),
 ``scoring.champions.base_model`` and, for the pool limit, the generation job ``scoring.api``
 queues. Web side: nothing here reaches torch, so the train settings' keys are written out below
 (tests/scoring/test_loop_settings.py keeps them in step with ``scoring.prm.train.TrainConfig``).
@@ -20,6 +20,7 @@ from labeling.access.permissions import IsResearcher
 from labeling.access.projects import project_for
 from labeling.access.roles import RESEARCHER
 from labeling.models import Project
+from scoring.prm import strategies
 from scoring.prm.metrics import PROMOTION_METRICS
 from scoring.runs import candidate_pool
 
@@ -103,18 +104,29 @@ def check_base_model(value):
 
 
 class LoopSettingsSerializer(serializers.ModelSerializer):
+    selection_strategy = serializers.ChoiceField(
+        choices=Project.SELECTION_STRATEGIES,
+        help_text="How a generation is chosen: convincing_wrong (highest-scored wrong answers, PRM800K's rule), "
+                  "uncertainty (the solutions the champion disagrees with itself most about under MC dropout; "
+                  "scoring then costs that many more passes), random (seeded by the run, the baseline), or "
+                  "mixture (selection_mix's shares).")
+    selection_mix = serializers.JSONField(
+        required=False,
+        help_text='Shares of a mixture, e.g. {"convincing_wrong": 0.5, "uncertainty": 0.3, "random": 0.2}: '
+                  "known strategies, each 0 to 1, summing to 1. Required when selection_strategy is mixture.")
     retrain_metric = serializers.ChoiceField(
         choices=[(name, label) for name, (label, _higher) in PROMOTION_METRICS.items()],
         help_text="Held-out figure a new checkpoint must beat the champion on to be promoted.")
     metric_choices = serializers.SerializerMethodField(help_text="The promotion metrics: value, label, higher_is_better.")
+    strategy_choices = serializers.SerializerMethodField(help_text="The selection strategies: value, label.")
     candidate_pool = serializers.SerializerMethodField(help_text="Solutions in the candidate pool now (read only).")
     bundled_base_models = serializers.SerializerMethodField(help_text="Names base_model_path also takes.")
 
     class Meta:
         model = Project
-        fields = ["pool_limit", "generation_size", "selection_wrong_share", "selection_per_problem_cap",
-                  "retrain_threshold", "retrain_metric", "base_model_path", "train_settings",
-                  "metric_choices", "candidate_pool", "bundled_base_models"]
+        fields = ["pool_limit", "generation_size", "selection_strategy", "selection_mix", "selection_wrong_share",
+                  "selection_per_problem_cap", "retrain_threshold", "retrain_metric", "base_model_path", "train_settings",
+                  "metric_choices", "strategy_choices", "candidate_pool", "bundled_base_models"]
         extra_kwargs = {
             "pool_limit": {"min_value": 0, "max_value": 100_000_000},
             "generation_size": {"min_value": 1, "max_value": 1_000_000},
@@ -129,7 +141,20 @@ class LoopSettingsSerializer(serializers.ModelSerializer):
         strangers = sorted(set(getattr(self, "initial_data", {})) - writable)
         if strangers:
             raise serializers.ValidationError({strangers[0]: f"Not a loop setting; these are: {', '.join(sorted(writable))}."})
+        strategy = data.get("selection_strategy", getattr(self.instance, "selection_strategy", None))
+        mix = data.get("selection_mix", getattr(self.instance, "selection_mix", None))
+        if strategy == strategies.MIXTURE and not mix:
+            raise serializers.ValidationError({"selection_mix": "A mixture needs its shares, e.g. "
+                                               '{"convincing_wrong": 0.5, "uncertainty": 0.3, "random": 0.2}.'})
         return data
+
+    def validate_selection_mix(self, value):
+        if value in ({}, None):
+            return {}  # no mixture (the strategy's check above refuses it for a mixture)
+        try:
+            return strategies.check_mix(value)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
 
     def validate_base_model_path(self, value):
         return check_base_model(value)
@@ -140,6 +165,9 @@ class LoopSettingsSerializer(serializers.ModelSerializer):
     def get_metric_choices(self, project) -> list[dict]:
         return [{"value": name, "label": label, "higher_is_better": higher}
                 for name, (label, higher) in PROMOTION_METRICS.items()]
+
+    def get_strategy_choices(self, project) -> list[dict]:
+        return [{"value": value, "label": label} for value, label in Project.SELECTION_STRATEGIES]
 
     def get_candidate_pool(self, project) -> int:
         return candidate_pool(project).count()

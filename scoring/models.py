@@ -113,6 +113,12 @@ class GenerationRun(models.Model):
     )
     state = models.CharField(max_length=20, choices=STATE_CHOICES, default=QUEUED)
     size = models.PositiveIntegerField(help_text="Solutions to select.")
+    strategy = models.CharField(
+        max_length=20, blank=True,
+        help_text="The project's selection_strategy when the run was started (empty: the project's when it selects).",
+    )
+    selection_mix = models.JSONField(default=dict, blank=True,
+                                     help_text="The project's selection_mix with it (a mixture's shares).")
     scored = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     selected = models.PositiveIntegerField(default=0)
@@ -143,6 +149,13 @@ class SolutionScore(models.Model):
     score = models.FloatField(null=True, help_text="Aggregated over the scored steps; null when none was scored.")
     step_scores = models.JSONField(default=list, help_text="P(correct) per step; null for a step the model could not read "
                                    "(past the context, or too long for its sliding window).")
+    step_uncertainty = models.JSONField(
+        null=True, blank=True,
+        help_text="Per step, the std of P(correct) over the MC-dropout passes (null: not measured).")
+    uncertainty = models.FloatField(null=True, blank=True,
+                                    help_text="The largest step uncertainty (null: not measured, or no step scored).")
+    dropout_passes = models.PositiveSmallIntegerField(
+        default=0, help_text="MC-dropout passes behind the uncertainty (0: not measured).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

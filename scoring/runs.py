@@ -38,8 +38,16 @@ def start_generation(project, *, size=None, user=None):
             raise JobConflict(f"Generation run {existing.pk} is still {existing.state}.", existing)
         return GenerationRun.objects.create(
             project=project, size=project.generation_size if size is None else size,
+            strategy=project.selection_strategy, selection_mix=project.selection_mix,
             requested_by=user if user is not None and user.is_authenticated else None,
         )
+
+
+def strategy_of(run):
+    """``(strategy, mix)`` the run selects by: those it was started with, else the project's now."""
+    if run.strategy:
+        return run.strategy, run.selection_mix
+    return run.project.selection_strategy, run.project.selection_mix
 
 
 def cancel_run(run):

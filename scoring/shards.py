@@ -14,7 +14,9 @@
 - **Scoring** (``score_shard``) reads the shard's pool solutions that the checkpoint has not
   scored, ``batch_size`` at a time by id (keyset pages: one batch in memory), scores them and
   writes their ``SolutionScore`` rows together with the shard's and the run's counts, in one
-  transaction. A rerun of a shard therefore scores only what is missing.
+  transaction. A rerun of a shard therefore scores only what is missing. A run whose strategy
+  reads the uncertainty (``scoring.prm.strategies.needs_uncertainty``) counts a score as missing
+  until it holds ``DROPOUT_PASSES`` MC-dropout passes, and rewrites it with them.
 - **The last shard in** (``all_done``) lets the run move on to selection, which happens once
   (``scoring.jobs.select`` locks the run row and checks its state).
 
@@ -32,7 +34,8 @@ from django.utils import timezone
 from labeling.locks import SHARD_LOCK
 from labeling.models import Solution, Step
 from scoring.models import GenerationRun, ScoringShard, SolutionScore
-from scoring.runs import candidate_pool
+from scoring.prm.strategies import DROPOUT_PASSES, needs_uncertainty
+from scoring.runs import candidate_pool, strategy_of
 
 # Where there are no advisory locks: a claimed shard with no batch written for this long is taken again.
 STALE_S = 600
@@ -43,8 +46,17 @@ def worker_name():
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _known(checkpoint_id):
-    return Exists(SolutionScore.objects.filter(checkpoint_id=checkpoint_id, solution=OuterRef("pk")))
+def dropout_passes(run):
+    """MC-dropout passes the run's strategy needs per solution (0: it reads no uncertainty)."""
+    return DROPOUT_PASSES if needs_uncertainty(*strategy_of(run)) else 0
+
+
+def _known(run):
+    # Scored by the run's checkpoint, with the uncertainty too when the run's strategy reads it.
+    scores = SolutionScore.objects.filter(checkpoint_id=run.checkpoint_id, solution=OuterRef("pk"))
+    if dropout_passes(run):
+        scores = scores.filter(dropout_passes__gte=dropout_passes(run))
+    return Exists(scores)
 
 
 def plan(run, *, pool_limit=None, shard_size=None):
@@ -59,7 +71,7 @@ def plan(run, *, pool_limit=None, shard_size=None):
         GenerationRun.objects.select_for_update().filter(pk=run.pk).first()  # one planner at a time
         if ScoringShard.objects.filter(run_id=run.pk).exists():
             return 0
-        rows = (candidate_pool(run.project).annotate(known=_known(run.checkpoint_id)).order_by("pk")
+        rows = (candidate_pool(run.project).annotate(known=_known(run)).order_by("pk")
                 .values_list("pk", "known"))
         if pool_limit is not None:
             rows = rows[:pool_limit]
@@ -138,7 +150,7 @@ def claim(run, *, name=None, now=None):
             try:
                 # Counted again: what the checkpoint has scored of the shard is the truth, whoever wrote it.
                 scored = (candidate_pool(run.project).filter(pk__gte=shard.first_id, pk__lte=shard.last_id)
-                          .filter(_known(run.checkpoint_id)).count())
+                          .filter(_known(run)).count())
                 ScoringShard.objects.filter(pk=shard.pk).update(
                     state=ScoringShard.CLAIMED, claimed_by=name or worker_name(), claims=F("claims") + 1,
                     heartbeat_at=now, scored=scored)
@@ -174,8 +186,9 @@ def score_shard(run, shard, prm, *, batch_size=None):
     batch_size = batch_size or settings.STEPMARK_SCORING_BATCH
     aggregation = getattr(prm, "meta", {}).get("aggregation") or "prod"
     checkpoint_id = run.checkpoint_id
+    passes = dropout_passes(run)
     todo = (candidate_pool(run.project).filter(pk__gte=shard.first_id, pk__lte=shard.last_id)
-            .annotate(known=_known(checkpoint_id)).filter(known=False).order_by("pk"))
+            .annotate(known=_known(run)).filter(known=False).order_by("pk"))
     after = shard.first_id - 1
     while True:
         if GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.CANCELLED).exists():
@@ -184,13 +197,17 @@ def score_shard(run, shard, prm, *, batch_size=None):
         if not batch:
             break
         texts = solution_texts(batch)
-        results = score_solutions(prm, [texts[pk] for pk in batch], aggregation=aggregation)
+        results = score_solutions(prm, [texts[pk] for pk in batch], aggregation=aggregation, dropout_passes=passes)
+        rows = [SolutionScore(solution_id=pk, checkpoint_id=checkpoint_id, score=r.score, step_scores=r.step_scores,
+                              step_uncertainty=r.step_uncertainty, uncertainty=r.uncertainty, dropout_passes=passes)
+                for pk, r in zip(batch, results)]
         with transaction.atomic():
-            SolutionScore.objects.bulk_create(
-                [SolutionScore(solution_id=pk, checkpoint_id=checkpoint_id, score=r.score, step_scores=r.step_scores)
-                 for pk, r in zip(batch, results)],
-                ignore_conflicts=True,  # a stale claim taken while its worker lives on (SQLite): first write wins
-            )
+            if passes:  # a score kept from a run that measured no uncertainty gets it now
+                SolutionScore.objects.bulk_create(
+                    rows, update_conflicts=True, unique_fields=["checkpoint", "solution"],
+                    update_fields=["score", "step_scores", "step_uncertainty", "uncertainty", "dropout_passes"])
+            else:  # a stale claim taken while its worker lives on (SQLite): first write wins
+                SolutionScore.objects.bulk_create(rows, ignore_conflicts=True)
             ScoringShard.objects.filter(pk=shard.pk).update(scored=F("scored") + len(batch), heartbeat_at=timezone.now())
             GenerationRun.objects.filter(pk=run.pk).update(scored=F("scored") + len(batch))
         after = batch[-1]

@@ -24,7 +24,7 @@ class SolutionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Solution
         fields = ["id", "project", "problem", "generator", "final_answer", "is_correct", "has_pre_generated",
-                  "generation", "selection_rank", "verifier_score", "is_gold", "is_screening", "num_steps",
+                  "generation", "selection_rank", "verifier_score", "selection_reason", "is_gold", "is_screening", "num_steps",
                   "created_at"]
 
 

@@ -21,8 +21,8 @@ from labeling.access.projects import authorize, visible_projects
 from labeling.models import Assignment, Problem, Project, Solution
 
 
-LOOP_SETTINGS = ["pool_limit", "generation_size", "selection_wrong_share", "selection_per_problem_cap",
-                 "retrain_threshold", "retrain_metric", "base_model_path", "train_settings"]
+LOOP_SETTINGS = ["pool_limit", "generation_size", "selection_strategy", "selection_mix", "selection_wrong_share",
+                 "selection_per_problem_cap", "retrain_threshold", "retrain_metric", "base_model_path", "train_settings"]
 
 
 class AnnotatorProjectSerializer(serializers.ModelSerializer):

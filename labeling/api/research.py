@@ -22,6 +22,16 @@ class PickSerializer(serializers.Serializer):
     problem = serializers.CharField(help_text="The problem statement (its first 300 characters).")
     rated = serializers.BooleanField()
     found_wrong = serializers.BooleanField(help_text="A submitted pass ended found_error.")
+    reason = serializers.JSONField(allow_null=True, help_text="Why it was picked: strategy, score, uncertainty "
+                                   "(null: not measured), answer (right, wrong, ungraded); null when not recorded.")
+
+
+class StrategyFiguresSerializer(serializers.Serializer):
+    strategy = serializers.CharField(help_text="The strategy that picked these solutions (empty: not recorded).")
+    selected = serializers.IntegerField()
+    rated = serializers.IntegerField()
+    found_wrong = serializers.IntegerField()
+    hit_rate = serializers.FloatField(allow_null=True, help_text="found_wrong / rated.")
 
 
 class GenerationFiguresSerializer(serializers.Serializer):
@@ -38,6 +48,9 @@ class GenerationFiguresSerializer(serializers.Serializer):
     person_hours = serializers.FloatField()
     first_submitted_at = serializers.DateTimeField(allow_null=True)
     last_submitted_at = serializers.DateTimeField(allow_null=True)
+    strategy = serializers.CharField(help_text="The selection strategy that chose it (empty: not recorded).")
+    selection = serializers.JSONField(help_text="How: mix, wrong_share, per_problem_cap, seed, dropout_passes.")
+    by_strategy = StrategyFiguresSerializer(many=True, help_text="The figures per strategy that picked (a mixture's parts).")
     picks = PickSerializer(many=True, help_text="The first selected solutions, in selection order.")
 
 

@@ -38,6 +38,16 @@ class Generation(models.Model):
     project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="generations",
                                 db_index=False)
     number = models.IntegerField()
+    strategy = models.CharField(
+        max_length=20, blank=True,
+        help_text="The selection strategy that chose it (Project.selection_strategy); empty when not recorded "
+        "(screening, or chosen before strategies were recorded: convincing_wrong then).",
+    )
+    selection = models.JSONField(
+        default=dict, blank=True,
+        help_text="How it was chosen: mix (a mixture's shares), wrong_share, per_problem_cap, seed (random's) "
+        "and dropout_passes (uncertainty's MC-dropout passes; 0: not measured).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -71,7 +81,7 @@ class Solution(models.Model):
     ``has_pre_generated`` marks a phase-2 style solution written in full before anyone rated
     it (exported as ``pre_generated_steps``); phase-1 solutions are built step by step.
     When the PRM chose the solution, ``generation``, ``selection_rank`` and
-    ``verifier_score`` say when, in which order and with what score.
+    ``verifier_score`` say when, in which order and with what score, ``selection_reason`` why.
     """
 
     # No single-column indexes of their own: solution_unique_content and the queue's indexes
@@ -88,6 +98,11 @@ class Solution(models.Model):
     )
     selection_rank = models.PositiveIntegerField(null=True, blank=True)
     verifier_score = models.FloatField(null=True, blank=True)
+    selection_reason = models.JSONField(
+        null=True, blank=True,
+        help_text="Why the PRM chose it: strategy, score, uncertainty (null: not measured) and answer "
+        "(right, wrong or ungraded) as they stood then (scoring.prm.strategies.reason).",
+    )
     is_gold = models.BooleanField(default=False, help_text="Quality-control item served to everyone.")
     is_screening = models.BooleanField(default=False, help_text="Part of the screening set.")
     num_steps = models.PositiveIntegerField(default=0)

@@ -80,6 +80,21 @@ class Project(models.Model):
     selection_per_problem_cap = models.PositiveSmallIntegerField(
         default=0, help_text="Most solutions of one problem in a generation (0: no cap)."
     )
+    # scoring.prm.strategies.STRATEGIES, written out: the human side imports nothing of the PRM
+    # core (tests/scoring/test_loop_settings.py keeps the two in step).
+    SELECTION_STRATEGIES = [("convincing_wrong", "convincing wrong answers"), ("uncertainty", "uncertainty (MC dropout)"),
+                            ("random", "random (seeded)"), ("mixture", "mixture")]
+    selection_strategy = models.CharField(
+        max_length=20, choices=SELECTION_STRATEGIES, default="convincing_wrong",
+        help_text="How a generation is chosen: convincing_wrong (highest-scored wrong answers, PRM800K's rule), "
+        "uncertainty (where the PRM disagrees with itself under MC dropout), random (seeded baseline), "
+        "or mixture (selection_mix's shares).",
+    )
+    selection_mix = models.JSONField(
+        default=dict, blank=True,
+        help_text='The mixture\'s shares, e.g. {"convincing_wrong": 0.5, "uncertainty": 0.3, "random": 0.2}: '
+        "known strategies, non-negative, summing to 1 (read when selection_strategy is mixture).",
+    )
     retrain_threshold = models.PositiveIntegerField(
         default=100, help_text="New submitted passes since the last checkpoint that make a retrain due (0: never)."
     )

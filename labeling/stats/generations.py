@@ -14,9 +14,12 @@ screening items left out, as they are served to check annotators, not chosen by 
   ``person_hours``: the time of all passes together; ``first_submitted_at`` /
   ``last_submitted_at``: when rating of the generation started and (so far) ended.
 
-``picks`` lists the first few selected solutions in selection order (rank, the PRM's score,
-whether the final answer is right, whether people found an error), so a researcher sees what
-the PRM went for. Passes served as gold are left out. The median is taken in Python so the figures
+``strategy`` and ``selection`` say how the generation was chosen (``scoring.prm.strategies``),
+and ``by_strategy`` splits its figures by the strategy that picked each solution (selected,
+rated, found_wrong, hit_rate), so the strategies of a mixture can be compared on the same
+generation. ``picks`` lists the first few selected solutions in selection order (rank, the PRM's
+score, whether the final answer is right, whether people found an error, and ``reason``: why it
+was picked), so a researcher sees what the PRM went for. Passes served as gold are left out. The median is taken in Python so the figures
 come out the same on PostgreSQL and on the demo's SQLite.
 """
 import statistics
@@ -57,9 +60,27 @@ def generation_stats(project, picks=5):
             last[generation_id] = max(last.get(generation_id, submitted_at), submitted_at)
     rows = [_figures(g, by_generation.get(g.pk, {}), rated[g.pk], found_wrong[g.pk], times[g.pk],
                      first.get(g.pk), last.get(g.pk)) for g in generations]
+    picked_by = defaultdict(dict)
+    for generation_id, solution_id, strategy in selected.values_list("generation_id", "pk", "selection_reason__strategy"):
+        picked_by[generation_id][solution_id] = strategy or ""
     for row, g in zip(rows, generations):
+        row["strategy"], row["selection"] = g.strategy, g.selection
+        row["by_strategy"] = _by_strategy(picked_by[g.pk], rated[g.pk], found_wrong[g.pk])
         row["picks"] = _picks(selected.filter(generation=g), picks, rated[g.pk], found_wrong[g.pk])
     return rows
+
+
+def _by_strategy(picked_by, rated, found_wrong):
+    # Per strategy ("" where none was recorded): its picks, how many are rated, how many found wrong.
+    figures = {}
+    for solution_id, strategy in sorted(picked_by.items()):
+        row = figures.setdefault(strategy, {"strategy": strategy, "selected": 0, "rated": 0, "found_wrong": 0})
+        row["selected"] += 1
+        row["rated"] += solution_id in rated
+        row["found_wrong"] += solution_id in found_wrong
+    for row in figures.values():
+        row["hit_rate"] = row["found_wrong"] / row["rated"] if row["rated"] else None
+    return sorted(figures.values(), key=lambda row: row["strategy"])
 
 
 def excerpt(text, limit=300):
@@ -79,7 +100,7 @@ def _picks(solutions, limit, rated, found_wrong):
     return [
         {"solution": s.pk, "rank": s.selection_rank, "verifier_score": s.verifier_score, "is_correct": s.is_correct,
          "final_answer": s.final_answer, "problem": excerpt(s.problem.problem), "rated": s.pk in rated,
-         "found_wrong": s.pk in found_wrong}
+         "found_wrong": s.pk in found_wrong, "reason": s.selection_reason}
         for s in chosen
     ]
 

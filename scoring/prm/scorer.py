@@ -6,9 +6,15 @@ through a sliding window or has its later steps unscored, as the model's ``overf
 (``scoring.prm.inputs.encode_solution``); nothing is silently dropped: an unscored step's score is
 ``None``, ``unscored_steps`` counts them, and the solution score is aggregated over the steps
 that were scored (``None`` when there are none).
+
+With ``dropout_passes`` the scorer also measures how unsure the model is (MC dropout): each
+solution is read that many more times with the dropout layers active, and a step's uncertainty
+is the standard deviation of its P(correct) over those passes (0 for a model without dropout).
 """
+import contextlib
 import dataclasses
 import math
+import statistics
 
 import torch
 
@@ -44,9 +50,15 @@ class Scored:
     step_scores: list  # P(correct) per step; None for a step the model could not read (see overflow)
     score: float | None  # aggregate of the scored steps
     unscored_steps: int
+    step_uncertainty: list | None = None  # std of P(correct) per step over the dropout passes (None: not measured)
+    uncertainty: float | None = None  # the largest step uncertainty (scoring.prm.strategies says why)
 
     def as_dict(self):
-        return dataclasses.asdict(self)
+        """Its fields; the uncertainty ones only where they were measured (records read before keep their shape)."""
+        record = dataclasses.asdict(self)
+        if self.step_uncertainty is None:
+            del record["step_uncertainty"], record["uncertainty"]
+        return record
 
 
 def step_probabilities(prm, batch):
@@ -69,12 +81,28 @@ def batching(device, max_tokens=None, max_batch=None):
     return max_tokens or tokens, max_batch or rows
 
 
-def score_encoded(prm, rows, *, max_tokens=None, max_batch=None, progress=None, share_prefixes=True):
+@contextlib.contextmanager
+def dropout_active(prm, active=True):
+    """Within the block only the dropout layers of ``prm`` sample (train mode); everything else,
+    normalisation included, stays as it was. Gradients are the caller's business (inference mode)."""
+    layers = [m for m in prm.modules() if isinstance(m, torch.nn.modules.dropout._DropoutNd)] if active else []
+    was = [m.training for m in layers]
+    for layer in layers:
+        layer.train(True)
+    try:
+        yield
+    finally:
+        for layer, training in zip(layers, was):
+            layer.train(training)
+
+
+def score_encoded(prm, rows, *, max_tokens=None, max_batch=None, progress=None, share_prefixes=True, dropout=False):
     """Step probabilities for already encoded rows: a list (per row) of floats, scored steps only.
 
     With ``share_prefixes`` rows that begin alike (alternatives after a shared trajectory, the
     candidates of one problem) are read as prefix trees (``scoring.prm.packing``): each shared
-    token once. The scores are those of one pass per row.
+    token once. The scores are those of one pass per row; with ``dropout`` that pass samples
+    the dropout layers (one MC-dropout draw) instead of reading the model as it is evaluated.
     """
     max_tokens, max_batch = batching(prm.device, max_tokens, max_batch)
     results = [[] for _ in rows]
@@ -91,7 +119,7 @@ def score_encoded(prm, rows, *, max_tokens=None, max_batch=None, progress=None, 
     was_training = prm.training
     prm.eval()
     try:
-        with torch.inference_mode():
+        with torch.inference_mode(), dropout_active(prm, dropout):
             for group in (trees, plain):
                 for batch_indices in length_batches([len(units[u]) for u in group], max_tokens=max_tokens,
                                                     max_batch=max_batch):
@@ -120,7 +148,7 @@ def encode_solutions(prm, solutions, overflow=None):
 
 
 def score_solutions(prm, solutions, *, aggregation="prod", overflow=None, max_tokens=None, max_batch=None,
-                    progress=None, share_prefixes=True):
+                    progress=None, share_prefixes=True, dropout_passes=0):
     """Score ``solutions``, a list of ``(problem, steps)`` pairs; returns one ``Scored`` each.
 
     ``overflow`` (``scoring.prm.inputs.OVERFLOWS``) overrides the model's own way with solutions
@@ -129,6 +157,8 @@ def score_solutions(prm, solutions, *, aggregation="prod", overflow=None, max_to
     called with the number of rows finished after each batch (a solution longer than the
     context through a window is several rows). ``share_prefixes`` reads solutions that begin
     alike as prefix trees (``score_encoded``); the scores are the same either way.
+    ``dropout_passes`` (0: none) more passes with dropout active give each solution its
+    ``step_uncertainty`` and ``uncertainty`` (MC dropout); the scores stay those of the plain pass.
 
     A model with a ``prepare(problem, steps)`` (every adapter of ``scoring.prm.adapters``) puts
     the text in its layout's shape first (chat template, step prefixes): this is the one scoring
@@ -140,13 +170,32 @@ def score_solutions(prm, solutions, *, aggregation="prod", overflow=None, max_to
         solutions = [prepare(problem, steps) for problem, steps in solutions]
     encoded = encode_solutions(prm, solutions, overflow)
     flat = [row for rows in encoded for row in rows]
-    probs = iter(score_encoded(prm, flat, max_tokens=max_tokens, max_batch=max_batch, progress=progress,
-                               share_prefixes=share_prefixes))
+    options = dict(max_tokens=max_tokens, max_batch=max_batch, share_prefixes=share_prefixes)
+    plain = _per_solution(encoded, score_encoded(prm, flat, progress=progress, **options))
+    draws = [_per_solution(encoded, score_encoded(prm, flat, dropout=True, **options)) for _ in range(dropout_passes)]
     scored = []
+    for n, step_scores in enumerate(plain):
+        result = Scored(step_scores, aggregate(step_scores, aggregation), step_scores.count(None))
+        if draws:
+            result.step_uncertainty = step_spread([draw[n] for draw in draws])
+            result.uncertainty = max((u for u in result.step_uncertainty if u is not None), default=None)
+        scored.append(result)
+    return scored
+
+
+def _per_solution(encoded, probs):
+    # The rows' step probabilities put back per solution, None for the steps no row scored.
+    probs = iter(probs)
+    solutions = []
     for rows in encoded:
         step_scores = [None] * rows[0].n_steps
         for row in rows:
             step_scores[row.first_step:row.first_step + row.n_scored] = next(probs)
-        unscored = step_scores.count(None)
-        scored.append(Scored(step_scores, aggregate(step_scores, aggregation), unscored))
-    return scored
+        solutions.append(step_scores)
+    return solutions
+
+
+def step_spread(draws):
+    """Per step, the standard deviation of P(correct) over ``draws`` (lists of step scores); None
+    for a step some draw could not read."""
+    return [None if None in column else statistics.pstdev(column) for column in zip(*draws)]

@@ -12,12 +12,17 @@ import dataclasses
 
 @dataclasses.dataclass(frozen=True)
 class Candidate:
-    """A solution that may be selected: its id, its problem, its PRM score and its grade."""
+    """A solution that may be selected: its id, its problem, its PRM score and its grade.
+
+    ``uncertainty`` is the champion's disagreement with itself over the solution (MC dropout,
+    ``scoring.prm.strategies``), None where it was not measured.
+    """
 
     solution_id: int
     problem_id: int
     score: float | None
     is_correct: bool | None  # None: not graded; counts with the "rest"
+    uncertainty: float | None = None
 
 
 def _order(candidates):
@@ -25,12 +30,14 @@ def _order(candidates):
     return sorted(candidates, key=lambda c: (-c.score, c.solution_id))
 
 
-def select(candidates, *, size, wrong_share=0.8, per_problem_cap=0):
+def select(candidates, *, size, wrong_share=0.8, per_problem_cap=0, counts=None):
     """The chosen candidates in queue order (rank 1 first); at most ``size`` of them.
 
     ``round(size * wrong_share)`` slots go to the highest-scored wrong-answer solutions, the
     others to the highest-scored of the rest; when one group runs short the other fills its
     slots. ``per_problem_cap`` (0: none) bounds how many solutions of one problem are chosen.
+    ``counts`` (problem id -> solutions chosen already, by the other strategies of a mixture)
+    counts towards the cap and is updated with this call's choices.
     Candidates without a score are never chosen. The order interleaves the two groups so that
     every prefix of the queue keeps about the same mix (annotators may not finish a
     generation), most convincing first within each group.
@@ -42,7 +49,7 @@ def select(candidates, *, size, wrong_share=0.8, per_problem_cap=0):
     scored = [c for c in candidates if c.score is not None]
     wrong = _order(c for c in scored if c.is_correct is False)
     rest = _order(c for c in scored if c.is_correct is not False)
-    per_problem = {}
+    per_problem = {} if counts is None else counts
 
     def take(pool, limit):
         chosen = []
@@ -64,16 +71,18 @@ def select(candidates, *, size, wrong_share=0.8, per_problem_cap=0):
     return interleave(chosen_wrong, chosen_rest)
 
 
-def interleave(first, second):
-    """Merge two ordered lists so that every prefix holds them in about their overall ratio."""
-    total = len(first) + len(second)
-    merged, i, j = [], 0, 0
+def interleave(*lists):
+    """Merge ordered lists so that every prefix holds them in about their overall ratio.
+
+    At each position the list furthest behind its share of the prefix gives its next item
+    (ties: the earlier list), so an annotator who stops anywhere has seen the intended mix.
+    """
+    total = sum(len(items) for items in lists)
+    merged, taken = [], [0] * len(lists)
     for position in range(1, total + 1):
-        # Take from ``first`` while it is behind its share of the prefix.
-        if j >= len(second) or (i < len(first) and i < round(position * len(first) / total)):
-            merged.append(first[i])
-            i += 1
-        else:
-            merged.append(second[j])
-            j += 1
+        behind = [(position * len(items) / total - taken[k], -k) for k, items in enumerate(lists)
+                  if taken[k] < len(items)]
+        k = -max(behind)[1]
+        merged.append(lists[k][taken[k]])
+        taken[k] += 1
     return merged

@@ -123,3 +123,34 @@ def test_runs_show_live_progress_cancel_and_why_jobs_failed(page, live_server, p
     chart = page.locator('[data-testid="checkpoint-chart-step_auroc"]')
     assert chart.locator("circle.dot").count() == 2  # the failed one has no figure
     screenshot(page, "research-jobs")
+
+
+def test_each_generation_says_which_strategy_chose_it_and_why_a_pick_was_picked(page, live_server, project):
+    from labeling.models import Generation
+    from scoring.models import GenerationRun
+
+    mix = {"convincing_wrong": 0.5, "uncertainty": 0.5}
+    generation = Generation.objects.create(project=project, number=1, strategy="mixture",
+                                           selection={"mix": mix, "dropout_passes": 4})
+    ann = make_annotator("bea")
+    for rank, (strategy, spread, found) in enumerate([("convincing_wrong", 0.02, True), ("uncertainty", 0.31, False)], 1):
+        reason = {"strategy": strategy, "score": 0.8, "uncertainty": spread, "answer": "wrong"}
+        solution = make_solution(project, generation=generation, rank=rank, is_correct=False, verifier_score=0.8,
+                                 selection_reason=reason)
+        rated_pass(solution, ann, [1, -1 if found else 1, 1])
+    GenerationRun.objects.create(project=project, generation=generation, state=GenerationRun.DONE, size=2, selected=2,
+                                 strategy="mixture", selection_mix=mix)
+
+    open_research(page, live_server, project)
+
+    stats = page.locator('[data-testid="generation-stats"]')
+    assert stats.locator('tr[data-generation="1"] td').all_inner_texts()[-1] == \
+        "mixture (convincing wrong 50%, uncertainty 50%)"
+    assert stats.locator('tr[data-generation="0"] td').all_inner_texts()[-1] == "—"  # not recorded
+    per_strategy = page.locator('[data-testid="strategy-stats"]')
+    assert per_strategy.locator('tr[data-strategy="convincing_wrong"] td').all_inner_texts()[1:] == \
+        ["convincing wrong", "1", "1", "1", "100%"]
+    assert per_strategy.locator('tr[data-strategy="uncertainty"] td').all_inner_texts()[-1] == "0%"
+    assert "picked by uncertainty (uncertainty 0.31)" in page.locator(".picks").last.inner_text()
+    runs = page.locator('[data-testid="generation-runs"]')
+    assert runs.locator("tbody tr td").all_inner_texts()[-1] == "mixture (convincing wrong 50%, uncertainty 50%)"

@@ -86,3 +86,21 @@ def test_the_research_page_with_the_form_is_axe_clean(axe_context, live_server, 
     page.click('[data-testid="loop-save"]')
     page.locator('[data-testid="loop-error-selection_wrong_share"]').wait_for(state="visible")
     assert axe_violations(page) == []
+
+
+def test_a_researcher_picks_a_mixture_and_its_shares(page, live_server, project):
+    open_settings(page, live_server, project)
+    options = page.locator("#loop-selection_strategy option").evaluate_all("os => os.map(o => o.value)")
+    assert options == ["convincing_wrong", "uncertainty", "random", "mixture"]
+    assert page.input_value("#loop-selection_strategy") == "convincing_wrong"
+    page.select_option("#loop-selection_strategy", "mixture")
+    page.click('[data-testid="loop-save"]')
+    error = page.locator('[data-testid="loop-error-selection_mix"]')
+    error.wait_for(state="visible")
+    assert "needs its shares" in error.inner_text()
+    page.fill("#loop-selection_mix", '{"convincing_wrong": 0.7, "random": 0.3}')
+    page.click('[data-testid="loop-save"]')
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=loop-settings-message]').textContent.startsWith('Saved.')")
+    project.refresh_from_db()
+    assert (project.selection_strategy, project.selection_mix) == ("mixture", {"convincing_wrong": 0.7, "random": 0.3})

@@ -78,6 +78,17 @@ def test_start_lists_and_reads_a_run(people, project, broker):
     assert detail["progress"] == 0.25 and detail["generation"] is None
 
 
+def test_a_run_shows_the_strategy_it_was_started_with(people, project, broker):
+    mix = {"convincing_wrong": 0.5, "uncertainty": 0.5}
+    type(project).objects.filter(pk=project.pk).update(selection_strategy="mixture", selection_mix=mix)
+    client = people["researcher"]
+    body = client.post(reverse("scoring:project-generations", args=[project.pk]), {}, format="json").json()
+    assert (body["strategy"], body["selection_mix"]) == ("mixture", mix)
+    type(project).objects.filter(pk=project.pk).update(selection_strategy="random", selection_mix={})
+    listed = client.get(reverse("scoring:project-generations", args=[project.pk])).json()["results"]
+    assert (listed[0]["strategy"], listed[0]["selection_mix"]) == ("mixture", mix)
+
+
 def test_cancel_a_run_once(people, project):
     run = GenerationRun.objects.create(project=project, size=3)
     url = reverse("scoring:generation-run-cancel", args=[run.pk])

@@ -91,6 +91,63 @@ def test_a_generation_scores_the_pool_and_selects_convincing_wrong_answers(proje
     assert first.solution_id == chosen[0].pk and first.generation == 1
 
 
+def _reasons(generation):
+    return list(Solution.objects.filter(generation=generation).order_by("selection_rank")
+                .values_list("pk", "selection_reason", "verifier_score", "is_correct"))
+
+
+def test_the_default_generation_records_convincing_wrong_and_why_each_was_picked(project):
+    run = run_one(project, batch_size=10)
+    assert run.generation.strategy == "convincing_wrong" and run.generation.selection["dropout_passes"] == 0
+    for _, reason, score, is_correct in _reasons(run.generation):
+        assert reason == {"strategy": "convincing_wrong", "score": score, "uncertainty": None,
+                          "answer": {True: "right", False: "wrong", None: "ungraded"}[is_correct]}
+    assert not SolutionScore.objects.filter(checkpoint=run.checkpoint, dropout_passes__gt=0).exists()
+
+
+def test_a_random_generation_records_its_strategy_seed_and_reasons(project):
+    Project.objects.filter(pk=project.pk).update(selection_strategy="random")
+    project.refresh_from_db()
+    run = run_one(project, batch_size=10)
+    generation = run.generation
+    assert (run.strategy, generation.strategy) == ("random", "random")
+    assert generation.selection == {"mix": {}, "wrong_share": 0.75, "per_problem_cap": 0, "seed": run.pk,
+                                    "dropout_passes": 0}
+    reasons = _reasons(generation)
+    assert len(reasons) == 8
+    assert {reason["strategy"] for _, reason, _, _ in reasons} == {"random"}
+    assert all(reason["score"] == score and reason["uncertainty"] is None for _, reason, score, _ in reasons)
+
+
+def test_a_mixture_measures_uncertainty_where_a_plain_run_scored_without_it(project):
+    first = run_one(project, batch_size=10)  # convincing_wrong: scores without dropout
+    mix = {"convincing_wrong": 0.5, "uncertainty": 0.25, "random": 0.25}
+    Project.objects.filter(pk=project.pk).update(selection_strategy="mixture", selection_mix=mix)
+    project.refresh_from_db()
+    run = run_one(project, batch_size=10)
+    assert run.state == GenerationRun.DONE and run.checkpoint_id == first.checkpoint_id
+    assert (run.generation.strategy, run.generation.selection["mix"]) == ("mixture", mix)
+    assert run.generation.selection["dropout_passes"] == 4
+    pool = Solution.objects.filter(project=project).exclude(generation=first.generation).values("pk")  # as it was
+    measured = SolutionScore.objects.filter(checkpoint=run.checkpoint, solution__in=pool)
+    assert measured.count() == measured.filter(dropout_passes=4, uncertainty__gt=0).count() > 0
+    reasons = _reasons(run.generation)
+    by = collections.Counter(reason["strategy"] for _, reason, _, _ in reasons)
+    assert by == {"convincing_wrong": 4, "uncertainty": 2, "random": 2}
+    assert all(reason["uncertainty"] is not None for _, reason, _, _ in reasons)
+    # what uncertainty took is the most uncertain of what convincing_wrong left
+    before = {pk for pk, reason, _, _ in reasons if reason["strategy"] == "convincing_wrong"}
+    left = sorted(SolutionScore.objects.filter(checkpoint=run.checkpoint, solution__in=pool)
+                  .exclude(solution__in=before).values_list("uncertainty", flat=True), reverse=True)
+    assert sorted((r["uncertainty"] for _, r, _, _ in reasons if r["strategy"] == "uncertainty"), reverse=True) == left[:2]
+
+
+def test_a_run_keeps_the_strategy_it_was_started_with(project):
+    run = runs.start_generation(project)
+    Project.objects.filter(pk=project.pk).update(selection_strategy="random")
+    assert jobs.run_generation(run.pk, batch_size=10).generation.strategy == "convincing_wrong"
+
+
 def test_a_generation_ends_by_analysing_what_it_wrote(project):
     before = analyze_counts(Solution, SolutionScore)
     run_one(project, batch_size=10)

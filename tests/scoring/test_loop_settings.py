@@ -11,6 +11,7 @@ from labeling.models import Project, Solution
 from scoring import champions, jobs, retrain
 from scoring.loop_settings import BUNDLED_BASE_MODELS, TrainSettingsSerializer
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
+from scoring.prm import strategies
 from scoring.prm.metrics import PROMOTION_METRICS
 from tests.factories import client_for, make_project, make_solution, make_user
 
@@ -37,6 +38,8 @@ def test_a_researcher_reads_the_settings_with_the_metric_choices_and_the_pool(pe
     make_solution(project, is_gold=True)  # gold is never in the pool
     body = people["researcher"].get(url(project)).json()
     assert body["generation_size"] == 100 and body["selection_wrong_share"] == 0.8 and body["pool_limit"] == 0
+    assert body["selection_strategy"] == "convincing_wrong" and body["selection_mix"] == {}
+    assert [c["value"] for c in body["strategy_choices"]] == list(strategies.STRATEGIES)
     assert body["retrain_metric"] == "step_auroc" and body["base_model_path"] == "" and body["train_settings"] == {}
     assert [c["value"] for c in body["metric_choices"]] == list(PROMOTION_METRICS)
     assert {c["value"]: c["higher_is_better"] for c in body["metric_choices"]}["log_loss"] is False
@@ -70,6 +73,9 @@ BAD = [
     ("train_settings", "lr=1e-5"), ("train_settings", [1, 2]), ("train_settings", {"epochz": 3}),
     ("train_settings", {"lr": 0}), ("train_settings", {"epochs": "two"}), ("train_settings", {"max_batch": 0}),
     ("train_settings", {"val_fraction": 1}), ("train_settings", {"share_prefixes": "maybe"}),
+    ("selection_strategy", "bandit"), ("selection_strategy", None),
+    ("selection_mix", {"convincing_wrong": 0.5, "bandit": 0.5}), ("selection_mix", {"convincing_wrong": 0.5, "random": 0.4}),
+    ("selection_mix", {"convincing_wrong": 1.5, "random": -0.5}), ("selection_mix", "half"), ("selection_mix", [0.5, 0.5]),
     ("overlap", 3),  # a lead's setting, not the loop's
 ]
 
@@ -96,6 +102,33 @@ def test_the_messages_say_what_is_wrong(people, project):
     assert "No directory /no/such/model/dir" in refusal("base_model_path", "/no/such/model/dir")
     assert "config.json" in refusal("base_model_path", "/tmp")
     assert "absolute path" in refusal("base_model_path", "model")
+
+
+def test_a_mixture_needs_shares_that_sum_to_one(people, project):
+    def refusal(sent):
+        answer = people["researcher"].patch(url(project), sent, format="json")
+        assert answer.status_code == 400, answer.content
+        assert list(answer.json()) == ["selection_mix"]
+        return " ".join(answer.json()["selection_mix"])
+
+    assert "needs its shares" in refusal({"selection_strategy": "mixture"})
+    assert "sum to 1" in refusal({"selection_strategy": "mixture", "selection_mix": {"random": 0.5, "uncertainty": 0.4}})
+    assert "Unknown strategy 'bandit'" in refusal({"selection_mix": {"bandit": 1}})
+    project.refresh_from_db()
+    assert project.selection_strategy == "convincing_wrong" and project.selection_mix == {}
+    good = {"random": 0.25, "convincing_wrong": 0.75}
+    answer = people["researcher"].patch(url(project), {"selection_strategy": "mixture", "selection_mix": good}, format="json")
+    assert answer.status_code == 200 and answer.json()["selection_mix"] == good
+    # with the shares saved, switching to a mixture and back needs no mix in the request
+    for strategy in ("uncertainty", "mixture"):
+        assert people["researcher"].patch(url(project), {"selection_strategy": strategy}, format="json").status_code == 200
+    project.refresh_from_db()
+    assert (project.selection_strategy, project.selection_mix) == ("mixture", good)
+
+
+def test_the_strategy_choices_are_the_prm_cores():
+    assert [value for value, _ in Project.SELECTION_STRATEGIES] == list(strategies.STRATEGIES)
+    assert Project._meta.get_field("selection_strategy").default == strategies.CONVINCING_WRONG
 
 
 def test_a_good_save_persists_and_is_returned(people, project):

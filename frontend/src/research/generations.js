@@ -54,14 +54,28 @@ async function render(body, urls) {
 
 function runTable(runs, urls, body) {
   if (!runs.length) return el("p", "muted", "No generation has been run yet.");
-  return table(["run", "state", "progress", "generation", "checkpoint", "selected", "started", "finished"], runs,
-    (run, tr) => {
+  return table(["run", "state", "progress", "generation", "checkpoint", "selected", "started", "finished", "strategy"],
+    runs, (run, tr) => {
       tr.dataset.run = run.id;
       tr.dataset.state = run.state;
       return [String(run.id), stateCell(run), progress(run, urls, body, tr), numberOf(run.generation),
         run.checkpoint == null ? "—" : String(run.checkpoint?.id ?? run.checkpoint), String(run.selected ?? 0),
-        when(run.started_at || run.created_at), when(run.finished_at)];
+        when(run.started_at || run.created_at), when(run.finished_at), strategyText(run.strategy, run.selection_mix)];
     }, "generation-runs");
+}
+
+const STRATEGY_NAMES = { convincing_wrong: "convincing wrong", uncertainty: "uncertainty", random: "random",
+  mixture: "mixture" };
+
+/** A strategy in words, a mixture with its shares: "mixture (convincing wrong 50%, random 50%)"; "—" when not recorded. */
+export function strategyText(strategy, mix) {
+  if (!strategy) return "—";
+  const name = STRATEGY_NAMES[strategy] ?? strategy;
+  if (strategy !== "mixture" || !mix) return name;
+  // In one fixed order: the database keeps a JSON object's keys in its own.
+  const known = Object.keys(STRATEGY_NAMES);
+  const parts = Object.keys(mix).sort((a, b) => (known.indexOf(a) + 1 || 99) - (known.indexOf(b) + 1 || 99));
+  return `${name} (${parts.map((part) => `${STRATEGY_NAMES[part] ?? part} ${pct(mix[part])}`).join(", ")})`;
 }
 
 function numberOf(generation) {
@@ -152,20 +166,40 @@ function figures(generations, options) {
   }));
   box.append(scroller(table(
     ["generation", "selected", "wrong answer", "rated", "found wrong", "hit rate", "median per pass", "people's time",
-      "rated from", "to"],
+      "rated from", "to", "chosen by"],
     generations,
     (g, tr) => {
       tr.dataset.generation = g.generation;
       return [String(g.generation), String(g.selected), String(g.wrong_answer), String(g.rated), String(g.found_wrong),
         pct(g.hit_rate), seconds(g.median_seconds), duration(g.person_hours == null ? null : g.person_hours * 3600), when(g.first_submitted_at),
-        when(g.last_submitted_at)];
+        when(g.last_submitted_at), strategyText(g.strategy, g.selection?.mix)];
     },
     "generation-stats",
   ), "What people found in each generation"));
+  const mixed = generations.filter((g) => (g.by_strategy ?? []).length > 1);
+  if (mixed.length) box.append(scroller(byStrategy(mixed), "Hit rate per strategy"));
   for (const g of generations.filter((x) => x.picks.length)) {
     box.append(el("h4", null, `Generation ${g.generation}: first picks`), picks(g.picks, options));
   }
   return box;
+}
+
+// The strategies of each mixed generation side by side: which one's picks people found wrong more often.
+function byStrategy(generations) {
+  const rows = generations.flatMap((g) => g.by_strategy.map((row) => ({ generation: g.generation, ...row })));
+  return table(["generation", "picked by", "selected", "rated", "found wrong", "hit rate"], rows, (row, tr) => {
+    tr.dataset.generation = row.generation;
+    tr.dataset.strategy = row.strategy;
+    return [String(row.generation), strategyText(row.strategy), String(row.selected), String(row.rated),
+      String(row.found_wrong), pct(row.hit_rate)];
+  }, "strategy-stats");
+}
+
+/** Why a pick was chosen, in words: "picked by uncertainty (0.12)"; "" when not recorded. */
+function why(reason) {
+  if (!reason) return "";
+  const spread = reason.uncertainty == null ? "" : ` (uncertainty ${fmt(reason.uncertainty)})`;
+  return ` · picked by ${strategyText(reason.strategy)}${spread}`;
 }
 
 function picks(items, options) {
@@ -174,8 +208,8 @@ function picks(items, options) {
     const li = el("li");
     const verdict = !p.rated ? "not rated yet" : p.found_wrong ? "people found an error" : "people found no error";
     li.append(
-      el("span", "muted", `#${p.rank ?? "—"} · PRM ${fmt(p.verifier_score)} · answer ${p.final_answer ?? "—"} ` +
-        `(${p.is_correct === null ? "ungraded" : p.is_correct ? "right" : "wrong"}) · ${verdict}: `),
+      el("span", "muted", `#${p.rank ?? "—"} · PRM ${fmt(p.verifier_score)}${why(p.reason)} · answer ` +
+        `${p.final_answer ?? "—"} (${p.is_correct === null ? "ungraded" : p.is_correct ? "right" : "wrong"}) · ${verdict}: `),
       renderMath(el("span"), p.problem, options),
     );
     list.append(li);

@@ -11,6 +11,13 @@ const FIELDS = [
     help: "Candidate-pool solutions a generation scores, lowest ids first (0: the whole pool)." },
   { name: "generation_size", label: "Generation size", step: "1",
     help: "Solutions a generation selects for the annotators' queue." },
+  { name: "selection_strategy", label: "Selection strategy", select: "strategy_choices",
+    help: "How a generation is chosen: convincing wrong answers (the highest-scored wrong answers), uncertainty " +
+      "(where the PRM disagrees with itself under MC dropout; scoring costs 4 more passes), random (the baseline), " +
+      "or a mixture of them." },
+  { name: "selection_mix", label: "Mixture shares", json: true,
+    help: 'For a mixture: each strategy\'s share, summing to 1, e.g. {"convincing_wrong": 0.5, "uncertainty": 0.3, ' +
+      '"random": 0.2}.' },
   { name: "selection_wrong_share", label: "Convincing wrong answers", step: "0.05",
     help: "Share of a generation taken from the highest-scored solutions whose final answer is wrong, 0 to 1." },
   { name: "selection_per_problem_cap", label: "Per-problem cap", step: "1",
@@ -18,7 +25,7 @@ const FIELDS = [
   { group: "Retraining" },
   { name: "retrain_threshold", label: "Retrain after", step: "1",
     help: "New submitted passes since the last checkpoint that make a retrain due (0: never; Retrain now still works)." },
-  { name: "retrain_metric", label: "Promotion metric", select: true,
+  { name: "retrain_metric", label: "Promotion metric", select: "metric_choices",
     help: "A new checkpoint becomes the champion only when it beats the champion on this held-out figure." },
   { name: "base_model_path", label: "Base model", text: true,
     help: "Empty: the bundled all-MiniLM-L6-v2. Else an absolute path on the server (the GPU worker reads it " +
@@ -31,7 +38,7 @@ const FIELDS = [
 function control(field, values) {
   if (field.select) {
     const select = el("select");
-    const choices = values.metric_choices.map((c) => [c.value, c.label]);
+    const choices = values[field.select].map((c) => [c.value, c.label]);
     // A value set elsewhere (the admin) that is no longer offered stays visible, marked.
     if (!choices.some(([value]) => value === values[field.name])) choices.push([values[field.name], `${values[field.name]} (unknown)`]);
     for (const [value, label] of choices) {
@@ -59,16 +66,18 @@ function jsonLine(value) {
   return entries.length ? `{${entries.map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(", ")}}` : "";
 }
 
+const JSON_FIELDS = new Set(FIELDS.filter((f) => f.json).map((f) => f.name));
+
 function show(inputs, values) {
   for (const [name, input] of Object.entries(inputs)) {
     const value = values[name];
-    if (name === "train_settings") input.value = jsonLine(value);
+    if (JSON_FIELDS.has(name)) input.value = jsonLine(value);
     else input.value = value ?? "";
   }
 }
 
 function read(name, input) {
-  if (name === "train_settings") {
+  if (JSON_FIELDS.has(name)) {
     const text = input.value.trim();
     if (!text) return {};
     try {

@@ -52,12 +52,40 @@ def test_hit_rate_selection_and_rating_time_per_generation():
     assert second["median_seconds"] == 120.0
 
 
+def test_a_mixture_generation_says_how_it_was_chosen_and_each_strategy_s_hit_rate():
+    project = make_project()
+    generation = Generation.objects.create(project=project, number=1, strategy="mixture",
+                                           selection={"mix": {"convincing_wrong": 0.5, "random": 0.5}, "seed": 9})
+    ann = make_annotator("ann")
+
+    def picked(strategy, rank, found):
+        reason = {"strategy": strategy, "score": 0.5, "uncertainty": None, "answer": "wrong"}
+        solution = make_solution(project, generation=generation, rank=rank, is_correct=False, selection_reason=reason)
+        if found is not None:
+            rated_pass(solution, ann, [1, -1 if found else 1, 1])
+        return solution
+
+    first = picked("convincing_wrong", 1, True)
+    picked("random", 2, False)
+    picked("convincing_wrong", 3, False)
+    picked("random", 4, None)
+    [row] = generation_stats(project)
+    assert row["strategy"] == "mixture" and row["selection"]["seed"] == 9
+    assert row["by_strategy"] == [
+        {"strategy": "convincing_wrong", "selected": 2, "rated": 2, "found_wrong": 1, "hit_rate": 0.5},
+        {"strategy": "random", "selected": 2, "rated": 1, "found_wrong": 0, "hit_rate": 0.0},
+    ]
+    assert row["picks"][0]["solution"] == first.pk and row["picks"][0]["reason"]["strategy"] == "convincing_wrong"
+
+
 def test_a_generation_nobody_rated_yet():
     project = make_project()
     make_solution(project, generation=0)
     [row] = generation_stats(project)
     assert (row["selected"], row["rated"], row["passes"]) == (1, 0, 0)
     assert row["hit_rate"] is None and row["median_seconds"] is None and row["person_hours"] == 0.0
+    assert row["strategy"] == "" and row["picks"][0]["reason"] is None  # chosen before strategies were recorded
+    assert row["by_strategy"] == [{"strategy": "", "selected": 1, "rated": 0, "found_wrong": 0, "hit_rate": None}]
     assert generation_stats(make_project()) == []
 
 

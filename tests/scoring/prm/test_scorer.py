@@ -98,3 +98,34 @@ def test_scoring_leaves_the_model_as_it_found_it(prm):
     score_solutions(prm, [("1+1?", ["2"])])
     assert prm.training
     prm.eval()
+
+
+def test_mc_dropout_measures_disagreement_only_where_there_is_dropout(tiny_bases, processbench_items):
+    """With dropout the passes disagree (uncertainty > 0); at dropout 0 they agree exactly; the score
+    stays that of the plain pass and the model is left as it was."""
+    solutions = [(item["problem"], item["steps"]) for item in processbench_items[:3]]
+    prm = new_prm(tiny_bases["bert"], device="cpu", seed=1)
+    dropouts = [m for m in prm.modules() if isinstance(m, torch.nn.Dropout)]
+    assert dropouts and all(m.p > 0 for m in dropouts)
+    plain = score_solutions(prm, solutions)
+    measured = score_solutions(prm, solutions, dropout_passes=4)
+    assert not prm.training and not any(m.training for m in dropouts)
+    for a, b in zip(plain, measured):
+        assert a.uncertainty is None and a.step_uncertainty is None
+        assert b.step_scores == pytest.approx(a.step_scores, abs=1e-6)
+        assert len(b.step_uncertainty) == len(b.step_scores)
+        assert b.uncertainty == max(b.step_uncertainty) > 0
+        assert "uncertainty" not in a.as_dict() and b.as_dict()["uncertainty"] == b.uncertainty
+    for m in dropouts:
+        m.p = 0.0
+    for result in score_solutions(prm, solutions, dropout_passes=4):
+        assert result.uncertainty == 0 and set(result.step_uncertainty) == {0}
+
+
+def test_uncertainty_skips_steps_a_pass_could_not_read(tiny_bases, processbench_items):
+    item = max(processbench_items, key=lambda i: len(i["steps"]))
+    short = new_prm(tiny_bases["bert"], device="cpu", seed=1, max_length=160, overflow="unscored")
+    result = score_solutions(short, [(item["problem"], item["steps"])], dropout_passes=2)[0]
+    n = len(item["steps"]) - result.unscored_steps
+    assert result.step_uncertainty[n:] == [None] * result.unscored_steps
+    assert result.uncertainty == max(result.step_uncertainty[:n])
