@@ -5,6 +5,8 @@ session (psycopg) that holds a shard's advisory lock the way a live worker does,
 it the way a dead one does, by its connection closing. The real workers, two of them and one
 killed, are in tests/e2e/test_shards.py.
 """
+import time
+
 import psycopg
 import pytest
 from django.db import connection
@@ -46,6 +48,20 @@ def other_session():
     db = connection.settings_dict
     return psycopg.connect(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"],
                            password=db["PASSWORD"] or None, dbname=db["NAME"], autocommit=True)
+
+
+def die(session):
+    """Close ``session`` and wait until its server process has gone (its locks with it): the server
+    ends a backend after the client leaves, not at once, and a loaded machine shows the gap."""
+    pid = session.info.backend_pid
+    session.close()
+    for _ in range(200):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid])
+            if cursor.fetchone()[0] == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"the server process {pid} is still there 10 s after its client left")
 
 
 def test_the_shards_cover_the_pool_exactly_once(project):
@@ -126,7 +142,7 @@ def test_the_shard_of_a_dead_worker_is_taken_by_the_next_claim(project):
     assert while_alive.index == 1  # b is alive: its shard is left to it
     shards.release(while_alive.pk)
     ScoringShard.objects.filter(pk=while_alive.pk).update(state=ScoringShard.PENDING)
-    other.close()  # b dies: its session, and with it the lock, is gone
+    die(other)  # b dies: its session, and with it the lock, is gone
     taken = shards.claim(run, name="worker-a")
     assert taken.pk == shard.pk and taken.claims == 2 and taken.claimed_by == "worker-a"
     shards.release(taken.pk)
