@@ -51,24 +51,28 @@ def select(candidates, *, size, wrong_share=0.8, per_problem_cap=0, counts=None)
     rest = _order(c for c in scored if c.is_correct is not False)
     per_problem = {} if counts is None else counts
 
-    def take(pool, limit):
-        chosen = []
-        for candidate in pool:
-            if len(chosen) >= limit:
-                break
-            if per_problem_cap and per_problem.get(candidate.problem_id, 0) >= per_problem_cap:
-                continue
-            per_problem[candidate.problem_id] = per_problem.get(candidate.problem_id, 0) + 1
-            chosen.append(candidate)
-        return chosen
-
     n_wrong = round(size * wrong_share)
-    chosen_wrong = take(wrong, n_wrong)
-    chosen_rest = take(rest, size - len(chosen_wrong))
+    chosen_wrong = take(wrong, n_wrong, per_problem_cap, per_problem)
+    chosen_rest = take(rest, size - len(chosen_wrong), per_problem_cap, per_problem)
     if len(chosen_wrong) + len(chosen_rest) < size:  # the rest ran short: more wrong answers fill in
         taken = {c.solution_id for c in chosen_wrong}
-        chosen_wrong += take([c for c in wrong if c.solution_id not in taken], size - len(chosen_wrong) - len(chosen_rest))
+        chosen_wrong += take([c for c in wrong if c.solution_id not in taken], size - len(chosen_wrong) - len(chosen_rest),
+                             per_problem_cap, per_problem)
     return interleave(chosen_wrong, chosen_rest)
+
+
+def take(ranked, limit, per_problem_cap, counts):
+    """The first ``limit`` of ``ranked`` that the per-problem cap allows (0: no cap); ``counts``
+    (problem id -> chosen so far, shared by every strategy of a mixture) is updated."""
+    chosen = []
+    for candidate in ranked:
+        if len(chosen) >= limit:
+            break
+        if per_problem_cap and counts.get(candidate.problem_id, 0) >= per_problem_cap:
+            continue
+        counts[candidate.problem_id] = counts.get(candidate.problem_id, 0) + 1
+        chosen.append(candidate)
+    return chosen
 
 
 def interleave(*lists):

@@ -74,30 +74,17 @@ def quotas(size, mix):
     return counts
 
 
-def _take(ranked, limit, per_problem_cap, counts):
-    # The first ``limit`` of ``ranked`` the cap allows; ``counts`` (problem id -> chosen) is updated.
-    chosen = []
-    for candidate in ranked:
-        if len(chosen) >= limit:
-            break
-        if per_problem_cap and counts.get(candidate.problem_id, 0) >= per_problem_cap:
-            continue
-        counts[candidate.problem_id] = counts.get(candidate.problem_id, 0) + 1
-        chosen.append(candidate)
-    return chosen
-
-
 def most_uncertain(candidates, *, size, per_problem_cap=0, counts=None):
     """The ``size`` candidates with the highest uncertainty (ties by id); unmeasured ones never."""
     ranked = sorted((c for c in candidates if c.uncertainty is not None), key=lambda c: (-c.uncertainty, c.solution_id))
-    return _take(ranked, size, per_problem_cap, {} if counts is None else counts)
+    return selection.take(ranked, size, per_problem_cap, {} if counts is None else counts)
 
 
 def shuffled(candidates, *, size, seed, per_problem_cap=0, counts=None):
     """``size`` candidates in the order of a shuffle seeded by ``seed``: the same seed, the same pick."""
     ranked = sorted(candidates, key=lambda c: c.solution_id)
     _random.Random(seed).shuffle(ranked)
-    return _take(ranked, size, per_problem_cap, {} if counts is None else counts)
+    return selection.take(ranked, size, per_problem_cap, {} if counts is None else counts)
 
 
 def _one(name, candidates, size, *, wrong_share, per_problem_cap, seed, counts):
