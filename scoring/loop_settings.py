@@ -106,7 +106,8 @@ def check_base_model(value):
 class LoopSettingsSerializer(serializers.ModelSerializer):
     retrain_metric = serializers.ChoiceField(
         choices=[(name, label) for name, (label, _higher) in PROMOTION_METRICS.items()],
-        help_text="Held-out figure a new checkpoint must beat the champion on to be promoted.")
+        help_text="Held-out figure a new checkpoint must beat the champion on to be promoted "
+                  "(beyond noise: the promotion_* settings, scoring.prm.gate).")
     metric_choices = serializers.SerializerMethodField(help_text="The promotion metrics: value, label, higher_is_better.")
     candidate_pool = serializers.SerializerMethodField(help_text="Solutions in the candidate pool now (read only).")
     bundled_base_models = serializers.SerializerMethodField(help_text="Names base_model_path also takes.")
