@@ -304,8 +304,7 @@ def promote(checkpoint, current, problems=None):
     if metric not in METRICS:
         return _finish(checkpoint, Checkpoint.REJECTED,
                        f"Unknown retrain metric {metric!r}; choose from {', '.join(METRICS)}.")
-    key, _higher = METRICS[metric]
-    new = (checkpoint.metrics.get("heldout") or {}).get(key)
+    new = (checkpoint.metrics.get("heldout") or {}).get(METRICS[metric][0])
     if checkpoint.metrics.get("heldout") is None:
         return _finish(checkpoint, Checkpoint.REJECTED, "No held-out problems are rated yet: nothing to judge it on.")
     if current is None:

@@ -252,6 +252,14 @@ def test_without_the_champions_scores_a_checkpoint_is_not_judged(project):
     assert retrain.promote(lone, old, None).status == "rejected" and "nothing to judge it against" in lone.reason
 
 
+def test_with_no_champion_to_keep_a_defined_checkpoint_is_promoted(project):
+    project.retrain_metric = "log_loss"
+    project.save()
+    first = challenger(project, None)
+    assert retrain.promote(first, None).status == "champion" and "there was no champion" in first.reason
+    assert champions.champion(project) == first and "gate" not in first.metrics
+
+
 def test_saved_settings_drive_the_selection(people, project):
     people["researcher"].patch(url(project), {"generation_size": 4, "selection_wrong_share": 0.5,
                                               "selection_per_problem_cap": 1}, format="json")
