@@ -82,6 +82,8 @@ def test_the_loop_closes(worker, tiny_base, data_dir, tmp_path):
     assert new.parent == initial and new.generation == 1 and new.passes == 2 * SIZE
     assert new.reason and new.metrics["heldout"] and new.metrics["champion_heldout"]
     assert new.status == "champion" and new.is_champion, new.reason
+    gate = new.metrics["gate"]  # the promotion gate judged it on the paired held-out problems
+    assert gate["decision"] == "promote" and gate["problems"] == new.metrics["heldout_problems"] and gate["interval"][1] < 0
     assert (Path(new.path) / "stepmark_prm.json").is_file()
     # The research page's evaluation: the plots' data of both, from the worker through the API.
     report = researcher.get(reverse("scoring:checkpoint-report", args=[new.pk])).json()
