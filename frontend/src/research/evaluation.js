@@ -112,14 +112,14 @@ function gatePanel(gate, me, them) {
     `${count(gate.min_problems)} needed.`);
   summary.dataset.testid = "gate-summary";
   const guards = Object.entries(gate.guards || {}).map(([key, pair]) => ({ key, ...pair }));
-  const limits = table(["guard (lower is better)", me, them, "allowed up to", "within"], guards, (g, tr) => {
+  const limits = table(["guard", me, them, "at most", "within"], guards, (g, tr) => {
     tr.dataset.guard = g.key;
     const allowed = g.champion === null ? null : g.champion + gate.guard_tolerance;
     const within = g.challenger === null || allowed === null ? "—" : g.challenger <= allowed ? "yes" : "no";
     return [GUARDS[g.key] || g.key, fmt(g.challenger, 3), fmt(g.champion, 3), fmt(allowed, 3), within];
   }, "gate-guards");
   box.append(summary, scroller(limits, "Promotion gate guards"),
-    el("p", "muted", `Guards may be worse than the champion's by ${fmt(gate.guard_tolerance, 3)} at most.`));
+    el("p", "muted", `Guards (lower is better) may be worse than the champion's by ${fmt(gate.guard_tolerance, 3)} at most.`));
   return box;
 }
 
