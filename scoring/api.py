@@ -85,6 +85,14 @@ class CheckpointSerializer(serializers.ModelSerializer):
                   "base_model", "path", "layout", "layout_options", "metrics", "progress", "has_report", "task_id",
                   "created_at", "finished_at"]
         read_only_fields = fields
+        extra_kwargs = {"metrics": {"help_text": (
+            "Its figures: heldout and champion_heldout (step_auroc, step_f1, accuracy, log_loss, steps on the "
+            "held-out problems), heldout_problems, metric, train, lineage; and gate, the promotion gate's decision "
+            "when it was judged against a champion (scoring.prm.gate): metric, higher_is_better, challenger and "
+            "champion (the metric's figures), difference, interval ([low, high] of the one-sided interval of the "
+            "difference, the open side null), confidence, resamples, resamples_defined, seed, guards ({log_loss, "
+            "ece}: {challenger, champion}), guard_tolerance, problems, min_problems, steps, champion_id, decision "
+            "(promote or reject) and reason.")}}
 
     def get_has_report(self, checkpoint) -> bool:
         return bool(checkpoint.report)

@@ -3,7 +3,8 @@
 ``GET/PATCH /api/projects/{id}/loop-settings/`` (researchers of the project; the research page's
 form). One serializer judges every value on save, so a bad one is a 400 naming its field and
 nothing is stored. The worker reads the same Project fields: ``scoring.jobs.select`` (size, strategy
-and mix, wrong share, per-problem cap), ``scoring.retrain`` (threshold, metric, train settings),
+and mix, wrong share, per-problem cap), ``scoring.retrain`` (threshold, metric, the promotion gate's
+``promotion_*`` settings, train settings),
 ``scoring.champions.base_model`` and, for the pool limit, the generation job ``scoring.api``
 queues. Web side: nothing here reaches torch, so the train settings' keys are written out below
 (tests/scoring/test_loop_settings.py keeps them in step with ``scoring.prm.train.TrainConfig``).
@@ -116,7 +117,8 @@ class LoopSettingsSerializer(serializers.ModelSerializer):
                   "known strategies, each 0 to 1, summing to 1. Required when selection_strategy is mixture.")
     retrain_metric = serializers.ChoiceField(
         choices=[(name, label) for name, (label, _higher) in PROMOTION_METRICS.items()],
-        help_text="Held-out figure a new checkpoint must beat the champion on to be promoted.")
+        help_text="Held-out figure a new checkpoint must beat the champion on to be promoted "
+                  "(beyond noise: the promotion_* settings, scoring.prm.gate).")
     metric_choices = serializers.SerializerMethodField(help_text="The promotion metrics: value, label, higher_is_better.")
     strategy_choices = serializers.SerializerMethodField(help_text="The selection strategies: value, label.")
     candidate_pool = serializers.SerializerMethodField(help_text="Solutions in the candidate pool now (read only).")
@@ -125,7 +127,8 @@ class LoopSettingsSerializer(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = ["pool_limit", "generation_size", "selection_strategy", "selection_mix", "selection_wrong_share",
-                  "selection_per_problem_cap", "retrain_threshold", "retrain_metric", "base_model_path", "train_settings",
+                  "selection_per_problem_cap", "retrain_threshold", "retrain_metric", "promotion_min_problems",
+                  "promotion_confidence", "promotion_guard_tolerance", "base_model_path", "train_settings",
                   "metric_choices", "strategy_choices", "candidate_pool", "bundled_base_models"]
         extra_kwargs = {
             "pool_limit": {"min_value": 0, "max_value": 100_000_000},
@@ -133,6 +136,11 @@ class LoopSettingsSerializer(serializers.ModelSerializer):
             "selection_wrong_share": {"min_value": 0, "max_value": 1},
             "selection_per_problem_cap": {"min_value": 0, "max_value": 32767},
             "retrain_threshold": {"min_value": 0, "max_value": 100_000_000},
+            # The promotion gate (scoring.prm.gate). Below 0.5 the one-sided bound is above the
+            # median gain: a checkpoint could be promoted while more likely worse.
+            "promotion_min_problems": {"min_value": 1, "max_value": 1_000_000},
+            "promotion_confidence": {"min_value": 0.5, "max_value": 0.999},
+            "promotion_guard_tolerance": {"min_value": 0, "max_value": 10},
         }
 
     def validate(self, data):

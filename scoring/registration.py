@@ -64,13 +64,13 @@ def evaluate_against_champion(checkpoint_id):
     """Score the project's held-out problems with ``checkpoint`` and with the champion; judge it.
 
     The same evaluation and rule as a retrain's (``scoring.retrain``: ``evaluate``, the stable
-    held-out split, ``promote``): the figures and the report go on the row, and the checkpoint
-    becomes the champion when it beats it on the project's metric, else ``rejected`` with the
-    reason. Returns the row (None when there is none or it cannot be judged now).
+    held-out split, ``promote`` and its gate): the figures and the report go on the row, and the
+    checkpoint becomes the champion when the gate lets it past the champion, else ``rejected``
+    with the reason. Returns the row (None when there is none or it cannot be judged now).
     """
     from scoring.prm.data import read_prm800k
     from scoring.prm.splits import split_by_problem
-    from scoring.retrain import HELDOUT_FRACTION, evaluate, heldout_candidates, promote
+    from scoring.retrain import HELDOUT_FRACTION, evaluate, heldout_candidates, paired_heldout, promote
 
     checkpoint = Checkpoint.objects.filter(pk=checkpoint_id).select_related("project").first()
     if checkpoint is None or checkpoint.is_champion or checkpoint.status not in (
@@ -92,7 +92,7 @@ def evaluate_against_champion(checkpoint_id):
             return checkpoint
         current = champion(project)
         progress.phase("evaluating")
-        old = (None, {})
+        old = (None, {}, None)
         candidates = heldout_candidates(project, heldout)
         new = evaluate(worker.get_prm(checkpoint), heldout, candidates)
         if current is not None:
@@ -105,4 +105,4 @@ def evaluate_against_champion(checkpoint_id):
                    "evaluated_at": timezone.now().isoformat()}
         Checkpoint.objects.filter(pk=checkpoint.pk).update(metrics=metrics, report=report)
         checkpoint.refresh_from_db()
-        return promote(checkpoint, current)
+        return promote(checkpoint, current, paired_heldout(heldout, new[2], old[2]))

@@ -8,9 +8,13 @@ problems. Held-out problems never train: the core's stable ``split_by_problem`` 
 ``HELDOUT_FRACTION`` of the problems by a hash of their statement, so the split is the same in
 every round and a problem that arrives later lands on the same side forever.
 
-The new checkpoint becomes the champion only when it beats the champion on the project's
-``retrain_metric``; otherwise it is kept as ``rejected`` with the reason. Every checkpoint keeps
-its metrics and lineage (parent, data hash, generation, passes).
+The new checkpoint becomes the champion only when the promotion gate (``scoring.prm.gate``) lets
+it past the champion: enough held-out problems (``promotion_min_problems``), a gain on the
+project's ``retrain_metric`` that holds at ``promotion_confidence`` by a paired bootstrap over the
+held-out problems, and log loss and calibration error no worse than the champion's beyond
+``promotion_guard_tolerance``. Otherwise it is kept as ``rejected`` with the reason. The gate's
+decision goes on the checkpoint (``metrics["gate"]``). Every checkpoint keeps its metrics and
+lineage (parent, data hash, generation, passes).
 
 A project's ``train_settings`` say how: ``start_from`` "base" (the default) trains a fresh PRM on
 the base model, "champion" fine-tunes the champion on the labels; ``processes`` and
@@ -63,12 +67,13 @@ def retrain_due(project):
 
 
 def evaluate(prm, examples, candidates=()):
-    """``prm`` on labelled examples (and graded candidates): ``(figures, report sections)``.
+    """``prm`` on labelled examples (and graded candidates): ``(figures, report sections, step scores)``.
 
     The figures are step AUROC, F1 on wrong steps and log loss; the sections are those of
     ``scoring.prm.evaluate`` (what ``python -m scoring evaluate`` writes in report.json): ``steps``
     (with the ROC curve and the reliability table) and, when ``candidates`` are given,
-    ``best-of-n``. The researcher's page draws them.
+    ``best-of-n``. The researcher's page draws them. The step scores (one list per example) are
+    what the promotion gate resamples (``paired_heldout``); they are not stored.
     """
     from scoring.prm.evaluate import best_of_n_protocol, steps_protocol
     from scoring.prm.scorer import score_solutions
@@ -86,7 +91,28 @@ def evaluate(prm, examples, candidates=()):
         records = [{**c, "step_scores": r.step_scores, "score": r.score, "aggregation": "prod"}
                    for c, r in zip(candidates, results)]
         sections["best-of-n"] = best_of_n_protocol(records)
-    return figures, sections
+    return figures, sections, step_scores
+
+
+def paired_heldout(heldout, challenger, champion_scores):
+    """The held-out steps both models scored, grouped by problem, for the promotion gate.
+
+    ``challenger`` and ``champion_scores`` are ``evaluate``'s step scores of ``heldout``; None
+    when either model was not scored (no held-out problem, or no champion).
+    """
+    from scoring.prm.gate import by_problem
+
+    if challenger is None or champion_scores is None:
+        return None
+    return by_problem([e.problem for e in heldout], [e.labels for e in heldout], challenger, champion_scores)
+
+
+def gate_rules(project):
+    """The project's promotion gate settings as the gate takes them."""
+    from scoring.prm.gate import Rules
+
+    return Rules(min_problems=project.promotion_min_problems, confidence=project.promotion_confidence,
+                 guard_tolerance=project.promotion_guard_tolerance)
 
 
 # Best-of-N on the held-out problems: their graded solutions, a few per problem, so that a
@@ -193,17 +219,18 @@ def retrain(checkpoint):
     start, run_config = starting_point(checkpoint, config)
     work_dir = path.with_name(path.name + ".trainer")
     resume = resumable(work_dir, data_hash, run_config)
-    report = {}
+    report, paired = {}, []
 
     def judged(prm, summary, _validation):
         # the new PRM and the champion on the same held-out problems, for ``promote``
         progress.phase("evaluating")
-        new, old = (None, {}), (None, {})
+        new, old = (None, {}, None), (None, {}, None)
         if heldout:
             candidates = heldout_candidates(project, heldout)
             new = evaluate(prm, heldout, candidates)
             if current:
                 old = evaluate(worker.get_prm(current), heldout, candidates)
+        paired[:] = [paired_heldout(heldout, new[2], old[2])]
         report.update(heldout_problems=len({e.problem for e in heldout}), metric=project.retrain_metric,
                       champion_id=current.pk if current else None, challenger=new[1], champion=old[1])
         progress.phase("saving")
@@ -223,7 +250,7 @@ def retrain(checkpoint):
     shutil.rmtree(work_dir, ignore_errors=True)  # the Trainer's checkpoints: the run is whole now
     Checkpoint.objects.filter(pk=checkpoint.pk).update(metrics=done.metrics, report=report)
     checkpoint.refresh_from_db()
-    return promote(checkpoint, current)
+    return promote(checkpoint, current, paired[0] if paired else None)
 
 
 def starting_point(checkpoint, config):
@@ -261,30 +288,41 @@ def resumable(work_dir, data_hash, config):
     return same
 
 
-def promote(checkpoint, current):
-    """Make ``checkpoint`` the champion when it beats ``current`` on the project's metric.
+def promote(checkpoint, current, problems=None):
+    """Make ``checkpoint`` the champion when the promotion gate lets it past ``current``.
 
-    Both were evaluated on the same held-out examples (``checkpoint.metrics``). A refusal
-    keeps the checkpoint as ``rejected`` with the reason.
+    Both were scored on the same held-out problems: ``checkpoint.metrics`` holds the figures,
+    ``problems`` the steps grouped by problem (``paired_heldout``), which the gate
+    (``scoring.prm.gate.decide``) judges with the project's settings; its decision goes on the
+    checkpoint as ``metrics["gate"]``. With no champion to keep, a checkpoint whose figure is
+    defined is promoted. A refusal keeps the checkpoint as ``rejected`` with the reason.
     """
+    from scoring.prm.gate import PROMOTE, decide
+
     project = checkpoint.project
     metric = project.retrain_metric
     if metric not in METRICS:
         return _finish(checkpoint, Checkpoint.REJECTED,
                        f"Unknown retrain metric {metric!r}; choose from {', '.join(METRICS)}.")
-    key, higher = METRICS[metric]
-    new = (checkpoint.metrics.get("heldout") or {}).get(key)
-    old = (checkpoint.metrics.get("champion_heldout") or {}).get(key)
+    new = (checkpoint.metrics.get("heldout") or {}).get(METRICS[metric][0])
     if checkpoint.metrics.get("heldout") is None:
         return _finish(checkpoint, Checkpoint.REJECTED, "No held-out problems are rated yet: nothing to judge it on.")
-    if new is None:
+    if current is None:
+        if new is None:
+            return _finish(checkpoint, Checkpoint.REJECTED,
+                           f"{metric} is undefined on the held-out set (it needs both correct and incorrect steps).")
+        reason = f"Promoted: {metric} {new:.4f} on the held-out set, and there was no champion."
+    elif problems is None:
         return _finish(checkpoint, Checkpoint.REJECTED,
-                       f"{metric} is undefined on the held-out set (it needs both correct and incorrect steps).")
-    better = current is None or old is None or (new > old if higher else new < old)
-    if not better:
-        return _finish(checkpoint, Checkpoint.REJECTED,
-                       f"{metric} {new:.4f} on the held-out set does not beat the champion's {old:.4f} "
-                       f"(checkpoint {current.pk}).")
+                       f"The champion (checkpoint {current.pk}) was not scored on the held-out problems: "
+                       "nothing to judge it against.")
+    else:
+        decision = decide(problems, metric, gate_rules(project))
+        checkpoint.metrics = {**checkpoint.metrics, "gate": {**decision, "champion_id": current.pk}}
+        Checkpoint.objects.filter(pk=checkpoint.pk).update(metrics=checkpoint.metrics)
+        if decision["decision"] != PROMOTE:
+            return _finish(checkpoint, Checkpoint.REJECTED, decision["reason"])
+        reason = decision["reason"]
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()
         now_champion = Checkpoint.objects.filter(project=project, is_champion=True).first()
@@ -292,9 +330,7 @@ def promote(checkpoint, current):
             return _finish(checkpoint, Checkpoint.REJECTED,
                            f"The champion changed to checkpoint {now_champion.pk} while this one trained.")
         Checkpoint.objects.filter(project=project, is_champion=True).update(is_champion=False)
-        versus = f"the champion's {old:.4f}" if old is not None else "no champion figure"
-        return _finish(checkpoint, Checkpoint.CHAMPION,
-                       f"Promoted: {metric} {new:.4f} on the held-out set beats {versus}.", is_champion=True)
+        return _finish(checkpoint, Checkpoint.CHAMPION, reason, is_champion=True)
 
 
 def _finish(checkpoint, status, reason, *, is_champion=False):

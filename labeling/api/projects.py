@@ -22,7 +22,8 @@ from labeling.models import Assignment, Problem, Project, Solution
 
 
 LOOP_SETTINGS = ["pool_limit", "generation_size", "selection_strategy", "selection_mix", "selection_wrong_share",
-                 "selection_per_problem_cap", "retrain_threshold", "retrain_metric", "base_model_path", "train_settings"]
+                 "selection_per_problem_cap", "retrain_threshold", "retrain_metric", "promotion_min_problems",
+                 "promotion_confidence", "promotion_guard_tolerance", "base_model_path", "train_settings"]
 
 
 class AnnotatorProjectSerializer(serializers.ModelSerializer):

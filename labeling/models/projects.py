@@ -103,6 +103,19 @@ class Project(models.Model):
         help_text="Held-out figure a new checkpoint must beat the champion on "
         "(one of scoring.prm.metrics.PROMOTION_METRICS: step_auroc, step_f1, accuracy, log_loss).",
     )
+    # The promotion gate (scoring.prm.gate): a new checkpoint replaces the champion only when it
+    # is better beyond the noise of a small held-out set.
+    promotion_min_problems = models.PositiveIntegerField(
+        default=50, help_text="Held-out problems needed to judge a new checkpoint at all; with fewer, the champion stays.",
+    )
+    promotion_confidence = models.FloatField(
+        default=0.95, help_text="One-sided confidence at which the gain on retrain_metric must be above 0 "
+        "(paired bootstrap over held-out problems).",
+    )
+    promotion_guard_tolerance = models.FloatField(
+        default=0.02, help_text="How much worse than the champion's the log loss and the expected calibration error "
+        "of a new checkpoint may be (absolute).",
+    )
     base_model_path = models.CharField(
         max_length=500, blank=True,
         help_text="Local Hugging Face directory the PRM is built on (empty: the bundled all-MiniLM-L6-v2).",

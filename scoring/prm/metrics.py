@@ -30,24 +30,29 @@ def auroc(scores, positives):
     """
     if _one_class(positives):
         return None
+    import numpy as np
     from sklearn.metrics import roc_auc_score
 
-    return float(roc_auc_score([bool(p) for p in positives], scores))
+    return float(roc_auc_score(np.asarray(positives, dtype=bool), np.asarray(scores, dtype=float)))
 
 
 def f1(predicted, actual):
     """F1, precision and recall of boolean predictions (0.0 where undefined)."""
-    if not actual:
+    if len(actual) == 0:
         return {"f1": 0.0, "precision": 0.0, "recall": 0.0}
+    import numpy as np
     from sklearn.metrics import precision_recall_fscore_support
 
     precision, recall, score, _ = precision_recall_fscore_support(
-        [bool(a) for a in actual], [bool(p) for p in predicted], average="binary", pos_label=True, zero_division=0.0)
+        np.asarray(actual, dtype=bool), np.asarray(predicted, dtype=bool), average="binary", pos_label=True,
+        zero_division=0.0)
     return {"f1": float(score), "precision": float(precision), "recall": float(recall)}
 
 
 def _one_class(positives):
-    n_pos = sum(1 for positive in positives if positive)
+    import numpy as np
+
+    n_pos = int(np.count_nonzero(np.asarray(positives, dtype=bool)))
     return n_pos == 0 or n_pos == len(positives)
 
 
@@ -67,31 +72,49 @@ def step_metrics(step_scores, labels, *, threshold=0.5):
                 continue
             probs.append(p)
             negatives.append(label == 0)
-    flagged = [p < threshold for p in probs]
-    found = f1(flagged, negatives)
-    if probs:
-        from sklearn.metrics import accuracy_score
-        from sklearn.metrics import log_loss as sk_log_loss
-
-        accuracy = float(accuracy_score(negatives, flagged))
-        # P(correct) is the probability of class 1 (a correct step). scikit-learn clips it to
-        # [eps, 1 - eps], eps the float's precision (2.2e-16): a step scored exactly 1.0 or 0.0
-        # and wrong costs -log(eps) = 36.0.
-        loss = float(sk_log_loss([0 if n else 1 for n in negatives], probs, labels=[0, 1]))
-    else:
-        accuracy = loss = None
+    found = f1([p < threshold for p in probs], negatives)
     return {
         "steps": len(probs),
         "negative_steps": sum(negatives),
         "unscored_labelled_steps": skipped,
-        "auroc": auroc([1 - p for p in probs], negatives),
+        "auroc": step_figure("step_auroc", probs, negatives),
         "f1_negative": found["f1"],
         "precision_negative": found["precision"],
         "recall_negative": found["recall"],
-        "accuracy": accuracy,
-        "log_loss": loss,
+        "accuracy": step_figure("accuracy", probs, negatives, threshold=threshold),
+        "log_loss": step_figure("log_loss", probs, negatives),
         "threshold": threshold,
     }
+
+
+def step_figure(name, probs, negatives, *, threshold=0.5):
+    """One promotion metric (a key of ``PROMOTION_METRICS``) over flat steps; None where undefined.
+
+    ``probs`` are P(correct), ``negatives`` True where the step is wrong: the figure
+    ``step_metrics`` reports for these steps, computed alone so that the promotion gate
+    (``scoring.prm.gate``) can recompute it on each bootstrap resample.
+    """
+    import numpy as np
+
+    probs, negatives = np.asarray(probs, dtype=float), np.asarray(negatives, dtype=bool)
+    if name == "step_auroc":
+        return auroc(1 - probs, negatives)
+    if name == "step_f1":
+        return f1(probs < threshold, negatives)["f1"]
+    if name not in PROMOTION_METRICS:
+        raise ValueError(f"unknown step figure {name!r}; known: {', '.join(PROMOTION_METRICS)}")
+    if not len(probs):
+        return None
+    if name == "accuracy":
+        from sklearn.metrics import accuracy_score
+
+        return float(accuracy_score(negatives, probs < threshold))
+    from sklearn.metrics import log_loss as sk_log_loss
+
+    # P(correct) is the probability of class 1 (a correct step). scikit-learn clips it to
+    # [eps, 1 - eps], eps the float's precision (2.2e-16): a step scored exactly 1.0 or 0.0
+    # and wrong costs -log(eps) = 36.0.
+    return float(sk_log_loss((~negatives).astype(int), probs, labels=[0, 1]))
 
 
 def earliest_error(step_scores, *, threshold=0.5):

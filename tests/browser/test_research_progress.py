@@ -45,12 +45,22 @@ def world(db):
 
 
 def judged(project, parent, status, report, **fields):
-    """A retrained checkpoint with its report, its figures and reason as ``scoring.retrain`` writes them."""
+    """A retrained checkpoint with its report, its figures, the gate's decision and reason as ``scoring.retrain`` writes them."""
     new, old = report["challenger"]["steps"]["auroc"], report["champion"]["steps"]["auroc"]
-    reason = (f"Promoted: step_auroc {new:.4f} on the held-out set beats the champion's {old:.4f}."
-              if status == Checkpoint.CHAMPION else
-              f"step_auroc {new:.4f} on the held-out set does not beat the champion's {old:.4f} (checkpoint {parent.pk}).")
-    metrics = {"heldout": {"step_auroc": new, "log_loss": 0.48}, "champion_heldout": {"step_auroc": old, "log_loss": 0.55}}
+    problems, steps = report["heldout_problems"], report["challenger"]["steps"]["steps"]
+    ece = [report[side]["steps"]["calibration"]["ece"] for side in ("challenger", "champion")]
+    promoted = status == Checkpoint.CHAMPION
+    bound = (new - old) - 0.03  # the one-sided 95% lower bound, some way below the difference
+    figures = (f"step_auroc {new:.4f} against the champion's {old:.4f} on {problems} held-out problems (difference "
+               f"{new - old:+.4f}, lower bound {bound:+.4f} at 95% confidence, paired bootstrap of 1000 resamples)")
+    reason = f"Promoted: {figures}." if promoted else f"Not better beyond noise: {figures}."
+    gate = {"metric": "step_auroc", "higher_is_better": True, "challenger": new, "champion": old, "difference": new - old,
+            "interval": [bound, None], "confidence": 0.95, "resamples": 1000, "resamples_defined": 1000, "seed": 0,
+            "guards": {"log_loss": {"challenger": 0.48, "champion": 0.55}, "ece": {"challenger": ece[0], "champion": ece[1]}},
+            "guard_tolerance": 0.02, "problems": problems, "min_problems": 10, "steps": steps, "champion_id": parent.pk,
+            "decision": "promote" if promoted else "reject", "reason": reason}
+    metrics = {"heldout": {"step_auroc": new, "log_loss": 0.48}, "champion_heldout": {"step_auroc": old, "log_loss": 0.55},
+               "gate": gate}
     return Checkpoint.objects.create(project=project, parent=parent, status=status, reason=reason, metrics=metrics,
                                      report=report, **fields)
 
@@ -99,7 +109,21 @@ def test_progress_and_a_checkpoints_evaluation_beside_the_champions(page, live_s
     panel = page.locator('[data-testid="evaluation"]')
     page.wait_for_selector(f'[data-testid="evaluation"][data-state="ready"][data-checkpoint="{rows["refused"].pk}"]')
     decision = panel.locator('[data-testid="decision"]').inner_text()
-    assert decision.startswith(f"Checkpoint #{rows['refused'].pk} was refused.") and "does not beat" in decision
+    assert decision.startswith(f"Checkpoint #{rows['refused'].pk} was refused. Not better beyond noise: "), decision
+    # The promotion gate: both figures, the difference and its interval, the guards beside the tolerance.
+    gate = rows["refused"].metrics["gate"]
+    summary = panel.locator('[data-testid="gate-summary"]').inner_text()
+    assert panel.locator('[data-testid="gate"]').get_attribute("data-decision") == "reject"
+    assert f"#{rows['refused'].pk} {gate['challenger']:.3f}, champion #{rows['promoted'].pk} {gate['champion']:.3f}" in summary
+    assert f"difference −{abs(gate['difference']):.3f}; 95% one-sided interval [−{abs(gate['interval'][0]):.3f}, +∞]" in summary
+    assert "1,000 paired resamples" in summary
+    assert f"12 held-out problems ({gate['steps']:,} steps); at least 10 needed" in summary
+    guards = {row.get_attribute("data-guard"): row.locator("td").all_inner_texts()
+              for row in panel.locator('[data-testid="gate-guards"] tbody tr').all()}
+    ece = gate["guards"]["ece"]
+    assert guards["log_loss"] == ["log loss", "0.480", "0.550", "0.570", "yes"]
+    assert guards["ece"] == ["calibration error (ECE)", f"{ece['challenger']:.3f}", f"{ece['champion']:.3f}",
+                             f"{ece['champion'] + 0.02:.3f}", "yes" if ece["challenger"] <= ece["champion"] + 0.02 else "no"]
     headers = panel.locator('[data-testid="evaluation-figures"] th').all_inner_texts()
     assert headers == ["figure", f"#{rows['refused'].pk}", f"champion #{rows['promoted'].pk}", "better is"]
     decides = panel.locator('tr[data-decides="1"] td').all_inner_texts()
@@ -120,6 +144,8 @@ def test_progress_and_a_checkpoints_evaluation_beside_the_champions(page, live_s
     page.wait_for_selector(f'[data-testid="evaluation"][data-state="ready"][data-checkpoint="{rows["promoted"].pk}"]')
     assert panel.locator('[data-testid="decision"]').inner_text().startswith(
         f"Checkpoint #{rows['promoted'].pk} was promoted. Promoted: step_auroc ")
+    assert panel.locator('[data-testid="gate"]').get_attribute("data-decision") == "promote"
+    assert "difference +" in panel.locator('[data-testid="gate-summary"]').inner_text()
     assert panel.locator('svg[data-testid="plot-best-of-n"] g.series.vote circle.point').count() == 3
 
     assert axe_violations(page) == []

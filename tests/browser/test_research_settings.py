@@ -35,16 +35,21 @@ def test_a_researcher_sees_a_field_error_then_fixes_and_saves(page, live_server,
     options = page.locator("#loop-retrain_metric option").evaluate_all("os => os.map(o => o.value)")
     assert options == ["step_auroc", "step_f1", "accuracy", "log_loss"]
     assert page.input_value("#loop-retrain_metric") == "step_auroc"
+    # The promotion gate's settings, at their defaults.
+    assert [page.input_value(f"#loop-promotion_{name}") for name in ("min_problems", "confidence", "guard_tolerance")] \
+        == ["50", "0.95", "0.02"]
 
     page.fill("#loop-generation_size", "40")
     page.fill("#loop-selection_wrong_share", "1.5")
     page.fill("#loop-train_settings", '{"epochz": 2}')
     page.select_option("#loop-retrain_metric", "log_loss")
+    page.fill("#loop-promotion_confidence", "1.2")
     page.click('[data-testid="loop-save"]')
     error = page.locator('[data-testid="loop-error-selection_wrong_share"]')
     error.wait_for(state="visible")
     assert "less than or equal to 1" in error.inner_text()
     assert "epochz" in page.locator('[data-testid="loop-error-train_settings"]').inner_text()
+    assert "less than or equal to 0.999" in page.locator('[data-testid="loop-error-promotion_confidence"]').inner_text()
     assert page.get_attribute("#loop-selection_wrong_share", "aria-invalid") == "true"
     assert page.get_attribute("#loop-train_settings", "aria-invalid") == "true"
     assert page.get_attribute("#loop-generation_size", "aria-invalid") is None
@@ -59,6 +64,8 @@ def test_a_researcher_sees_a_field_error_then_fixes_and_saves(page, live_server,
     page.fill("#loop-selection_wrong_share", "0.6")
     page.fill("#loop-train_settings", '{"epochs": 2, "lr": 1e-5}')
     page.fill("#loop-selection_per_problem_cap", "2")
+    page.fill("#loop-promotion_confidence", "0.9")
+    page.fill("#loop-promotion_min_problems", "30")
     page.click('[data-testid="loop-save"]')
     page.wait_for_function(
         "() => document.querySelector('[data-testid=loop-settings-message]').textContent.startsWith('Saved.')")
@@ -67,6 +74,7 @@ def test_a_researcher_sees_a_field_error_then_fixes_and_saves(page, live_server,
     project.refresh_from_db()
     assert (project.generation_size, project.selection_wrong_share, project.selection_per_problem_cap,
             project.retrain_metric, project.train_settings) == (40, 0.6, 2, "log_loss", {"epochs": 2, "lr": 1e-5})
+    assert (project.promotion_min_problems, project.promotion_confidence, project.promotion_guard_tolerance) == (30, 0.9, 0.02)
     page.locator('[data-testid="loop-settings"]').scroll_into_view_if_needed()
     screenshot(page, "research-loop-settings-saved")
 

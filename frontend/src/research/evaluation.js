@@ -1,9 +1,9 @@
 // A checkpoint's evaluation beside the champion's on the same held-out problems
 // (GET /api/checkpoints/{id}/report/, stored by scoring/retrain.py): the decision and its reason,
-// the figures side by side, and the plots: step ROC, reliability, best-of-N, and ProcessBench F1
+// the promotion gate's figures (metrics.gate, scoring/prm/gate.py), the figures side by side, and the plots: step ROC, reliability, best-of-N, and ProcessBench F1
 // against the threshold where it was evaluated.
 import { call } from "../dashboard/api.js";
-import { fmt, scroller } from "../dashboard/dom.js";
+import { count, fmt, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { xyChart } from "./plots.js";
 
@@ -87,7 +87,40 @@ function report({ checkpoint, champion, report: r }) {
     const name = row.metric === r.metric ? `${row.name} (decides promotion)` : row.name;
     return [name, fmt(row.mine, 3), fmt(row.theirs, 3), row.higher ? "higher" : "lower"];
   }, "evaluation-figures");
-  return [decision, how, scroller(numbers, "Evaluation figures"), plots(mine, theirs, me, them)];
+  const gate = checkpoint.metrics?.gate;
+  return [decision, how, ...(gate ? [gatePanel(gate, me, them)] : []), scroller(numbers, "Evaluation figures"),
+    plots(mine, theirs, me, them)];
+}
+
+const GUARDS = { log_loss: "log loss", ece: "calibration error (ECE)" };
+const signed = (value) => (value === null || value === undefined ? "—" : `${value >= 0 ? "+" : "−"}${fmt(Math.abs(value), 3)}`);
+
+/** The promotion gate's decision: the metric's two figures, the difference's one-sided interval, the guards. */
+function gatePanel(gate, me, them) {
+  const box = el("div", `gate ${gate.decision}`);
+  box.dataset.testid = "gate";
+  box.dataset.decision = gate.decision;
+  const [low, high] = gate.interval || [null, null];
+  const confidence = `${Math.round(100 * gate.confidence)}%`;
+  const interval = gate.resamples
+    ? `${confidence} one-sided interval [${low === null ? "−∞" : signed(low)}, ${high === null ? "+∞" : signed(high)}] ` +
+      `from ${count(gate.resamples)} paired resamples of the problems`
+    : "no interval: too few held-out problems to resample";
+  const summary = el("p", null, `Promotion gate on ${gate.metric} (${gate.higher_is_better ? "higher" : "lower"} is ` +
+    `better): ${me} ${fmt(gate.challenger, 3)}, ${them} ${fmt(gate.champion, 3)}, difference ${signed(gate.difference)}; ` +
+    `${interval}. ${count(gate.problems)} held-out problems (${count(gate.steps)} steps); at least ` +
+    `${count(gate.min_problems)} needed.`);
+  summary.dataset.testid = "gate-summary";
+  const guards = Object.entries(gate.guards || {}).map(([key, pair]) => ({ key, ...pair }));
+  const limits = table(["guard", me, them, "at most", "within"], guards, (g, tr) => {
+    tr.dataset.guard = g.key;
+    const allowed = g.champion === null ? null : g.champion + gate.guard_tolerance;
+    const within = g.challenger === null || allowed === null ? "—" : g.challenger <= allowed ? "yes" : "no";
+    return [GUARDS[g.key] || g.key, fmt(g.challenger, 3), fmt(g.champion, 3), fmt(allowed, 3), within];
+  }, "gate-guards");
+  box.append(summary, scroller(limits, "Promotion gate guards"),
+    el("p", "muted", `Guards (lower is better) may be worse than the champion's by ${fmt(gate.guard_tolerance, 3)} at most.`));
+  return box;
 }
 
 function plots(mine, theirs, me, them) {

@@ -26,7 +26,15 @@ const FIELDS = [
   { name: "retrain_threshold", label: "Retrain after", step: "1",
     help: "New submitted passes since the last checkpoint that make a retrain due (0: never; Retrain now still works)." },
   { name: "retrain_metric", label: "Promotion metric", select: "metric_choices",
-    help: "A new checkpoint becomes the champion only when it beats the champion on this held-out figure." },
+    help: "A new checkpoint becomes the champion only when it beats the champion on this held-out figure, " +
+      "beyond the noise of the held-out set (the three settings below)." },
+  { name: "promotion_min_problems", label: "Held-out problems needed", step: "1",
+    help: "With fewer held-out problems the retrain does not judge at all: the champion stays." },
+  { name: "promotion_confidence", label: "Promotion confidence", step: "0.01",
+    help: "How sure the gain must be, 0.5 to 0.999: a paired bootstrap over the held-out problems must keep it " +
+      "above 0 at this one-sided confidence." },
+  { name: "promotion_guard_tolerance", label: "Guard tolerance", step: "0.01",
+    help: "How much worse than the champion's the log loss and the calibration error (ECE) may be, absolute." },
   { name: "base_model_path", label: "Base model", text: true,
     help: "Empty: the bundled all-MiniLM-L6-v2. Else an absolute path on the server (the GPU worker reads it " +
       "there) to a Hugging Face model directory or a Stepmark checkpoint." },
