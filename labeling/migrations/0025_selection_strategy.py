@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labeling', '0023_solution_is_full'),
+        ('labeling', '0024_promotion_gate'),
     ]
 
     operations = [
