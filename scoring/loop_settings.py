@@ -108,9 +108,9 @@ class LoopSettingsSerializer(serializers.ModelSerializer):
     selection_strategy = serializers.ChoiceField(
         choices=Project.SELECTION_STRATEGIES,
         help_text="How a generation is chosen: convincing_wrong (highest-scored wrong answers, PRM800K's rule), "
-                  "uncertainty (the solutions the champion disagrees with itself most about under MC dropout; "
-                  "scoring then costs that many more passes), random (seeded by the run, the baseline), or "
-                  "mixture (selection_mix's shares).")
+                  "uncertainty (the solutions the champion disagrees with itself most about under MC dropout "
+                  "on its step head; a few head passes on top of scoring), random (seeded by the run, the "
+                  "baseline), or mixture (selection_mix's shares).")
     selection_mix = serializers.JSONField(
         required=False,
         help_text='Shares of a mixture, e.g. {"convincing_wrong": 0.5, "uncertainty": 0.3, "random": 0.2}: '

@@ -6,7 +6,11 @@ it takes a ``scoring.prm.model.PRM``: it has ``tokenizer``, ``step_token_id``, `
 and its ``forward(input_ids, attention_mask)`` gives two logits per token, ``(INCORRECT,
 CORRECT)``, read at the step separator after each step. On top of that it has
 ``prepare(problem, steps)``, which puts the text into the shape the checkpoint was trained on
-(chat template, step prefixes); ``score_solutions`` below applies it. Input is still built by
+(chat template, step prefixes); ``score_solutions`` below applies it. Each also reads its step
+head apart from its backbone, ``step_features`` (the head's input at every token) and
+``step_logits`` (features -> the two logits), so that the scorer's uncertainty passes run the
+backbone once and the head several times on dropped-out features (``scoring.prm.scorer``); its
+``forward`` is exactly the two composed. Input is still built by
 ``scoring.prm.inputs.encode_solution`` (each step tokenised on its own, the separator id after
 it), so the score of step k depends on the problem and steps 1..k only.
 
@@ -21,7 +25,11 @@ Layouts (``ADAPTERS``):
   (transformers' own Qwen2 code, ``trust_remote_code`` off) and rebuilds ``score`` from the
   tensors, so no remote code runs. A directory whose ``config.json`` names a
   ``*ForTokenClassification`` architecture with two labels (TRL's PRM trainer writes those) is
-  loaded with ``AutoModelForTokenClassification`` and its ``logits`` are used as they are.
+  loaded with ``AutoModelForTokenClassification`` and its ``logits`` are used as they are: read as
+  its base model's last hidden state through its classifier (``score`` or ``classifier``, a
+  ``Linear`` to 2), checked on a probe input at load time against the model's own ``logits``. A
+  model whose classifier is not that (``has_step_head`` false, ``classifier_of``) is scored
+  through its own forward, and its uncertainty passes fall back to its own dropout layers.
   Text: the tokenizer's chat template with the system prompt the model card uses, the problem
   as the user turn, and the steps as the assistant turn, ``<extra_0>`` after each.
 - ``math-shepherd``: peiyi9979/math-shepherd-mistral-7b-prm. A causal LM; at the step tag
@@ -134,10 +142,14 @@ def _mask(attention_mask, model):
 
 
 class _Adapted(nn.Module):
-    """What every adapter shares: tokenizer, separator, context, device; no extra mask needed (causal LMs)."""
+    """What every adapter shares: tokenizer, separator, context, device; no extra mask needed (causal LMs).
+
+    A subclass gives ``step_features`` and ``step_logits``; ``forward`` is the two composed.
+    """
 
     needs_causal_mask = False
     overflow = "window"  # past the context; the scorer's option can say "unscored" instead
+    has_step_head = True  # step_features / step_logits work (scoring.prm.scorer's head-dropout passes)
 
     def __init__(self, tokenizer, step_token, step_token_id, max_length):
         super().__init__()
@@ -151,6 +163,9 @@ class _Adapted(nn.Module):
 
     def prepare(self, problem, steps):
         return problem, steps
+
+    def forward(self, input_ids, attention_mask, position_ids=None):
+        return self.step_logits(self.step_features(input_ids, attention_mask, position_ids))
 
 
 class QwenPRM(_Adapted):
@@ -167,12 +182,61 @@ class QwenPRM(_Adapted):
             problem = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return problem, steps
 
+    classifier_name = None  # a token-classification body's classifier, read apart (``classifier_of``)
+
+    @property
+    def has_step_head(self):
+        return self.head is not None or self.classifier is not None
+
+    @property
+    def classifier(self):
+        """A token-classification body's classifier when its logits are base model -> it, else None."""
+        return None if self.head is not None or self.classifier_name is None else getattr(self.body, self.classifier_name)
+
+    def step_features(self, input_ids, attention_mask, position_ids=None):
+        if not self.has_step_head:
+            raise TypeError(f"{type(self.body).__name__}: its classifier cannot be read apart from its base model")
+        base = self.body if self.head is not None else self.body.base_model
+        return base(input_ids=input_ids, attention_mask=_mask(attention_mask, self.body), position_ids=position_ids,
+                    use_cache=False).last_hidden_state
+
+    def step_logits(self, features):
+        return (self.head if self.head is not None else self.classifier)(features).float()
+
     def forward(self, input_ids, attention_mask, position_ids=None):
-        attention_mask = _mask(attention_mask, self.body)
-        out = self.body(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False)
-        if self.head is None:
-            return out.logits.float()
-        return self.head(out.last_hidden_state).float()
+        if self.has_step_head:
+            return super().forward(input_ids, attention_mask, position_ids)
+        return self.body(input_ids=input_ids, attention_mask=_mask(attention_mask, self.body), position_ids=position_ids,
+                         use_cache=False).logits.float()
+
+
+def classifier_of(body):
+    """The attribute name of the 2-label classifier of a ``*ForTokenClassification`` model whose
+    logits are its base model's last hidden state through it (the generic and BERT-style ones:
+    ``score`` or ``classifier``, a ``Linear``, after a dropout that is the identity in eval mode),
+    or None.
+
+    Checked on a probe input against the model's own ``logits``: a model that does more (a CRF, a
+    pooled feature, a head that is not one ``Linear``) is read whole instead.
+    """
+    name = next((name for name in ("score", "classifier") if isinstance(getattr(body, name, None), nn.Linear)), None)
+    layer, base = getattr(body, name or "", None), getattr(body, "base_model", body)
+    if layer is None or layer.out_features != 2 or base is body:
+        return None
+    was_training = body.training
+    body.eval()
+    try:
+        with torch.inference_mode():
+            ids = torch.arange(1, 9, device=layer.weight.device).remainder(body.config.vocab_size)[None]
+            mask = torch.ones_like(ids)
+            whole = body(input_ids=ids, attention_mask=mask, use_cache=False).logits.float()
+            split = layer(base(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state).float()
+    except (TypeError, ValueError, AttributeError):
+        return None
+    finally:
+        body.train(was_training)
+    tolerance = 1e-4 if layer.weight.dtype == torch.float32 else 2e-2
+    return name if whole.shape == split.shape and bool(((whole - split).abs().max()) <= tolerance) else None
 
 
 def qwen_score_head(hidden_size, tensors, *, path=None):
@@ -213,6 +277,7 @@ def load_token_classification(path, *, device, dtype, step_separator=TRL_STEP_SE
     if body.config.num_labels != 2:
         raise ValueError(f"{path}: a token-classification PRM needs 2 labels, this one has {body.config.num_labels}")
     model = TokenClassificationPRM(body, tokenizer, step_separator=step_separator, path=path).to(device)
+    model.classifier_name = classifier_of(body)
     model.meta = {"adapter": "token-classification", "path": str(path), "step_separator": step_separator}
     return model.eval()
 
@@ -232,6 +297,7 @@ def load_qwen_prm(path, *, device, dtype):
         body = AutoModel.from_pretrained(str(path), **common)
         head = qwen_score_head(body.config.hidden_size, _tensors(path, "score."), path=path).to(dtype)
     model = QwenPRM(body, head, tokenizer, path=path).to(device)
+    model.classifier_name = classifier_of(body) if head is None else None
     model.meta = {"adapter": "qwen-prm", "path": str(path)}
     return model.eval()
 
@@ -253,10 +319,12 @@ class MathShepherdPRM(_Adapted):
             return problem, steps
         return problem, [("\n" if k else " ") + f"Step {k + 1}: {text}" for k, text in enumerate(steps)]
 
-    def forward(self, input_ids, attention_mask, position_ids=None):
-        attention_mask = _mask(attention_mask, self.lm)
-        hidden = self.lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                                       use_cache=False).last_hidden_state
+    def step_features(self, input_ids, attention_mask, position_ids=None):
+        """The decoder's last hidden states (after its final norm): what the LM head reads."""
+        return self.lm.get_decoder()(input_ids=input_ids, attention_mask=_mask(attention_mask, self.lm),
+                                     position_ids=position_ids, use_cache=False).last_hidden_state
+
+    def step_logits(self, hidden):
         out = self.lm.get_output_embeddings()
         rows = [self.bad_id, self.good_id]  # (INCORRECT, CORRECT): softmax over them is softmax([+, -]) reversed
         logits = hidden @ out.weight[rows].T

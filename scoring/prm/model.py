@@ -120,8 +120,19 @@ class PRM(nn.Module):
 
     gradient_checkpointing_enable = activation_checkpointing_enable
 
+    # The scorer's uncertainty passes read the head apart from the backbone (scoring.prm.scorer).
+    has_step_head = True
+
+    def step_features(self, input_ids, attention_mask, position_ids=None):
+        """The head's input at every token: the backbone's last hidden states (B, T, H)."""
+        return self.backbone_states(input_ids, attention_mask, position_ids)
+
+    def step_logits(self, features):
+        """Two float32 logits (INCORRECT, CORRECT) per feature row."""
+        return self.head(features).float()
+
     def forward(self, input_ids, attention_mask, position_ids=None):
-        return self.head(self.backbone_states(input_ids, attention_mask, position_ids)).float()
+        return self.step_logits(self.step_features(input_ids, attention_mask, position_ids))
 
 
 def backbone_mask(allowed, backbone):

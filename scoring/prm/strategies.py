@@ -3,9 +3,11 @@
 - ``convincing_wrong``: PRM800K's rule, the highest-scored wrong-answer solutions with a share of
   the rest (``scoring.prm.selection.select``).
 - ``uncertainty``: the solutions the champion disagrees with itself most about, measured by MC
-  dropout (``scoring.prm.scorer``: dropout on, ``DROPOUT_PASSES`` passes, the standard deviation
-  of each step's P(correct)). A solution's uncertainty is the largest of its steps': one doubtful
-  step is what a step label resolves, and a mean would dilute it in a long solution.
+  dropout on the step head (``scoring.prm.scorer``: the backbone once, then ``DROPOUT_PASSES``
+  passes of the head on its input features dropped out with ``HEAD_DROPOUT``, the standard
+  deviation of each step's P(correct)); it works at config dropout 0, as most decoder PRMs ship.
+  A solution's uncertainty is the largest of its steps': one doubtful step is what a step label
+  resolves, and a mean would dilute it in a long solution.
 - ``random``: a seeded shuffle, the baseline the others must beat.
 - ``mixture``: each of those takes a stated share (``{"convincing_wrong": 0.5, "random": 0.5}``).
 
@@ -25,8 +27,8 @@ RANDOM = "random"
 MIXTURE = "mixture"
 MIXABLE = (CONVINCING_WRONG, UNCERTAINTY, RANDOM)
 STRATEGIES = (*MIXABLE, MIXTURE)
-# Forward passes with dropout active per solution when uncertainty is measured: enough for a
-# standard deviation, cheap beside the scoring pass itself (each costs one more pass).
+# Passes of the step head on dropped-out features per solution when uncertainty is measured:
+# enough for a standard deviation, and cheap beside the scoring pass (the backbone runs once).
 DROPOUT_PASSES = 4
 
 

@@ -13,8 +13,8 @@ const FIELDS = [
     help: "Solutions a generation selects for the annotators' queue." },
   { name: "selection_strategy", label: "Selection strategy", select: "strategy_choices",
     help: "How a generation is chosen: convincing wrong answers (the highest-scored wrong answers), uncertainty " +
-      "(where the PRM disagrees with itself under MC dropout; scoring costs 4 more passes), random (the baseline), " +
-      "or a mixture of them." },
+      "(where the PRM disagrees with itself under MC dropout on its step head; 4 cheap head passes), " +
+      "random (the baseline), or a mixture of them." },
   { name: "selection_mix", label: "Mixture shares", json: true,
     help: 'For a mixture: each strategy\'s share, summing to 1, e.g. {"convincing_wrong": 0.5, "uncertainty": 0.3, ' +
       '"random": 0.2}.' },

@@ -86,15 +86,17 @@ def build_qwen_prm(directory, texts, *, seed=2, chat_template=CHATML, head=True)
     return reference
 
 
-def build_token_classification(directory, texts, *, seed=1, step_token=QWEN_STEP_TOKEN):
+def build_token_classification(directory, texts, *, seed=1, step_token=QWEN_STEP_TOKEN, classifier_dropout=None):
     """A ``Qwen2ForTokenClassification`` with 2 labels, saved by ``save_pretrained`` as TRL's
-    ``PRMTrainer`` leaves it (``step_token=None``: no added token, TRL's ``"\\n"`` separator)."""
+    ``PRMTrainer`` leaves it (``step_token=None``: no added token, TRL's ``"\\n"`` separator).
+    ``classifier_dropout`` goes into its config when given (transformers' default is 0.1)."""
     from transformers import Qwen2Config, Qwen2ForTokenClassification
 
     directory.mkdir(parents=True, exist_ok=True)
     tokenizer = byte_level_tokenizer(texts + SMOKE_TEXTS, step_token=step_token)
     torch.manual_seed(seed)
-    model = Qwen2ForTokenClassification(Qwen2Config(vocab_size=len(tokenizer), num_labels=2, **SMALL)).eval()
+    extra = {} if classifier_dropout is None else {"classifier_dropout": classifier_dropout}
+    model = Qwen2ForTokenClassification(Qwen2Config(vocab_size=len(tokenizer), num_labels=2, **SMALL, **extra)).eval()
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return model

@@ -10,7 +10,12 @@ from labeling.data import open_text
 from scoring.prm.adapters import QWEN_STEP_TOKEN, load_adapter, score_solutions
 from scoring.prm.cli import main
 from scoring.prm.metrics import earliest_error
-from tests.scoring.prm.factories import build_math_shepherd, build_qwen_prm, build_token_classification
+from tests.scoring.prm.factories import (
+    build_math_shepherd,
+    build_qwen_prm,
+    build_stepmark,
+    build_token_classification,
+)
 
 torch.set_num_threads(2)
 
@@ -211,3 +216,69 @@ def test_layouts_are_detected_from_the_files_and_what_is_missing_is_named(tmp_pa
     build_token_classification(no_tag, texts, step_token=None)
     with pytest.raises(ValueError, match="no single token for the step separator '<extra_0>'"):
         validate("qwen-prm", no_tag, device="cpu")
+
+
+def _dropouts(model):
+    """Every dropout probability in ``model``: its nn.Dropout layers' and its attention's."""
+    layers = [m.p for m in model.modules() if isinstance(m, torch.nn.Dropout)]
+    return layers + [m.attention_dropout for m in model.modules() if isinstance(getattr(m, "attention_dropout", None), float)]
+
+
+LAYOUTS_AT_DROPOUT_0 = {
+    "stepmark": lambda path, texts, bases: build_stepmark(path, bases["qwen2"]),
+    "qwen-prm": lambda path, texts, bases: build_qwen_prm(path, texts),
+    "qwen-prm/token-classification": lambda path, texts, bases: build_token_classification(path, texts,
+                                                                                          classifier_dropout=0.0),
+    "math-shepherd": lambda path, texts, bases: build_math_shepherd(path, texts),
+    "token-classification": lambda path, texts, bases: build_token_classification(path, texts, step_token=None,
+                                                                                 classifier_dropout=0.0),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS_AT_DROPOUT_0)
+def test_uncertainty_is_measured_in_every_layout_at_config_dropout_0(layout, tmp_path, solutions, tiny_bases):
+    """Each layout, built as published with every dropout 0, reads its step head apart: the head
+    passes on dropped-out features disagree, the scores are those of a plain pass, the same seed
+    gives the same uncertainties, and the model is left in eval mode."""
+    from scoring.prm.scorer import has_step_head
+
+    LAYOUTS_AT_DROPOUT_0[layout](tmp_path, _texts(solutions), tiny_bases)
+    model = load_adapter(layout.split("/")[0], tmp_path, device="cpu")
+    assert has_step_head(model) and set(_dropouts(model)) <= {0.0}
+    plain = score_solutions(model, solutions)
+    measured = score_solutions(model, solutions, dropout_passes=4)
+    assert not any(m.training for m in model.modules())
+    assert [r.step_scores for r in measured] == [r.step_scores for r in plain]
+    for r in measured:  # measured wherever a step was scored
+        assert [u is None for u in r.step_uncertainty] == [p is None for p in r.step_scores]
+    assert any(p is not None for r in measured for p in r.step_scores)
+    assert max(r.uncertainty for r in measured if r.uncertainty is not None) > 0
+    again = score_solutions(model, solutions, dropout_passes=4, dropout_seed=0)
+    assert [r.step_uncertainty for r in again] == [r.step_uncertainty for r in measured]
+    assert not any(m.training for m in model.modules())
+
+
+def test_a_classifier_that_is_not_read_apart_falls_back_to_the_whole_model(tmp_path, solutions):
+    """``classifier_of`` reads the classifier apart only when base model -> it gives the model's own
+    logits; otherwise the adapter scores through the model's forward as before."""
+    import types
+
+    from scoring.prm.adapters import classifier_of
+    from scoring.prm.scorer import has_step_head
+
+    build_token_classification(tmp_path, _texts(solutions), step_token=None)
+    model = load_adapter("token-classification", tmp_path, device="cpu")
+    assert model.classifier_name == "score" == classifier_of(model.body)
+    expected = score_solutions(model, solutions)
+    original = model.body.forward
+    model.body.forward = types.MethodType(lambda self, **kw: types.SimpleNamespace(logits=original(**kw).logits * 2),
+                                          model.body)
+    assert classifier_of(model.body) is None  # the probe sees logits that are not base -> score
+    model.body.forward = original
+    model.body.score = torch.nn.Sequential(model.body.score)
+    assert classifier_of(model.body) is None  # not one Linear
+    model.classifier_name = None
+    assert not has_step_head(model)
+    fallback = score_solutions(model, solutions, dropout_passes=2)
+    assert [r.step_scores for r in fallback] == [r.step_scores for r in expected]
+    assert all(r.uncertainty is not None for r in fallback)
