@@ -104,7 +104,7 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 
 
-class DisagreementSerializer(serializers.Serializer):
+class PeopleVsPrmStepSerializer(serializers.Serializer):
     solution = serializers.IntegerField()
     url = serializers.CharField(help_text="The solution in the API (its steps, answer and grade).")
     generation = serializers.IntegerField(allow_null=True, help_text="The generation that selected it (null: none).")
@@ -125,7 +125,7 @@ class PeopleVsPrmSerializer(serializers.Serializer):
     neutral = serializers.CharField(help_text="How a 0 rating counts (formats.prm800k.NEUTRAL_POLICIES).")
     count = serializers.IntegerField(help_text="Steps compared in all.")
     unscored = serializers.IntegerField(help_text="Rated solutions the champion has not scored (not compared).")
-    results = DisagreementSerializer(many=True, help_text="This page, most disagreement first.")
+    results = PeopleVsPrmStepSerializer(many=True, help_text="This page, most disagreement first.")
 
 
 class PeopleVsPrmView(APIView):
