@@ -26,8 +26,8 @@ convincing-wrong selection looks for. Both are None when no rated solution count
 
 ``strategy`` and ``selection`` say how the generation was chosen (``scoring.prm.strategies``),
 and ``by_strategy`` splits its figures by the strategy that picked each solution (selected,
-rated, found_wrong, hit_rate, people_wrong, people_wrong_share, expected_wrong_share), so the strategies of a mixture can be compared on the same
-generation. ``picks`` lists the first few selected solutions in selection order (rank, the PRM's
+rated, found_wrong, hit_rate and the people-against-PRM figures above), so the strategies of a
+mixture can be compared on the same generation. ``picks`` lists the first few selected solutions in selection order (rank, the PRM's
 score, whether the final answer is right, whether people found an error, and ``reason``: why it
 was picked), so a researcher sees what the PRM went for. Passes served as gold are left out. The median is taken in Python so the figures
 come out the same on PostgreSQL and on the demo's SQLite.
