@@ -1,7 +1,7 @@
 """The researcher's API for the model side: generation runs, checkpoints, retraining.
 
 Thin views over ``scoring.jobs``; the work runs in the PRM worker (``scoring.tasks``). Every
-view needs the researcher role, checked before any lookup. Included under /api/ by
+view needs the researcher role (the people-vs-PRM list: lead or researcher), checked before any lookup. Included under /api/ by
 annotator/urls.py (URL names in the ``scoring`` namespace).
 
 - ``POST /api/projects/{id}/generations/``: start a generation (202; 409 when one is open)
@@ -16,6 +16,8 @@ annotator/urls.py (URL names in the ``scoring`` namespace).
 - ``POST /api/checkpoints/{id}/evaluate/``: queue its evaluation against the champion (promoted when better; 202)
 - ``GET  /api/checkpoints/{id}/report/``: its evaluation report (plot data) beside the champion's
 - ``POST /api/projects/{id}/retrain/``: queue ``retrain_if_due`` (``force`` skips the due check)
+- ``GET  /api/projects/{id}/people-vs-prm/``: the steps where the champion and people's consensus disagree
+  most (leads and researchers; ``scoring.people``)
 - ``GET/PATCH /api/projects/{id}/loop-settings/``: pool, generation, selection and retraining settings
   (``scoring.loop_settings``)
 """
@@ -35,6 +37,7 @@ from labeling.api.paging import BoundedPaging, page
 from labeling.outages import queued_or_failed
 from scoring import registry, runs
 from scoring.loop_settings import LoopSettingsView
+from scoring.people import PeopleVsPrmView
 from scoring.models import Checkpoint, GenerationRun
 from scoring.progress import run_pace, run_shards
 
@@ -294,6 +297,7 @@ urlpatterns = [
     path("projects/<int:pk>/checkpoints/", ProjectCheckpointsView.as_view(), name="project-checkpoints"),
     path("projects/<int:pk>/retrain/", ProjectRetrainView.as_view(), name="project-retrain"),
     path("projects/<int:pk>/loop-settings/", LoopSettingsView.as_view(), name="project-loop-settings"),
+    path("projects/<int:pk>/people-vs-prm/", PeopleVsPrmView.as_view(), name="project-people-vs-prm"),
     path("checkpoints/<int:pk>/report/", CheckpointReportView.as_view(), name="checkpoint-report"),
     path("checkpoints/<int:pk>/champion/", CheckpointChampionView.as_view(), name="checkpoint-champion"),
     path("checkpoints/<int:pk>/evaluate/", CheckpointEvaluateView.as_view(), name="checkpoint-evaluate"),

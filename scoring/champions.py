@@ -13,12 +13,9 @@ from django.utils import timezone
 from scoring import worker
 from labeling.locks import CHAMPION_LOCK, advisory_lock
 from scoring.models import Checkpoint
-from scoring.standing import make_champion
+from scoring.standing import TRAINING_NEUTRAL, champion, make_champion
 
-
-def champion(project):
-    """The project's current champion Checkpoint, or None."""
-    return Checkpoint.objects.filter(project=project, is_champion=True).first()
+__all__ = ["TRAINING_NEUTRAL", "base_model", "champion", "checkpoint_root", "ensure_champion"]
 
 
 def base_model(project):
@@ -78,6 +75,6 @@ def _build_initial(project, base):
 
     worker._limit_threads()
     prm = new_prm(base, device=worker.device(), seed=0)
-    meta = {"base_model": str(base), "initial": True, "neutral": "positive", "aggregation": "prod"}
+    meta = {"base_model": str(base), "initial": True, "neutral": TRAINING_NEUTRAL, "aggregation": "prod"}
     return save_checkpoint(prm, checkpoint_root(project) / "initial", meta=meta)
 

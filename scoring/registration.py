@@ -14,7 +14,7 @@ from django.utils import timezone
 from labeling.exports import ExportFilters, write_export
 from labeling.locks import RETRAIN_LOCK, advisory_lock
 from scoring import worker
-from scoring.champions import champion
+from scoring.champions import TRAINING_NEUTRAL, champion
 from scoring.models import Checkpoint
 from scoring.progress import RetrainProgress
 from scoring.standing import make_champion
@@ -83,7 +83,7 @@ def evaluate_against_champion(checkpoint_id):
         with tempfile.TemporaryDirectory(prefix="stepmark-evaluate-") as tmp:
             export = Path(tmp) / "prm800k.jsonl"
             write_export("prm800k", ExportFilters(project_id=project.pk), export)
-            examples = read_prm800k(export, neutral="positive")
+            examples = read_prm800k(export, neutral=TRAINING_NEUTRAL)
         _train, heldout = split_by_problem(examples, fraction=HELDOUT_FRACTION)  # the retrain's split
         if not heldout:  # nothing to judge on: it stays as it was, and says why
             Checkpoint.objects.filter(pk=checkpoint.pk, status=Checkpoint.REGISTERED).update(

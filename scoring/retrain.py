@@ -40,7 +40,7 @@ from django.utils import timezone
 from labeling.exports import ExportFilters, write_export
 from labeling.models import Generation, Project, Solution
 from scoring import worker
-from scoring.champions import base_model, champion, checkpoint_root, ensure_champion
+from scoring.champions import TRAINING_NEUTRAL, base_model, champion, checkpoint_root, ensure_champion
 from labeling.locks import RETRAIN_LOCK, advisory_lock
 from scoring.models import Checkpoint
 from scoring.prm.metrics import PROMOTION_METRICS
@@ -200,7 +200,7 @@ def retrain(checkpoint):
         export = Path(tmp) / "prm800k.jsonl"
         write_export("prm800k", ExportFilters(project_id=project.pk), export)
         data_hash = file_hash(export)
-        examples = read_prm800k(export, neutral="positive")
+        examples = read_prm800k(export, neutral=TRAINING_NEUTRAL)
     base = base_model(project)
     forced = checkpoint.metrics.get("forced", False)
     Checkpoint.objects.filter(pk=checkpoint.pk).update(
@@ -239,7 +239,7 @@ def retrain(checkpoint):
                 "heldout": new[0], "champion_id": current.pk if current else None,
                 "champion_heldout": old[0], "config": dataclasses.asdict(config), **start}
 
-    meta = {"neutral": "positive", "aggregation": "prod",
+    meta = {"neutral": TRAINING_NEUTRAL, "aggregation": "prod",
             "training_data": [{"project": project.pk, "sha256": data_hash, "passes": passes}],
             "parent": checkpoint.parent.path if checkpoint.parent else None,
             "lineage": {**start, "parent_id": checkpoint.parent_id}}

@@ -12,6 +12,17 @@ from labeling.errors import DomainError
 from labeling.models import Assignment, Project
 from scoring.models import Checkpoint
 
+# How a rating of 0 (neutral) trains the project's PRMs (formats.prm800k.NEUTRAL_POLICIES): as
+# correct, the PRM800K paper's default. The retrain, a registered PRM's evaluation and the
+# people-vs-PRM list (scoring.people) all read people's ratings this way.
+TRAINING_NEUTRAL = "positive"
+
+
+def champion(project):
+    """The project's current champion Checkpoint, or None."""
+    return Checkpoint.objects.filter(project=project, is_champion=True).first()
+
+
 def passes_count(project):
     """Submitted passes of the project (screening passes do not train): a checkpoint's ``passes``
     when it is trained or registered, from which the next retrain counts (``retrain.retrain_due``)."""

@@ -1,5 +1,6 @@
 // Entry of the lead's quality page (labeling/templates/labeling/quality.html): the quality
-// settings, the gold-proposal queue and the adjudication queue of one project.
+// settings, the gold-proposal queue, the adjudication queue and the steps where people and the
+// champion PRM disagree most (the researcher page's section, frontend/src/research/people.js) of one project.
 // Through main.js (which every page loads anyway), so the shared styles and the math renderer
 // stay in main's chunk.
 import "./main.js";
@@ -10,6 +11,7 @@ import { optionsFromData } from "./math.js";
 import { section } from "./dashboard/dom.js";
 import { showDisagreements } from "./dashboard/adjudication.js";
 import { showProposals } from "./dashboard/proposals.js";
+import { showPeopleVsPrm } from "./research/people.js";
 import { settingsSection, showSettings } from "./dashboard/settings.js";
 
 const root = document.getElementById("quality");
@@ -27,12 +29,14 @@ if (root) {
   const disagreements = section("Disagreements to rule on", "disagreements");
   disagreements.append(el("p", "muted small",
     "Solutions whose passes gave a step different ratings. Your ruling replaces the majority in the consensus."));
+  const versus = section("People vs PRM", "people-vs-prm");
   const settings = settingsSection();
-  root.append(proposals, disagreements, settings);
+  root.append(proposals, disagreements, versus, settings);
   const fail = (box) => (error) => box.append(el("p", "errors", `Could not load: ${error.message}`));
   Promise.all([
     showProposals(proposals, urls, options).catch(fail(proposals)),
     showDisagreements(disagreements, urls, options).catch(fail(disagreements)),
+    showPeopleVsPrm(versus, data).catch(fail(versus)),
     showSettings(settings, data.settingsUrl).catch(fail(settings)),
   ]).then(() => { root.dataset.state = "ready"; });
 }

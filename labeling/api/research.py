@@ -26,7 +26,19 @@ class PickSerializer(serializers.Serializer):
                                    "(null: not measured), answer (right, wrong, ungraded); null when not recorded.")
 
 
-class StrategyFiguresSerializer(serializers.Serializer):
+class PeopleVersusPrmFields(serializers.Serializer):
+    """What people found against what the PRM expected (labeling.stats.generations.people_versus_prm)."""
+
+    people_wrong = serializers.IntegerField(
+        help_text="Rated solutions people found wrong: a pass ended found_error, or the final answer is graded wrong.")
+    people_wrong_share = serializers.FloatField(allow_null=True, help_text="people_wrong / rated.")
+    expected_wrong_share = serializers.FloatField(
+        allow_null=True, help_text="What the PRM expected: the mean of 1 - verifier_score over the rated solutions "
+                                   "with a score (its probability that the solution is wrong).")
+    expected_of = serializers.IntegerField(help_text="Rated solutions with a PRM score (expected_wrong_share's count).")
+
+
+class StrategyFiguresSerializer(PeopleVersusPrmFields):
     strategy = serializers.CharField(help_text="The strategy that picked these solutions (empty: not recorded).")
     selected = serializers.IntegerField()
     rated = serializers.IntegerField()
@@ -34,7 +46,7 @@ class StrategyFiguresSerializer(serializers.Serializer):
     hit_rate = serializers.FloatField(allow_null=True, help_text="found_wrong / rated.")
 
 
-class GenerationFiguresSerializer(serializers.Serializer):
+class GenerationFiguresSerializer(PeopleVersusPrmFields):
     generation = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     selected = serializers.IntegerField(help_text="Solutions the generation chose (gold and screening left out).")

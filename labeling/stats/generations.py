@@ -14,10 +14,20 @@ screening items left out, as they are served to check annotators, not chosen by 
   ``person_hours``: the time of all passes together; ``first_submitted_at`` /
   ``last_submitted_at``: when rating of the generation started and (so far) ended.
 
+What people found against what the PRM expected, over the rated selected solutions:
+``people_wrong``: rated ones that are wrong by people's reading, a submitted pass that ended
+``found_error`` (the hit rule above: the pass stopped at its first -1) or a final answer graded
+wrong; ``people_wrong_share``: ``people_wrong / rated``; ``expected_wrong_share``: the mean over
+the rated ones with a PRM score of ``1 - verifier_score``, the PRM's own probability, when it
+selected them, that the solution is wrong (``verifier_score`` is its P(correct) of the whole
+solution); ``expected_of``: how many rated ones had a score. Where ``people_wrong_share`` is well
+above ``expected_wrong_share`` the PRM picked wrong solutions it believed right, which is what
+convincing-wrong selection looks for. Both are None when no rated solution counts.
+
 ``strategy`` and ``selection`` say how the generation was chosen (``scoring.prm.strategies``),
 and ``by_strategy`` splits its figures by the strategy that picked each solution (selected,
-rated, found_wrong, hit_rate), so the strategies of a mixture can be compared on the same
-generation. ``picks`` lists the first few selected solutions in selection order (rank, the PRM's
+rated, found_wrong, hit_rate and the people-against-PRM figures above), so the strategies of a
+mixture can be compared on the same generation. ``picks`` lists the first few selected solutions in selection order (rank, the PRM's
 score, whether the final answer is right, whether people found an error, and ``reason``: why it
 was picked), so a researcher sees what the PRM went for. Passes served as gold are left out. The median is taken in Python so the figures
 come out the same on PostgreSQL and on the demo's SQLite.
@@ -60,27 +70,49 @@ def generation_stats(project, picks=5):
             last[generation_id] = max(last.get(generation_id, submitted_at), submitted_at)
     rows = [_figures(g, by_generation.get(g.pk, {}), rated[g.pk], found_wrong[g.pk], times[g.pk],
                      first.get(g.pk), last.get(g.pk)) for g in generations]
-    picked_by = defaultdict(dict)
-    for generation_id, solution_id, strategy in selected.values_list("generation_id", "pk", "selection_reason__strategy"):
+    picked_by, judged = defaultdict(dict), defaultdict(dict)
+    for generation_id, solution_id, strategy, is_correct, score in selected.values_list(
+        "generation_id", "pk", "selection_reason__strategy", "is_correct", "verifier_score"
+    ):
         picked_by[generation_id][solution_id] = strategy or ""
+        judged[generation_id][solution_id] = (is_correct, score)
     for row, g in zip(rows, generations):
         row["strategy"], row["selection"] = g.strategy, g.selection
-        row["by_strategy"] = _by_strategy(picked_by[g.pk], rated[g.pk], found_wrong[g.pk])
+        row.update(people_versus_prm(rated[g.pk], found_wrong[g.pk], judged[g.pk]))
+        row["by_strategy"] = _by_strategy(picked_by[g.pk], rated[g.pk], found_wrong[g.pk], judged[g.pk])
         row["picks"] = _picks(selected.filter(generation=g), picks, rated[g.pk], found_wrong[g.pk])
     return rows
 
 
-def _by_strategy(picked_by, rated, found_wrong):
+def people_versus_prm(rated, found_wrong, judged):
+    """``people_wrong``, ``people_wrong_share``, ``expected_wrong_share``, ``expected_of`` of rated solutions.
+
+    ``judged``: ``{solution id: (is_correct, verifier_score)}`` of the selected solutions.
+    """
+    wrong = {pk for pk in rated if pk in found_wrong or judged.get(pk, (None, None))[0] is False}
+    expected = [1 - judged[pk][1] for pk in rated if pk in judged and judged[pk][1] is not None]
+    return {
+        "people_wrong": len(wrong),
+        "people_wrong_share": len(wrong) / len(rated) if rated else None,
+        "expected_wrong_share": sum(expected) / len(expected) if expected else None,
+        "expected_of": len(expected),
+    }
+
+
+def _by_strategy(picked_by, rated, found_wrong, judged):
     # Per strategy ("" where none was recorded): its picks, how many are rated, how many found wrong.
-    figures = {}
-    for solution_id, strategy in sorted(picked_by.items()):
-        row = figures.setdefault(strategy, {"strategy": strategy, "selected": 0, "rated": 0, "found_wrong": 0})
-        row["selected"] += 1
-        row["rated"] += solution_id in rated
-        row["found_wrong"] += solution_id in found_wrong
-    for row in figures.values():
+    picks = defaultdict(set)
+    for solution_id, strategy in picked_by.items():
+        picks[strategy].add(solution_id)
+    figures = []
+    for strategy in sorted(picks):
+        mine = picks[strategy]
+        row = {"strategy": strategy, "selected": len(mine), "rated": len(mine & rated),
+               "found_wrong": len(mine & found_wrong)}
         row["hit_rate"] = row["found_wrong"] / row["rated"] if row["rated"] else None
-    return sorted(figures.values(), key=lambda row: row["strategy"])
+        row.update(people_versus_prm(mine & rated, found_wrong, judged))
+        figures.append(row)
+    return figures
 
 
 def excerpt(text, limit=300):

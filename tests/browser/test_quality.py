@@ -288,3 +288,22 @@ def test_the_quality_pages_have_no_serious_accessibility_violations(axe_context,
     page.click('[data-testid="edit-gold"]')
     page.wait_for_selector(".gold-editor select")
     assert axe_violations(page) == []
+
+
+def test_a_lead_sees_where_people_and_the_champion_prm_disagree(page, live_server, lead_project):
+    from scoring.models import Checkpoint, SolutionScore
+
+    project = lead_project
+    best = Checkpoint.objects.create(project=project, status=Checkpoint.CHAMPION, is_champion=True)
+    solution = make_solution(project, STEPS, **PROBLEM)
+    for name in ("ann", "bob"):
+        rated_pass(solution, make_annotator(name), [1, 1, -1])
+    SolutionScore.objects.create(checkpoint=best, solution=solution, score=0.8, step_scores=[0.9, 0.6, 0.99, 0.9])
+
+    log_in(page, live_server, "lead")
+    quality_page(page, live_server, project)
+    rows = page.locator('[data-testid="people-vs-prm"] [data-testid="people-vs-prm-table"] tbody tr')
+    # Three steps rated and scored (the fourth is unrated): the trusted wrong step first.
+    assert rows.count() == 3
+    assert [rows.nth(i).get_attribute("data-position") for i in range(3)] == ["2", "1", "0"]
+    assert rows.nth(0).locator("td").all_inner_texts()[:4] == ["0.99", "0.99", "−1 wrong", f"solution {solution.pk}"]

@@ -44,7 +44,9 @@ def test_researcher_takes_a_snapshot_and_downloads_it(page, live_server, project
     row = page.locator('[data-testid="generation-stats"] tr[data-generation="0"]')
     cells = row.locator("td").all_inner_texts()
     assert cells[:6] == ["0", "2", "1", "2", "1", "50%"]
-    assert cells[6] == "60 s"
+    # People found one of the two rated picks wrong; the PRM expected (0.07 + 0.29) / 2 of them to be.
+    assert cells[6:8] == ["50% (1 of 2)", "18% (of 2 scored)"]
+    assert cells[8] == "60 s"
     assert page.locator('[data-testid="hit-rate-chart"] g.column').count() == 1
     assert "people found an error" in page.locator(".picks li").first.inner_text()
     assert "No snapshot yet" in page.locator('[data-testid="snapshot-list"]').inner_text()
@@ -149,8 +151,39 @@ def test_each_generation_says_which_strategy_chose_it_and_why_a_pick_was_picked(
     assert stats.locator('tr[data-generation="0"] td').all_inner_texts()[-1] == "—"  # not recorded
     per_strategy = page.locator('[data-testid="strategy-stats"]')
     assert per_strategy.locator('tr[data-strategy="convincing_wrong"] td').all_inner_texts()[1:] == \
-        ["convincing wrong", "1", "1", "1", "100%"]
-    assert per_strategy.locator('tr[data-strategy="uncertainty"] td').all_inner_texts()[-1] == "0%"
+        ["convincing wrong", "1", "1", "1", "100%", "100% (1 of 1)", "20% (of 1 scored)"]
+    # Nobody found uncertainty's pick wrong, but its answer is graded wrong: people's reading counts it.
+    assert per_strategy.locator('tr[data-strategy="uncertainty"] td').all_inner_texts()[-3:] == \
+        ["0%", "100% (1 of 1)", "20% (of 1 scored)"]
     assert "picked by uncertainty (uncertainty 0.31)" in page.locator(".picks").last.inner_text()
     runs = page.locator('[data-testid="generation-runs"]')
     assert runs.locator("tbody tr td").all_inner_texts()[-1] == "mixture (convincing wrong 50%, uncertainty 50%)"
+
+
+def test_people_vs_prm_lists_the_steps_they_disagree_on_most(page, live_server, project):
+    from scoring.models import Checkpoint, SolutionScore
+
+    best = Checkpoint.objects.create(project=project, status=Checkpoint.CHAMPION, is_champion=True)
+    ann, bob = make_annotator("cat"), make_annotator("dan")
+    trusted = make_solution(project, steps=["Let <b>x</b> = 2.", "So $x^2 = 5$."], generation=1, is_correct=False)
+    for who in (ann, bob):
+        rated_pass(trusted, who, [1, -1])
+    SolutionScore.objects.create(checkpoint=best, solution=trusted, score=0.9, step_scores=[0.8, 0.97])
+    open_research(page, live_server, project)
+
+    box = page.locator('[data-testid="people-vs-prm"]')
+    assert "2 compared" in box.locator('[data-testid="people-vs-prm-status"]').inner_text()
+    assert "2 rated solutions the champion has not scored" in box.inner_text()  # the fixture's two
+    rows = box.locator('[data-testid="people-vs-prm-table"] tbody tr')
+    assert rows.count() == 2
+    first = rows.nth(0).locator("td").all_inner_texts()
+    assert first[:6] == ["0.97", "0.97", "−1 wrong", f"solution {trusted.pk}", "1", "1"]
+    assert rows.nth(0).get_attribute("data-position") == "1"
+    assert rows.nth(1).locator("td").all_inner_texts()[:3] == ["0.20", "0.80", "+1 right"]
+    # The step's text is text: the markup in it is shown, not obeyed.
+    assert rows.nth(1).locator("td").last.inner_text() == "Let <b>x</b> = 2."
+    assert box.locator("b").count() == 0
+    href = rows.nth(0).locator("a").get_attribute("href")
+    assert href == f"/api/solutions/{trusted.pk}/"
+    box.scroll_into_view_if_needed()
+    screenshot(page, "research-people-vs-prm")

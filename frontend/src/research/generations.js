@@ -165,17 +165,21 @@ function figures(generations, options) {
     legend: [["accent", "share of rated picks people found wrong"], ["no-data", "not rated yet"]],
   }));
   box.append(scroller(table(
-    ["generation", "selected", "wrong answer", "rated", "found wrong", "hit rate", "median per pass", "people's time",
-      "rated from", "to", "chosen by"],
+    ["generation", "selected", "wrong answer", "rated", "found wrong", "hit rate", "people: wrong", "PRM expected wrong",
+      "median per pass", "people's time", "rated from", "to", "chosen by"],
     generations,
     (g, tr) => {
       tr.dataset.generation = g.generation;
       return [String(g.generation), String(g.selected), String(g.wrong_answer), String(g.rated), String(g.found_wrong),
-        pct(g.hit_rate), seconds(g.median_seconds), duration(g.person_hours == null ? null : g.person_hours * 3600), when(g.first_submitted_at),
+        pct(g.hit_rate), wrongShare(g), expectedShare(g), seconds(g.median_seconds), duration(g.person_hours == null ? null : g.person_hours * 3600), when(g.first_submitted_at),
         when(g.last_submitted_at), strategyText(g.strategy, g.selection?.mix)];
     },
     "generation-stats",
   ), "What people found in each generation"));
+  box.append(el("p", "muted", "people: wrong — the share of rated picks people found wrong (a pass stopped at a " +
+    "wrong step) or whose final answer is graded wrong. PRM expected wrong — the mean over the same rated picks of " +
+    "1 − the PRM's score when it selected them (its probability that the solution is wrong). Well above " +
+    "what it expected: the PRM picked wrong solutions it believed right."));
   const mixed = generations.filter((g) => (g.by_strategy ?? []).length > 1);
   if (mixed.length) box.append(scroller(byStrategy(mixed), "Hit rate per strategy"));
   for (const g of generations.filter((x) => x.picks.length)) {
@@ -187,12 +191,23 @@ function figures(generations, options) {
 // The strategies of each mixed generation side by side: which one's picks people found wrong more often.
 function byStrategy(generations) {
   const rows = generations.flatMap((g) => g.by_strategy.map((row) => ({ generation: g.generation, ...row })));
-  return table(["generation", "picked by", "selected", "rated", "found wrong", "hit rate"], rows, (row, tr) => {
+  return table(["generation", "picked by", "selected", "rated", "found wrong", "hit rate", "people: wrong",
+    "PRM expected wrong"], rows, (row, tr) => {
     tr.dataset.generation = row.generation;
     tr.dataset.strategy = row.strategy;
     return [String(row.generation), strategyText(row.strategy), String(row.selected), String(row.rated),
-      String(row.found_wrong), pct(row.hit_rate)];
+      String(row.found_wrong), pct(row.hit_rate), wrongShare(row), expectedShare(row)];
   }, "strategy-stats");
+}
+
+/** People's share of wrong picks: "50% (2 of 4)"; "—" before any is rated. */
+function wrongShare(figures) {
+  return figures.people_wrong_share == null ? "—" : `${pct(figures.people_wrong_share)} (${figures.people_wrong} of ${figures.rated})`;
+}
+
+/** What the PRM expected of the same picks: "27% (of 3 scored)"; "—" when none had a score. */
+function expectedShare(figures) {
+  return figures.expected_wrong_share == null ? "—" : `${pct(figures.expected_wrong_share)} (of ${figures.expected_of} scored)`;
 }
 
 /** Why a pick was chosen, in words: "picked by uncertainty (0.12)"; "" when not recorded. */

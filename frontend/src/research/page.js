@@ -4,6 +4,7 @@ import { showCheckpoints } from "./checkpoints.js";
 import { showExports } from "./exports.js";
 import { showGenerations } from "./generations.js";
 import { showImports } from "./imports.js";
+import { showPeopleVsPrm } from "./people.js";
 import { showLoopSettings } from "./settings.js";
 import { guarded } from "./util.js";
 
@@ -12,6 +13,7 @@ export async function showResearch(root) {
   const parts = [
     [section("Import", "imports"), showImports],
     [section("Generations", "generations"), showGenerations],
+    [section("People vs PRM", "people-vs-prm"), showPeopleVsPrm],
     [section("Checkpoints", "checkpoints"), showCheckpoints],
     [section("Exports", "snapshots"), showExports],
     [section("Loop settings", "loop-settings"), showLoopSettings],

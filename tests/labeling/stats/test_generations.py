@@ -71,9 +71,12 @@ def test_a_mixture_generation_says_how_it_was_chosen_and_each_strategy_s_hit_rat
     picked("random", 4, None)
     [row] = generation_stats(project)
     assert row["strategy"] == "mixture" and row["selection"]["seed"] == 9
+    # All four answers are graded wrong: people_wrong counts every rated one, whatever the passes found.
     assert row["by_strategy"] == [
-        {"strategy": "convincing_wrong", "selected": 2, "rated": 2, "found_wrong": 1, "hit_rate": 0.5},
-        {"strategy": "random", "selected": 2, "rated": 1, "found_wrong": 0, "hit_rate": 0.0},
+        {"strategy": "convincing_wrong", "selected": 2, "rated": 2, "found_wrong": 1, "hit_rate": 0.5,
+         "people_wrong": 2, "people_wrong_share": 1.0, "expected_wrong_share": None, "expected_of": 0},
+        {"strategy": "random", "selected": 2, "rated": 1, "found_wrong": 0, "hit_rate": 0.0,
+         "people_wrong": 1, "people_wrong_share": 1.0, "expected_wrong_share": None, "expected_of": 0},
     ]
     assert row["picks"][0]["solution"] == first.pk and row["picks"][0]["reason"]["strategy"] == "convincing_wrong"
 
@@ -85,8 +88,36 @@ def test_a_generation_nobody_rated_yet():
     assert (row["selected"], row["rated"], row["passes"]) == (1, 0, 0)
     assert row["hit_rate"] is None and row["median_seconds"] is None and row["person_hours"] == 0.0
     assert row["strategy"] == "" and row["picks"][0]["reason"] is None  # chosen before strategies were recorded
-    assert row["by_strategy"] == [{"strategy": "", "selected": 1, "rated": 0, "found_wrong": 0, "hit_rate": None}]
+    assert row["by_strategy"] == [{"strategy": "", "selected": 1, "rated": 0, "found_wrong": 0, "hit_rate": None,
+                                   "people_wrong": 0, "people_wrong_share": None, "expected_wrong_share": None,
+                                   "expected_of": 0}]
+    assert (row["people_wrong"], row["people_wrong_share"], row["expected_wrong_share"]) == (0, None, None)
     assert generation_stats(make_project()) == []
+
+
+def test_what_people_found_wrong_against_what_the_prm_expected():
+    project = make_project()
+    ann = make_annotator("ann")
+    # Rated: a first -1 in a pass (answer right), a wrong answer nobody caught, a clean right one,
+    # and one without a PRM score (it counts for people, not in the PRM's expectation).
+    caught = make_solution(project, steps=3, generation=0, is_correct=True, verifier_score=0.9, rank=1)
+    rated_pass(caught, ann, [1, -1])
+    slipped = make_solution(project, steps=2, generation=0, is_correct=False, verifier_score=0.8, rank=2)
+    rated_pass(slipped, ann, [1, 1])
+    clean = make_solution(project, steps=2, generation=0, is_correct=True, verifier_score=0.5, rank=3)
+    rated_pass(clean, ann, [1, 1])
+    unscored = make_solution(project, steps=2, generation=0, is_correct=None, verifier_score=None, rank=4)
+    rated_pass(unscored, ann, [1, 0])
+    # Not rated: neither side counts it, whatever its answer or score.
+    make_solution(project, generation=0, is_correct=False, verifier_score=0.1, rank=5)
+
+    [row] = generation_stats(project)
+    assert (row["rated"], row["found_wrong"], row["people_wrong"]) == (4, 1, 2)
+    assert row["people_wrong_share"] == 0.5
+    # The PRM expected (0.1 + 0.2 + 0.5) / 3 of the three scored rated ones to be wrong.
+    assert row["expected_of"] == 3 and row["expected_wrong_share"] == pytest.approx(0.8 / 3)
+    [only] = row["by_strategy"]
+    assert (only["people_wrong_share"], only["expected_wrong_share"]) == (0.5, pytest.approx(0.8 / 3))
 
 
 def test_a_long_problem_is_cut_at_a_space_and_says_so():
