@@ -210,7 +210,8 @@ def savings(curves, *, baseline=strategies.RANDOM):
     """Per strategy: labels needed to reach the baseline's final AUROC, and the saving against it.
 
     ``{strategy: {"target", "steps_needed", "solutions_needed", "steps_saved", "solutions_saved",
-    "reached"}}``; the saving is the baseline's final labels minus those needed (a share of them in
+    "reached", "by_seed_set"}}``; ``by_seed_set`` says the seed set alone reached it (the curve
+    never rose past round 0: no saving can be read from it). The saving is the baseline's final labels minus those needed (a share of them in
     ``*_saved_share``), None with ``reached`` False when the curve never gets there.
     """
     if baseline not in curves or not curves[baseline] or curves[baseline][-1]["auroc"] is None:
@@ -226,6 +227,8 @@ def savings(curves, *, baseline=strategies.RANDOM):
             row[f"{key}_saved"] = None if needed is None else final[key] - needed
             row[f"{key}_saved_share"] = None if needed is None or not final[key] else (final[key] - needed) / final[key]
             row["reached"] = needed is not None
+        # reached by the seed set already: the curve never rose past it, so no saving is measurable
+        row["by_seed_set"] = row["reached"] and row["steps_needed"] == curve[0]["steps"]
         out[name] = row
     return out
 
@@ -319,6 +322,10 @@ def table(report):
     for name, row in report["savings"].items():
         if not row["reached"]:
             lines.append(f"| {name} | not reached | not reached | - | - |")
+            continue
+        if row["by_seed_set"]:
+            lines.append(f"| {name} | {row['steps_needed']:.0f} (the seed set already) | {row['solutions_needed']:.1f} | "
+                         "none measurable | none measurable |")
             continue
         lines.append(f"| {name} | {row['steps_needed']:.0f} | {row['solutions_needed']:.1f} | "
                      f"{row['steps_saved']:.0f} ({row['steps_saved_share']:.0%}) | "

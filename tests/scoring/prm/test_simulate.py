@@ -97,10 +97,15 @@ def test_savings_against_random_reached_and_not_reached():
     assert out["uncertainty"]["steps_saved"] == pytest.approx(70)
     assert out["uncertainty"]["solutions_needed"] == pytest.approx(6)
     assert out["uncertainty"]["solutions_saved_share"] == pytest.approx(0.5)
-    assert out["convincing_wrong"] == {"target": 0.6, "reached": False, **{
+    assert not out["uncertainty"]["by_seed_set"] and not out["random"]["by_seed_set"]
+    assert out["convincing_wrong"] == {"target": 0.6, "reached": False, "by_seed_set": False, **{
         f"{key}_{what}": None for key in ("steps", "solutions") for what in ("needed", "saved", "saved_share")}}
     assert "| convincing_wrong | not reached |" in simulate.table({"curves": {}, "savings": out})
     assert simulate.savings({"uncertainty": better}) == {}  # no random: nothing to measure against
+    flat = [{"solutions": 4, "steps": 40, "auroc": 0.62}, {"solutions": 8, "steps": 80, "auroc": 0.6}]
+    out = simulate.savings({"random": flat})
+    assert out["random"]["by_seed_set"] and out["random"]["steps_needed"] == 40  # random fell below its seed set
+    assert "| random | 40 (the seed set already) | 4.0 | none measurable |" in simulate.table({"curves": {}, "savings": out})
 
 
 def test_graded_answer_first_error_and_the_pool():
