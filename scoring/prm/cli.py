@@ -409,7 +409,7 @@ def run_simulate(args):
         heldout = simulate.read_pool(args.heldout, neutral=args.neutral, limit=args.heldout_limit)
     pool, heldout, dropped = simulate.split_pool(pool, heldout=heldout, fraction=args.heldout_fraction, seed=args.seed)
     report = simulate.simulate(
-        pool, heldout, strategies_=names, rounds=args.rounds, per_round=args.per_round,
+        pool, heldout, names=names, rounds=args.rounds, per_round=args.per_round,
         seed_size=args.seed_size or args.per_round, seed=args.seed, base=args.base or default_base_model(),
         config=config, device=args.device or "cpu", max_length=args.max_length, wrong_share=args.wrong_share,
         per_problem_cap=args.per_problem_cap, dropout_passes=args.dropout_passes,

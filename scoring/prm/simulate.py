@@ -233,7 +233,7 @@ def savings(curves, *, baseline=strategies.RANDOM):
     return out
 
 
-def simulate(pool, heldout, *, strategies_=(strategies.RANDOM, strategies.CONVINCING_WRONG), rounds=2, per_round=4,
+def simulate(pool, heldout, *, names=(strategies.RANDOM, strategies.CONVINCING_WRONG), rounds=2, per_round=4,
              seed_size=4, seed=0, base, config, device=None, max_length=None, wrong_share=0.8, per_problem_cap=0,
              dropout_passes=strategies.DROPOUT_PASSES, log=None):
     """Run every strategy for ``rounds`` rounds after the seed set; returns the report (a dict).
@@ -241,7 +241,7 @@ def simulate(pool, heldout, *, strategies_=(strategies.RANDOM, strategies.CONVIN
     ``pool`` are the solutions that may be labelled, ``heldout`` those evaluated on (no problem in
     both: ``split_pool``). ``log(message)`` is told of each round.
     """
-    for name in strategies_:
+    for name in names:
         if name not in strategies.MIXABLE:
             raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(strategies.MIXABLE)}")
     if rounds < 0 or per_round < 1 or seed_size < 1:
@@ -271,7 +271,7 @@ def simulate(pool, heldout, *, strategies_=(strategies.RANDOM, strategies.CONVIN
         f"AUROC {_fmt(first['auroc'])}")
     scored0 = {}  # the seed PRM's candidates, shared by the strategies' first rounds
     curves = {}
-    for name in strategies_:
+    for name in names:
         labelled, prm, curve = list(seeds), prm0, [first]
         for round_ in range(1, rounds + 1):
             taken = set(labelled)
@@ -297,7 +297,7 @@ def simulate(pool, heldout, *, strategies_=(strategies.RANDOM, strategies.CONVIN
             log(f"{name} round {round_}: {curve[-1]['solutions']} solutions, {curve[-1]['steps']} steps, "
                 f"AUROC {_fmt(curve[-1]['auroc'])}, F1 {_fmt(curve[-1]['f1'])}")
         curves[name] = curve
-    return {"strategies": list(strategies_), "rounds": rounds, "per_round": per_round, "seed_size": seed_size,
+    return {"strategies": list(names), "rounds": rounds, "per_round": per_round, "seed_size": seed_size,
             "seed": seed, "seed_set": seeds, "pool": len(pool), "heldout_solutions": len(heldout),
             "heldout_problems": len({s.problem for s in heldout}), "wrong_share": wrong_share,
             "per_problem_cap": per_problem_cap, "dropout_passes": dropout_passes, "config": dataclasses.asdict(config),

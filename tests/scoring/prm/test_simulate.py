@@ -53,7 +53,7 @@ def test_two_strategies_two_rounds_draw_curves_from_one_seed_set_without_touchin
         return real_train(solutions, **kwargs)
 
     monkeypatch.setattr(simulate, "train_prm", spy)
-    report = simulate.simulate(pool, heldout, strategies_=("random", "uncertainty"), rounds=2, per_round=2, seed_size=3,
+    report = simulate.simulate(pool, heldout, names=("random", "uncertainty"), rounds=2, per_round=2, seed_size=3,
                                seed=7, base=tiny_bases["bert"], config=FAST, device="cpu", max_length=256,
                                dropout_passes=2)
     assert len(trained) == 1 + 2 * 2  # the seed set once, then each strategy's two rounds
@@ -126,7 +126,7 @@ def test_a_heldout_file_drops_the_pool_records_on_its_problems(pool_file, tmp_pa
     with pytest.raises(ValueError, match="need 12 solutions; the pool has 3"):
         simulate.simulate(pool[:3], heldout, rounds=2, per_round=4, seed_size=4, base="unused", config=FAST)
     with pytest.raises(ValueError, match="unknown strategy 'greedy'"):
-        simulate.simulate(pool, heldout, strategies_=("greedy",), base="unused", config=FAST)
+        simulate.simulate(pool, heldout, names=("greedy",), base="unused", config=FAST)
 
 
 def test_cli_writes_the_report(pool_file, tiny_bases, tmp_path, capsys):
