@@ -411,7 +411,7 @@ def run_simulate(args):
     report = simulate.simulate(
         pool, heldout, names=names, rounds=args.rounds, per_round=args.per_round,
         seed_size=args.seed_size or args.per_round, seed=args.seed, base=args.base or default_base_model(),
-        config=config, device=args.device or "cpu", max_length=args.max_length, wrong_share=args.wrong_share,
+        config=config, device=args.device, max_length=args.max_length, wrong_share=args.wrong_share,
         per_problem_cap=args.per_problem_cap, dropout_passes=args.dropout_passes,
         log=lambda message: print(message, file=sys.stderr, flush=True))
     report.update(data=str(args.data), heldout=str(args.heldout) if args.heldout else None,
