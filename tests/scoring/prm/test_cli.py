@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 def test_every_option_is_explained():
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(commands.choices) == {"train", "score", "evaluate"}
+    assert set(commands.choices) == {"train", "score", "evaluate", "simulate"}
     for name, sub in commands.choices.items():
         for action in sub._actions:
             assert action.help, f"{name} {action.option_strings} has no help"
