@@ -177,7 +177,7 @@ def test_people_vs_prm_lists_the_steps_they_disagree_on_most(page, live_server, 
     rows = box.locator('[data-testid="people-vs-prm-table"] tbody tr')
     assert rows.count() == 2
     first = rows.nth(0).locator("td").all_inner_texts()
-    assert first[:6] == ["0.97", "0.97", "−1 wrong", f"solution {trusted.pk}", "1", "1"]
+    assert first[:6] == ["0.97", "0.97", "−1 wrong", f"solution {trusted.pk}", "1", "2"]  # step 2 (position 1)
     assert rows.nth(0).get_attribute("data-position") == "1"
     assert rows.nth(1).locator("td").all_inner_texts()[:3] == ["0.20", "0.80", "+1 right"]
     # The step's text is text: the markup in it is shown, not obeyed.

@@ -39,7 +39,7 @@ async function render(body, url, offset, options) {
       tr.dataset.solution = row.solution;
       tr.dataset.position = row.position;
       return [fmt(row.disagreement), fmt(row.prm), people(row), link(row), row.generation == null ? "—" : String(row.generation),
-        String(row.position), renderMath(el("span"), row.step, options)];
+        String(row.position + 1), renderMath(el("span"), row.step, options)];  // steps count from 1, as in the workspace
     }, "people-vs-prm-table"), "People vs PRM"));
   const nav = el("div", "job-bar");
   if (offset > 0) {
