@@ -12,7 +12,12 @@ def migrate(targets):
     return executor.loader.project_state(targets).apps
 
 
+def newest():
+    """The newest migration of every app: the schema today's code (models, imports) reads."""
+    return MigrationExecutor(connection).loader.graph.leaf_nodes()
+
+
 @pytest.fixture
 def at_the_newest_migrations_afterwards(transactional_db):
     yield
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())  # whatever the test did
+    migrate(newest())  # whatever the test did

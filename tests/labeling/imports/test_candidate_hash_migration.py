@@ -7,7 +7,7 @@ from labeling.imports import run_import
 from labeling.imports.hashing import candidate_hash, problem_hash
 from labeling.models import Project as CurrentProject
 from tests.factories import write_jsonl
-from tests.migrating import at_the_newest_migrations_afterwards, migrate  # noqa: F401 (a fixture)
+from tests.migrating import at_the_newest_migrations_afterwards, migrate, newest  # noqa: F401 (a fixture)
 
 BEFORE = [("labeling", "0019_gold_only_beside_work")]
 AFTER = [("labeling", "0020_candidate_hash_steps_only")]
@@ -61,7 +61,8 @@ def test_copies_become_one_solution_and_a_reimport_adds_nothing(at_the_newest_mi
     assert rows[prm800k].content_hash == "a" * 64
     assert not new.get_model("labeling", "Step").objects.filter(solution_id__in=[unnamed, spare]).exists()
 
-    # Importing the same steps again, under any name, adds nothing.
+    # Importing the same steps again, under any name, adds nothing (today's import code, on today's schema).
+    migrate(newest())
     path = write_jsonl(tmp_path / "again.jsonl", [{"problem": PROBLEM, "completion": "\n\n".join(STEPS)}])
     result = run_import("completions", path, CurrentProject.objects.get(pk=project.pk))
     assert (result.created, result.skipped) == (0, 1)
