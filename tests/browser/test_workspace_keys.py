@@ -5,6 +5,7 @@ The rating keys rate whatever came before them (no pick mode takes them over), E
 assignment is told that it is behind instead of overwriting what the other saved.
 """
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from labeling.models import Assignment, Rating
 from tests.factories import make_task, make_user
@@ -188,6 +189,10 @@ def test_ratings_kept_offline_in_a_closed_tab_are_not_laid_over_what_another_dev
     a.keyboard.press("1")
     wait_saved(a)
     context.set_offline(True)
+    # Chromium's offline emulation may hold a request and let it go when the page goes (the -1
+    # then reached the server as the tab closed): the saves are refused outright as well.
+    drafts = "**/api/assignments/*/draft/"
+    context.route(drafts, lambda route: route.abort("internetdisconnected"))
     a.keyboard.press("3")  # -1 on step 2, kept in this browser only
     a.locator('[data-testid="offline-banner"]').wait_for(state="visible")
     a.close()
@@ -195,14 +200,24 @@ def test_ratings_kept_offline_in_a_closed_tab_are_not_laid_over_what_another_dev
     other = browser.new_context()  # another device: its own storage, no BroadcastChannel shared
     try:
         device = other.new_page()
+        device_errors = []
+        device.on("pageerror", lambda error: device_errors.append(str(error)))
         log_in(device, live_server, "ann")
         open_workspace(device, live_server, project)
+        # What the page shows if its current step never comes (seen twice on a loaded machine).
+        shown = device.locator("#workspace")
+        try:
+            device.wait_for_selector(".ws-step.current", timeout=30000)
+        except PlaywrightTimeoutError:
+            raise AssertionError((shown.get_attribute("data-state"), shown.get_attribute("data-save"), device_errors,
+                                  stored_ratings("ann"), shown.inner_text()[:2000])) from None
         assert current(device) == ("1", "0")
         device.keyboard.press("1")  # +1 on step 2 there
         wait_saved(device)
     finally:
         other.close()
 
+    context.unroute(drafts)
     context.set_offline(False)
     again = tab(context, live_server, project)  # the unsent -1 comes back, on the revision it was made on
     again.wait_for_selector('#workspace[data-state="conflict"]')
