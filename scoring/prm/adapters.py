@@ -46,6 +46,8 @@ from torch import nn
 from scoring.prm import scorer
 from scoring.prm.layouts import LAYOUTS
 from scoring.prm.model import (
+    PRM,
+    _leaks_future,
     backbone_mask,
     context_length,
     default_device,
@@ -134,10 +136,16 @@ def _mask(attention_mask, model):
 
 
 class _Adapted(nn.Module):
-    """What every adapter shares: tokenizer, separator, context, device; no extra mask needed (causal LMs)."""
+    """What every adapter shares: tokenizer, separator, context, device; no extra mask needed (causal LMs).
+
+    ``backbone`` is the Hugging Face model it wraps, so the trainer (``scoring.prm.train``) handles
+    it as it handles a ``PRM``'s: LoRA, attention dropout, gradient checkpointing. ``layout`` and
+    ``options`` say how it was loaded; ``save_layout`` writes it back in that layout.
+    """
 
     needs_causal_mask = False
     overflow = "window"  # past the context; the scorer's option can say "unscored" instead
+    layout = None
 
     def __init__(self, tokenizer, step_token, step_token_id, max_length):
         super().__init__()
@@ -149,17 +157,32 @@ class _Adapted(nn.Module):
     def device(self):
         return next(self.parameters()).device
 
+    @property
+    def options(self):
+        """The layout's options (``OPTIONS``) as ``load_adapter`` takes them back."""
+        return {}
+
     def prepare(self, problem, steps):
         return problem, steps
+
+    activation_checkpointing_enable = PRM.activation_checkpointing_enable
+    gradient_checkpointing_enable = PRM.activation_checkpointing_enable
+
+    def save_layout(self, directory):
+        """Write the weights and the tokenizer into ``directory`` in this model's own layout."""
+        self.backbone.save_pretrained(directory, safe_serialization=True)
+        self.tokenizer.save_pretrained(directory)
 
 
 class QwenPRM(_Adapted):
     """Qwen2.5-Math-PRM layout: ``body`` gives hidden states and ``head`` two logits, or ``body`` gives ``logits``."""
 
+    layout = "qwen-prm"
+
     def __init__(self, body, head, tokenizer, *, step_token=QWEN_STEP_TOKEN, system=QWEN_SYSTEM, max_length=None, path=None):
         step_id = _token_id(tokenizer, step_token, path=path, what="step separator")
         super().__init__(tokenizer, step_token, step_id, max_length or context_length(body, tokenizer))
-        self.body, self.head, self.system = body, head, system
+        self.backbone, self.head, self.system = body, head, system
 
     def prepare(self, problem, steps):
         if getattr(self.tokenizer, "chat_template", None):
@@ -168,11 +191,27 @@ class QwenPRM(_Adapted):
         return problem, steps
 
     def forward(self, input_ids, attention_mask, position_ids=None):
-        attention_mask = _mask(attention_mask, self.body)
-        out = self.body(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False)
+        attention_mask = _mask(attention_mask, self.backbone)
+        out = self.backbone(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                            use_cache=False)
         if self.head is None:
             return out.logits.float()
         return self.head(out.last_hidden_state).float()
+
+    def save_layout(self, directory):
+        """A token classifier as ``save_pretrained`` writes it; the released layout as released: one
+        safetensors file of ``model.*`` and ``score.0/score.2`` tensors beside the config it was read
+        with (its architecture and ``auto_map`` kept), so ``load_qwen_prm`` reads it as it read the original."""
+        if self.head is None:
+            return super().save_layout(directory)
+        from safetensors.torch import save_file
+
+        tensors = {f"model.{k}": v for k, v in self.backbone.state_dict().items()}
+        tensors |= {f"score.{k}": v for k, v in self.head.state_dict().items()}
+        save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(Path(directory) / "model.safetensors"),
+                  metadata={"format": "pt"})
+        self.backbone.config.save_pretrained(directory)
+        self.tokenizer.save_pretrained(directory)
 
 
 def qwen_score_head(hidden_size, tensors, *, path=None):
@@ -193,8 +232,14 @@ def qwen_score_head(hidden_size, tensors, *, path=None):
 class TokenClassificationPRM(QwenPRM):
     """TRL ``PRMTrainer`` output: a token classifier's two logits at the step separator, no chat template."""
 
+    layout = "token-classification"
+
     def __init__(self, body, tokenizer, *, step_separator=TRL_STEP_SEPARATOR, path=None):
         super().__init__(body, None, tokenizer, step_token=step_separator, system=None, path=path)
+
+    @property
+    def options(self):
+        return {"step_separator": self.step_token}
 
     def prepare(self, problem, steps):
         return problem, steps
@@ -239,11 +284,13 @@ def load_qwen_prm(path, *, device, dtype):
 class MathShepherdPRM(_Adapted):
     """Math-Shepherd layout: the LM head's ``+``/``-`` logits at the step tag."""
 
+    layout = "math-shepherd"
+
     def __init__(self, lm, tokenizer, *, step_tag=SHEPHERD_STEP_TAG, good=SHEPHERD_GOOD, bad=SHEPHERD_BAD,
                  step_prefix=True, max_length=None, path=None):
         step_id = _token_id(tokenizer, step_tag, path=path, what="step tag")
         super().__init__(tokenizer, step_tag, step_id, max_length or context_length(lm, tokenizer))
-        self.lm = lm
+        self.backbone = lm
         self.good_id = _token_id(tokenizer, good, path=path, what="good token")
         self.bad_id = _token_id(tokenizer, bad, path=path, what="bad token")
         self.step_prefix = step_prefix
@@ -254,10 +301,10 @@ class MathShepherdPRM(_Adapted):
         return problem, [("\n" if k else " ") + f"Step {k + 1}: {text}" for k, text in enumerate(steps)]
 
     def forward(self, input_ids, attention_mask, position_ids=None):
-        attention_mask = _mask(attention_mask, self.lm)
-        hidden = self.lm.get_decoder()(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                                       use_cache=False).last_hidden_state
-        out = self.lm.get_output_embeddings()
+        attention_mask = _mask(attention_mask, self.backbone)
+        hidden = self.backbone.get_decoder()(input_ids=input_ids, attention_mask=attention_mask,
+                                             position_ids=position_ids, use_cache=False).last_hidden_state
+        out = self.backbone.get_output_embeddings()
         rows = [self.bad_id, self.good_id]  # (INCORRECT, CORRECT): softmax over them is softmax([+, -]) reversed
         logits = hidden @ out.weight[rows].T
         if getattr(out, "bias", None) is not None:
@@ -273,6 +320,26 @@ def load_math_shepherd(path, *, device, dtype, step_prefix=True):
     model = MathShepherdPRM(lm, load_tokenizer(path), step_prefix=step_prefix, path=path).to(device)
     model.meta = {"adapter": "math-shepherd", "path": str(path)}
     return model.eval()
+
+
+def refuse_leaks(model, path=None):
+    """Raise a ValueError when ``model`` (a published layout) lets a step's logits see later tokens.
+
+    The adapters read every layout through a causal LM's own attention (``needs_causal_mask`` False):
+    a layout built on a bidirectional backbone (a BERT token classifier) would train and score each
+    step on the steps after it. Fine-tuning checks this first (``scoring.prm.training_run``).
+    """
+    was_training = model.training
+    model.eval()
+    try:
+        leaks = _leaks_future(model)
+    finally:
+        model.train(was_training)
+    if leaks:
+        raise ValueError(f"{path}: the {model.layout} model's {type(model.backbone).__name__} attends to later "
+                         "tokens, so a step's score would depend on the steps after it; Stepmark cannot fine-tune "
+                         "or score it in this layout (it needs a causal backbone)")
+    return model
 
 
 # A registration's smoke example: two short steps (``validate``).

@@ -50,7 +50,7 @@ import torch
 from torch.nn.functional import cross_entropy
 from transformers import Trainer, TrainerCallback
 
-from scoring.prm.inputs import encode_solution, length_batches, pad_id
+from scoring.prm.inputs import encode_solution, length_batches, pad_id, prepared
 from scoring.prm.packing import collate_units, pack, pair_cost, tree_limit
 
 
@@ -93,7 +93,8 @@ def encode_examples(prm, examples):
     rows, labels, dropped = [], [], 0
     for example in examples:
         read = 0
-        for row in encode_solution(prm.tokenizer, example.problem, example.steps, step_token_id=prm.step_token_id,
+        problem, steps = prepared(prm, example.problem, example.steps)  # as the scorer shapes it
+        for row in encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id,
                                    max_length=prm.max_length, overflow=prm.overflow):
             kept = example.labels[row.first_step:row.first_step + row.n_scored]
             read += sum(label is not None for label in kept)
