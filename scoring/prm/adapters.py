@@ -81,9 +81,7 @@ def load_adapter(name, path, *, device=None, dtype=None, **options):
         raise FileNotFoundError(f"{path}: no such model directory")
     device = torch.device(device or default_device())
     if name == "stepmark":  # its own dtype rule (scoring.prm.model.load_backbone)
-        from scoring.prm.checkpoint import load_checkpoint
-
-        return load_checkpoint(path, device=device, dtype=dtype)
+        return load_stepmark(path, device=device, dtype=dtype)
     if dtype is None:
         dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     if name == "qwen-prm":
@@ -93,6 +91,24 @@ def load_adapter(name, path, *, device=None, dtype=None, **options):
     if name == "token-classification":
         return load_token_classification(path, device=device, dtype=dtype, **options)
     raise ValueError(f"unknown adapter {name!r}; choose from {', '.join(ADAPTERS)}")
+
+
+def load_stepmark(path, *, device, dtype=None):
+    """A directory with ``stepmark_prm.json``: Stepmark's own PRM (``load_checkpoint``), or a fine-tuned
+    checkpoint of a published layout (its ``layout``; ``scoring.prm.checkpoint``) through that layout's
+    adapter, with its options, context and overflow as saved."""
+    from scoring.prm.checkpoint import load_checkpoint, read_meta
+
+    meta = read_meta(path)
+    layout = meta.get("layout", "stepmark")
+    if layout == "stepmark":
+        return load_checkpoint(path, device=device, dtype=dtype)
+    if layout not in ADAPTERS:
+        raise ValueError(f"{path}: stepmark_prm.json names an unknown layout {layout!r}")
+    model = load_adapter(layout, path, device=device, dtype=dtype, **(meta.get("layout_options") or {}))
+    model.max_length, model.overflow = meta["max_length"], meta.get("overflow", "window")
+    model.meta = {**model.meta, **meta}
+    return model.eval()
 
 
 def _config(path):

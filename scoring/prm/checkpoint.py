@@ -13,9 +13,10 @@ Contents:
 A fine-tuned PRM of a published layout (``scoring.prm.adapters``: Qwen2.5-Math-PRM,
 Math-Shepherd, a TRL token classifier) is saved in that layout, its own head and step token
 kept (``save_layout``: the files its loader reads), with ``stepmark_prm.json`` beside them
-naming the ``layout`` (and its ``layout_options``). ``load_checkpoint`` loads it through that
-layout's adapter, so it scores as it trained; the Stepmark layout itself is ``layout`` "stepmark"
-(checkpoints written before the field existed have none and are Stepmark's).
+naming the ``layout`` (and its ``layout_options``). ``scoring.prm.adapters.load_adapter("stepmark",
+path)`` (the scorer's loader) loads it through that layout's adapter, so it scores as it trained;
+``load_checkpoint`` here loads Stepmark's own layout, ``layout`` "stepmark" (checkpoints written
+before the field existed have none and are Stepmark's).
 
 A checkpoint is written into a temporary directory beside its destination and renamed into
 place, so a reader sees either no checkpoint or a whole one, never half of one. Replacing an
@@ -141,18 +142,14 @@ def load_checkpoint(path, *, device=None, dtype=None):
     """The PRM saved at ``path``, ready to score (eval mode).
 
     On the same device and dtype it scores exactly as the process that saved it. The causal
-    mask decision is probed again and must agree with the one recorded. A checkpoint in a
-    published layout (``meta["layout"]``) is loaded by that layout's adapter.
+    mask decision is probed again and must agree with the one recorded. A fine-tuned checkpoint
+    of a published layout (``meta["layout"]``) is refused here: ``scoring.prm.adapters.load_adapter``
+    reads every layout.
     """
     meta = read_meta(path)
-    layout = meta.get("layout", "stepmark")
-    if layout != "stepmark":
-        from scoring.prm.adapters import load_adapter
-
-        model = load_adapter(layout, path, device=device, dtype=dtype, **(meta.get("layout_options") or {}))
-        model.max_length, model.overflow = meta["max_length"], meta.get("overflow", "window")
-        model.meta = {**model.meta, **meta}
-        return model.eval()
+    if meta.get("layout", "stepmark") != "stepmark":
+        raise ValueError(f"{path} holds a fine-tuned {meta['layout']} PRM, not Stepmark's backbone and head: load it "
+                         "with scoring.prm.adapters.load_adapter('stepmark', path)")
     tokenizer = load_tokenizer(path)
     backbone = load_backbone(path, device=device, dtype=dtype)
     # Checkpoints written before the sliding window left the steps past the context unscored.

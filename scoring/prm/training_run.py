@@ -26,7 +26,8 @@ from pathlib import Path
 
 import torch
 
-from scoring.prm.checkpoint import load_checkpoint, read_meta, save_checkpoint, update_meta
+from scoring.prm.adapters import load_adapter, refuse_leaks
+from scoring.prm.checkpoint import read_meta, save_checkpoint, update_meta
 from scoring.prm.data import Example
 from scoring.prm.launch import launch
 from scoring.prm.metrics import step_metrics
@@ -84,8 +85,6 @@ def starting_prm(config, base, *, device=None, max_length=None, overflow="window
     layout = start_layout_of(config, start_layout)
     if layout is None:
         return new_prm(base, device=device, dtype=torch.float32, max_length=max_length, overflow=overflow, seed=config.seed)
-    from scoring.prm.adapters import load_adapter, refuse_leaks
-
     torch.manual_seed(config.seed)
     model = load_adapter(layout, Path(config.start_from).absolute(), device=device, dtype=torch.float32,
                          **(start_options or {}))
@@ -165,7 +164,7 @@ def _launched(examples, out, *, base, config, device=None, max_length=None, over
                 "work_dir": str(work_dir), "resume": resume, "start_layout": start_layout,
                 "start_options": start_options}
         history = launch(spec, config, log_path=log_path, device=device, on_step=on_step)
-    prm = load_checkpoint(out, device=device)
+    prm = load_adapter("stepmark", out, device=device)  # Stepmark's own or a fine-tuned published layout
     summary = read_meta(out)["metrics"]
     if metrics is not None:
         _, val_set = split_by_problem(examples, fraction=config.val_fraction, seed=config.seed)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from scoring.prm.adapters import load_adapter, score_solutions, smoke_check
-from scoring.prm.checkpoint import read_meta
+from scoring.prm.checkpoint import load_checkpoint, read_meta
 from scoring.prm.data import Example
 from scoring.prm.layouts import detect, inspect
 from scoring.prm.train import TrainConfig
@@ -105,6 +105,8 @@ def test_a_checkpoint_of_each_layout_fine_tunes_in_its_layout_and_scores_again(l
     if layout != "stepmark":  # the files are the layout's own: its loader reads them without Stepmark's metadata
         assert inspect(tuned, layout) == layout
         assert close(step_scores(load_adapter(layout, tuned, device="cpu", **options)), scored)
+        with pytest.raises(ValueError, match=f"fine-tuned {layout} PRM.*load_adapter"):
+            load_checkpoint(tuned)  # Stepmark's own loader does not pass it off as a backbone + linear head
 
     assert meta["lineage"] == {"start_from": "checkpoint", "base_model": str(tiny_bases["bert"]),
                                "init_checkpoint": str(start), "init_layout": layout}
