@@ -3,6 +3,7 @@ layout (tests/scoring/prm/factories.py) trains a few steps on synthetic examples
 its directory, keeps its layout (its own head, step token and text shape), is saved in that layout
 with stepmark_prm.json beside it, loads again through the scorer's loader and scores as it trained,
 and its lineage names the checkpoint and the layout it started from."""
+import dataclasses
 import math
 
 import pytest
@@ -141,3 +142,25 @@ def test_a_layout_whose_backbone_sees_later_tokens_is_refused_not_trained(tmp_pa
         train_checkpoint(EXAMPLES, tmp_path / "out", base=directory, config=config, device="cpu",
                          start_options={"step_separator": "<extra_0>"})
     assert not (tmp_path / "out").exists()
+
+
+def test_a_math_shepherd_layout_with_its_head_tied_to_its_embeddings_trains_and_keeps_them_tied(tmp_path):
+    """A causal LM whose LM head is its embedding table: the Trainer's checkpoints (safetensors, which
+    refuse shared tensors) and its loading of the best weights at the end keep the tie."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from tests.scoring.prm.factories import SMALL, SMOKE_TEXTS, word_tokenizer
+
+    start = tmp_path / "tied"
+    tokenizer = word_tokenizer(TEXTS + SMOKE_TEXTS)
+    torch.manual_seed(3)
+    LlamaForCausalLM(LlamaConfig(vocab_size=len(tokenizer), tie_word_embeddings=True, **SMALL)).save_pretrained(start)
+    tokenizer.save_pretrained(start)
+    config = TrainConfig(max_steps=2, eval_every=1, **{**FAST, "val_fraction": 0.4})
+    done = train_checkpoint(EXAMPLES * 2, tmp_path / "tuned", base=start, device="cpu",
+                            config=dataclasses.replace(config, start_from=str(start)))
+    assert done.metrics["steps"] == 2 and done.metrics["best_step"] in (1, 2)
+    lm = load_adapter("stepmark", done.path, device="cpu").backbone
+    assert lm.lm_head.weight is lm.model.embed_tokens.weight
+    assert torch.equal(lm.lm_head.weight, done.prm.backbone.lm_head.weight)
+    assert not torch.equal(lm.lm_head.weight, load_adapter("math-shepherd", start, device="cpu").backbone.lm_head.weight)
