@@ -178,6 +178,15 @@ class _Adapted(nn.Module):
         """The layout's options (``OPTIONS``) as ``load_adapter`` takes them back."""
         return {}
 
+    @property
+    def head_modules(self):
+        """Names of the backbone's modules that are the layout's head (trained fully under LoRA); not an
+        LM head tied to the embedding table (a copy would untie them: it stays as it is)."""
+        names = [name for name in ("score", "classifier", "lm_head") if isinstance(getattr(self.backbone, name, None), nn.Module)]
+        tied = getattr(self.backbone.config, "tie_word_embeddings", False) or (
+            "lm_head" in names and self.backbone.lm_head.weight is self.backbone.get_input_embeddings().weight)
+        return [name for name in names if not (name == "lm_head" and tied)]
+
     def prepare(self, problem, steps):
         return problem, steps
 

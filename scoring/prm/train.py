@@ -436,11 +436,16 @@ class _Events(TrainerCallback):
 
 
 def apply_lora(prm, config):
-    """Wrap ``prm``'s backbone in peft LoRA adapters (rank, alpha, target modules from ``config``)."""
+    """Wrap ``prm``'s backbone in peft LoRA adapters (rank, alpha, target modules from ``config``).
+
+    A head inside the backbone (a published layout's: ``prm.head_modules``, e.g. a token
+    classifier's ``score``) trains fully beside the adapters, as Stepmark's own head does.
+    """
     from peft import LoraConfig, get_peft_model
 
     lora = LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0, bias="none",
-                      target_modules=config.lora_target_modules)
+                      target_modules=config.lora_target_modules,
+                      modules_to_save=list(getattr(prm, "head_modules", ())) or None)
     prm.backbone = get_peft_model(prm.backbone, lora)
     return prm
 

@@ -164,3 +164,21 @@ def test_a_math_shepherd_layout_with_its_head_tied_to_its_embeddings_trains_and_
     assert lm.lm_head.weight is lm.model.embed_tokens.weight
     assert torch.equal(lm.lm_head.weight, done.prm.backbone.lm_head.weight)
     assert not torch.equal(lm.lm_head.weight, load_adapter("math-shepherd", start, device="cpu").backbone.lm_head.weight)
+
+
+@pytest.mark.parametrize("layout", ["qwen-prm", "math-shepherd", "token-classification"])
+def test_lora_on_a_published_layout_trains_its_head_fully_and_saves_it_merged(layout, tiny_bases, tmp_path):
+    _, options = LAYOUTS[layout]
+    start = build(layout, tmp_path / "start", tiny_bases)
+    initial = weights(load_adapter(layout, start, device="cpu", **options))
+    config = TrainConfig(max_steps=2, start_from=str(start), lora_rank=4, lora_target_modules=["q_proj", "v_proj"], **FAST)
+    done = train_checkpoint(EXAMPLES, tmp_path / "tuned", base=start, device="cpu", config=config,
+                            start_layout=layout, start_options=options)
+    loaded = load_adapter("stepmark", done.path, device="cpu")
+    after = weights(loaded)
+    assert after.keys() == initial.keys()  # merged: a plain model in its layout again
+    changed = {k for k in initial if not torch.equal(initial[k], after[k])}
+    head = {"qwen-prm": "head.", "token-classification": "backbone.score.", "math-shepherd": "backbone.lm_head."}[layout]
+    assert any(k.startswith(head) for k in changed)
+    assert all(k.startswith(head) or "q_proj" in k or "v_proj" in k for k in changed), sorted(changed)
+    assert close(step_scores(loaded), step_scores(done.prm))
