@@ -36,8 +36,18 @@ Layouts (``ADAPTERS``):
 
 ``scoring.prm.layouts`` tells the layout from the files (no torch); ``validate`` loads a
 directory, finds its step token and scores a smoke example, as a registration does in a worker.
+
+Fine-tuning: the same forward contract is what ``scoring.prm.train.PRMTrainer``'s loss reads
+(two logits at each labelled separator of a packed prefix tree, under its 4D mask and depth
+positions), so an adapter trains as Stepmark's PRM does: its own head (the ``score`` MLP, a token
+classifier's head, Math-Shepherd's ``+``/``-`` rows of the LM head) on text in its own shape
+(``prepare``, applied in training too). ``save_layout`` writes it back in its layout
+(``scoring.prm.checkpoint.save_checkpoint`` adds stepmark_prm.json naming it), and
+``load_adapter("stepmark", path)`` reads such a checkpoint through the layout's adapter again.
+``refuse_leaks`` turns away a layout whose backbone lets a step see the steps after it.
 """
 import json
+import shutil
 from pathlib import Path
 
 import torch
@@ -200,7 +210,8 @@ class _Adapted(nn.Module):
 
 
 class QwenPRM(_Adapted):
-    """Qwen2.5-Math-PRM layout: ``body`` gives hidden states and ``head`` two logits, or ``body`` gives ``logits``."""
+    """Qwen2.5-Math-PRM layout: ``backbone`` gives hidden states and ``head`` two logits, or ``backbone``
+    (a token classifier, ``head`` None) gives ``logits``."""
 
     layout = "qwen-prm"
 
@@ -226,7 +237,8 @@ class QwenPRM(_Adapted):
     def save_layout(self, directory):
         """A token classifier as ``save_pretrained`` writes it; the released layout as released: one
         safetensors file of ``model.*`` and ``score.0/score.2`` tensors beside the config it was read
-        with (its architecture and ``auto_map`` kept), so ``load_qwen_prm`` reads it as it read the original."""
+        with (its architecture and ``auto_map`` kept, and the remote code's ``*.py`` files copied from the
+        directory it was loaded from), so ``load_qwen_prm`` reads it as it read the original."""
         if self.head is None:
             return super().save_layout(directory)
         from safetensors.torch import save_file
@@ -237,6 +249,9 @@ class QwenPRM(_Adapted):
                   metadata={"format": "pt"})
         self.backbone.config.save_pretrained(directory)
         self.tokenizer.save_pretrained(directory)
+        source = self.meta.get("path")
+        for code in sorted(Path(source).glob("*.py")) if source else ():
+            shutil.copyfile(code, Path(directory) / code.name)
 
 
 def qwen_score_head(hidden_size, tensors, *, path=None):
