@@ -13,7 +13,9 @@ registered checkpoint stores them). A Stepmark checkpoint trains its backbone an
 published layout (Qwen2.5-Math-PRM, Math-Shepherd, a TRL token classifier) trains through its
 adapter (``scoring.prm.adapters``), its own head and step token, on text in its own shape, and is
 saved in that layout (``scoring.prm.checkpoint``). The checkpoint's ``lineage`` says where it
-started: the base, or the checkpoint and the layout it was read in (``init_layout``). With ``config.processes > 1`` (or an accelerate config file) the training runs under
+started: the base, or the checkpoint and the layout it was read in (``init_layout``).
+
+With ``config.processes > 1`` (or an accelerate config file) the training runs under
 ``accelerate launch`` (``scoring.prm.launch``), each process training its share of the batches;
 the main process saves the checkpoint, and this process loads it to compute the metrics.
 """
