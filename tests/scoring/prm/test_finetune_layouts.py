@@ -182,3 +182,19 @@ def test_lora_on_a_published_layout_trains_its_head_fully_and_saves_it_merged(la
     assert any(k.startswith(head) for k in changed)
     assert all(k.startswith(head) or "q_proj" in k or "v_proj" in k for k in changed), sorted(changed)
     assert close(step_scores(loaded), step_scores(done.prm))
+
+
+def test_a_fine_tuned_checkpoint_is_checked_for_the_files_of_the_layout_it_names(tmp_path):
+    import json
+
+    from scoring.prm.layouts import LayoutError
+
+    directory = tmp_path / "headless"
+    build_qwen_prm(directory, TEXTS, head=False)
+    meta = {"format": "stepmark-prm", "version": 1, "layout": "qwen-prm"}
+    (directory / "stepmark_prm.json").write_text(json.dumps(meta))
+    with pytest.raises(LayoutError, match="not in the Qwen2.5-Math-PRM layout: no score.0.weight"):
+        inspect(directory)
+    (directory / "stepmark_prm.json").write_text(json.dumps({**meta, "layout": "bert-regressor"}))
+    with pytest.raises(LayoutError, match="names an unknown layout 'bert-regressor'"):
+        inspect(directory)
