@@ -17,7 +17,9 @@ decision goes on the checkpoint (``metrics["gate"]``). Every checkpoint keeps it
 lineage (parent, data hash, generation, passes).
 
 A project's ``train_settings`` say how: ``start_from`` "base" (the default) trains a fresh PRM on
-the base model, "champion" fine-tunes the champion on the labels; ``processes`` and
+the base model, "champion" fine-tunes the champion on the labels, in whatever layout it was
+registered (a Stepmark checkpoint or a published PRM: its ``layout`` and ``layout_options`` go
+to the run, which trains and saves it in that layout); ``processes`` and
 ``accelerate_config`` spread the training over several processes (``scoring.prm.launch``), LoRA
 and the rest as ``scoring.prm.train.TrainConfig`` has them. The checkpoint's lineage (its
 metrics and its stepmark_prm.json) records where it started.
@@ -216,7 +218,7 @@ def retrain(checkpoint):
     except TypeError as exc:
         return _finish(checkpoint, Checkpoint.FAILED, f"Bad train_settings on the project: {exc}")
     current = champion(project)
-    start, run_config = starting_point(checkpoint, config)
+    start, run_config, reading = starting_point(checkpoint, config)
     work_dir = path.with_name(path.name + ".trainer")
     resume = resumable(work_dir, data_hash, run_config)
     report, paired = {}, []
@@ -246,7 +248,8 @@ def retrain(checkpoint):
     worker._limit_threads()
     progress.phase("training", step=0, total_steps=None, loss=None, eta_s=None)
     done = train_checkpoint(train_set, path, base=base, config=run_config, device=worker.device(), log_path=log_path,
-                            meta=meta, metrics=judged, on_step=progress.step, work_dir=work_dir, resume=resume)
+                            meta=meta, metrics=judged, on_step=progress.step, work_dir=work_dir, resume=resume,
+                            **reading)
     shutil.rmtree(work_dir, ignore_errors=True)  # the Trainer's checkpoints: the run is whole now
     Checkpoint.objects.filter(pk=checkpoint.pk).update(metrics=done.metrics, report=report)
     checkpoint.refresh_from_db()
@@ -258,13 +261,20 @@ def starting_point(checkpoint, config):
 
     ``start_from`` "base" (the default) trains a fresh head on the project's base model;
     "champion" fine-tunes the champion the checkpoint was started beside (its parent) on the
-    labels. Returns ``({"start_from", "init_checkpoint_id"}, config)``, the config's
-    ``start_from`` being the parent's directory when fine-tuning.
+    labels, read in the layout it was registered in. Returns ``({"start_from",
+    "init_checkpoint_id", "init_layout"}, config, reading)``, the config's ``start_from`` being
+    the parent's directory when fine-tuning and ``reading`` the ``start_layout`` and
+    ``start_options`` that ``train_checkpoint`` reads it with (the parent's ``layout`` and
+    ``layout_options``).
     """
-    if config.start_from == "champion" and checkpoint.parent is not None:
-        return ({"start_from": "champion", "init_checkpoint_id": checkpoint.parent_id},
-                dataclasses.replace(config, start_from=checkpoint.parent.path))
-    return {"start_from": "base", "init_checkpoint_id": None}, dataclasses.replace(config, start_from="base")
+    parent = checkpoint.parent
+    if config.start_from == "champion" and parent is not None:
+        layout = parent.layout or "stepmark"
+        return ({"start_from": "champion", "init_checkpoint_id": parent.pk, "init_layout": layout},
+                dataclasses.replace(config, start_from=parent.path),
+                {"start_layout": layout, "start_options": dict(parent.layout_options or {})})
+    return ({"start_from": "base", "init_checkpoint_id": None, "init_layout": None},
+            dataclasses.replace(config, start_from="base"), {})
 
 
 RUN_FILE = "stepmark_run.json"

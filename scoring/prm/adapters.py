@@ -44,8 +44,18 @@ Layouts (``ADAPTERS``):
 
 ``scoring.prm.layouts`` tells the layout from the files (no torch); ``validate`` loads a
 directory, finds its step token and scores a smoke example, as a registration does in a worker.
+
+Fine-tuning: the same forward contract is what ``scoring.prm.train.PRMTrainer``'s loss reads
+(two logits at each labelled separator of a packed prefix tree, under its 4D mask and depth
+positions), so an adapter trains as Stepmark's PRM does: its own head (the ``score`` MLP, a token
+classifier's head, Math-Shepherd's ``+``/``-`` rows of the LM head) on text in its own shape
+(``prepare``, applied in training too). ``save_layout`` writes it back in its layout
+(``scoring.prm.checkpoint.save_checkpoint`` adds stepmark_prm.json naming it), and
+``load_adapter("stepmark", path)`` reads such a checkpoint through the layout's adapter again.
+``refuse_leaks`` turns away a layout whose backbone lets a step see the steps after it.
 """
 import json
+import shutil
 from pathlib import Path
 
 import torch
@@ -54,6 +64,8 @@ from torch import nn
 from scoring.prm import scorer
 from scoring.prm.layouts import LAYOUTS
 from scoring.prm.model import (
+    PRM,
+    _leaks_future,
     backbone_mask,
     context_length,
     default_device,
@@ -87,9 +99,7 @@ def load_adapter(name, path, *, device=None, dtype=None, **options):
         raise FileNotFoundError(f"{path}: no such model directory")
     device = torch.device(device or default_device())
     if name == "stepmark":  # its own dtype rule (scoring.prm.model.load_backbone)
-        from scoring.prm.checkpoint import load_checkpoint
-
-        return load_checkpoint(path, device=device, dtype=dtype)
+        return load_stepmark(path, device=device, dtype=dtype)
     if dtype is None:
         dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     if name == "qwen-prm":
@@ -99,6 +109,24 @@ def load_adapter(name, path, *, device=None, dtype=None, **options):
     if name == "token-classification":
         return load_token_classification(path, device=device, dtype=dtype, **options)
     raise ValueError(f"unknown adapter {name!r}; choose from {', '.join(ADAPTERS)}")
+
+
+def load_stepmark(path, *, device, dtype=None):
+    """A directory with ``stepmark_prm.json``: Stepmark's own PRM (``load_checkpoint``), or a fine-tuned
+    checkpoint of a published layout (its ``layout``; ``scoring.prm.checkpoint``) through that layout's
+    adapter, with its options, context and overflow as saved."""
+    from scoring.prm.checkpoint import load_checkpoint, read_meta
+
+    meta = read_meta(path)
+    layout = meta.get("layout", "stepmark")
+    if layout == "stepmark":
+        return load_checkpoint(path, device=device, dtype=dtype)
+    if layout not in ADAPTERS:
+        raise ValueError(f"{path}: stepmark_prm.json names an unknown layout {layout!r}")
+    model = load_adapter(layout, path, device=device, dtype=dtype, **(meta.get("layout_options") or {}))
+    model.max_length, model.overflow = meta["max_length"], meta.get("overflow", "window")
+    model.meta = {**model.meta, **meta}
+    return model.eval()
 
 
 def _config(path):
@@ -145,11 +173,16 @@ class _Adapted(nn.Module):
     """What every adapter shares: tokenizer, separator, context, device; no extra mask needed (causal LMs).
 
     A subclass gives ``step_features`` and ``step_logits``; ``forward`` is the two composed.
+
+    ``backbone`` is the Hugging Face model it wraps, so the trainer (``scoring.prm.train``) handles
+    it as it handles a ``PRM``'s: LoRA, attention dropout, gradient checkpointing. ``layout`` and
+    ``options`` say how it was loaded; ``save_layout`` writes it back in that layout.
     """
 
     needs_causal_mask = False
     overflow = "window"  # past the context; the scorer's option can say "unscored" instead
     has_step_head = True  # step_features / step_logits work (scoring.prm.scorer's head-dropout passes)
+    layout = None
 
     def __init__(self, tokenizer, step_token, step_token_id, max_length):
         super().__init__()
@@ -161,20 +194,45 @@ class _Adapted(nn.Module):
     def device(self):
         return next(self.parameters()).device
 
+    @property
+    def options(self):
+        """The layout's options (``OPTIONS``) as ``load_adapter`` takes them back."""
+        return {}
+
+    @property
+    def head_modules(self):
+        """Names of the backbone's modules that are the layout's head (trained fully under LoRA); not an
+        LM head tied to the embedding table (a copy would untie them: it stays as it is)."""
+        names = [name for name in ("score", "classifier", "lm_head") if isinstance(getattr(self.backbone, name, None), nn.Module)]
+        tied = getattr(self.backbone.config, "tie_word_embeddings", False) or (
+            "lm_head" in names and self.backbone.lm_head.weight is self.backbone.get_input_embeddings().weight)
+        return [name for name in names if not (name == "lm_head" and tied)]
+
     def prepare(self, problem, steps):
         return problem, steps
 
     def forward(self, input_ids, attention_mask, position_ids=None):
         return self.step_logits(self.step_features(input_ids, attention_mask, position_ids))
 
+    activation_checkpointing_enable = PRM.activation_checkpointing_enable
+    gradient_checkpointing_enable = PRM.activation_checkpointing_enable
+
+    def save_layout(self, directory):
+        """Write the weights and the tokenizer into ``directory`` in this model's own layout."""
+        self.backbone.save_pretrained(directory, safe_serialization=True)
+        self.tokenizer.save_pretrained(directory)
+
 
 class QwenPRM(_Adapted):
-    """Qwen2.5-Math-PRM layout: ``body`` gives hidden states and ``head`` two logits, or ``body`` gives ``logits``."""
+    """Qwen2.5-Math-PRM layout: ``backbone`` gives hidden states and ``head`` two logits, or ``backbone``
+    (a token classifier, ``head`` None) gives ``logits``."""
+
+    layout = "qwen-prm"
 
     def __init__(self, body, head, tokenizer, *, step_token=QWEN_STEP_TOKEN, system=QWEN_SYSTEM, max_length=None, path=None):
         step_id = _token_id(tokenizer, step_token, path=path, what="step separator")
         super().__init__(tokenizer, step_token, step_id, max_length or context_length(body, tokenizer))
-        self.body, self.head, self.system = body, head, system
+        self.backbone, self.head, self.system = body, head, system
 
     def prepare(self, problem, steps):
         if getattr(self.tokenizer, "chat_template", None):
@@ -191,13 +249,13 @@ class QwenPRM(_Adapted):
     @property
     def classifier(self):
         """A token-classification body's classifier when its logits are base model -> it, else None."""
-        return None if self.head is not None or self.classifier_name is None else getattr(self.body, self.classifier_name)
+        return None if self.head is not None or self.classifier_name is None else getattr(self.backbone, self.classifier_name)
 
     def step_features(self, input_ids, attention_mask, position_ids=None):
         if not self.has_step_head:
-            raise TypeError(f"{type(self.body).__name__}: its classifier cannot be read apart from its base model")
-        base = self.body if self.head is not None else self.body.base_model
-        return base(input_ids=input_ids, attention_mask=_mask(attention_mask, self.body), position_ids=position_ids,
+            raise TypeError(f"{type(self.backbone).__name__}: its classifier cannot be read apart from its base model")
+        base = self.backbone if self.head is not None else self.backbone.base_model
+        return base(input_ids=input_ids, attention_mask=_mask(attention_mask, self.backbone), position_ids=position_ids,
                     use_cache=False).last_hidden_state
 
     def step_logits(self, features):
@@ -206,8 +264,28 @@ class QwenPRM(_Adapted):
     def forward(self, input_ids, attention_mask, position_ids=None):
         if self.has_step_head:
             return super().forward(input_ids, attention_mask, position_ids)
-        return self.body(input_ids=input_ids, attention_mask=_mask(attention_mask, self.body), position_ids=position_ids,
+        return self.backbone(input_ids=input_ids, attention_mask=_mask(attention_mask, self.backbone), position_ids=position_ids,
                          use_cache=False).logits.float()
+
+
+    def save_layout(self, directory):
+        """A token classifier as ``save_pretrained`` writes it; the released layout as released: one
+        safetensors file of ``model.*`` and ``score.0/score.2`` tensors beside the config it was read
+        with (its architecture and ``auto_map`` kept, and the remote code's ``*.py`` files copied from the
+        directory it was loaded from), so ``load_qwen_prm`` reads it as it read the original."""
+        if self.head is None:
+            return super().save_layout(directory)
+        from safetensors.torch import save_file
+
+        tensors = {f"model.{k}": v for k, v in self.backbone.state_dict().items()}
+        tensors |= {f"score.{k}": v for k, v in self.head.state_dict().items()}
+        save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(Path(directory) / "model.safetensors"),
+                  metadata={"format": "pt"})
+        self.backbone.config.save_pretrained(directory)
+        self.tokenizer.save_pretrained(directory)
+        source = self.meta.get("path")
+        for code in sorted(Path(source).glob("*.py")) if source else ():
+            shutil.copyfile(code, Path(directory) / code.name)
 
 
 def classifier_of(body):
@@ -239,6 +317,7 @@ def classifier_of(body):
     return name if whole.shape == split.shape and bool(((whole - split).abs().max()) <= tolerance) else None
 
 
+
 def qwen_score_head(hidden_size, tensors, *, path=None):
     """``Linear -> ReLU -> Linear(2)`` from ``score.0.*`` and ``score.2.*`` tensors (Qwen2ForProcessRewardModel)."""
     needed = ("score.0.weight", "score.0.bias", "score.2.weight", "score.2.bias")
@@ -257,8 +336,14 @@ def qwen_score_head(hidden_size, tensors, *, path=None):
 class TokenClassificationPRM(QwenPRM):
     """TRL ``PRMTrainer`` output: a token classifier's two logits at the step separator, no chat template."""
 
+    layout = "token-classification"
+
     def __init__(self, body, tokenizer, *, step_separator=TRL_STEP_SEPARATOR, path=None):
         super().__init__(body, None, tokenizer, step_token=step_separator, system=None, path=path)
+
+    @property
+    def options(self):
+        return {"step_separator": self.step_token}
 
     def prepare(self, problem, steps):
         return problem, steps
@@ -305,11 +390,13 @@ def load_qwen_prm(path, *, device, dtype):
 class MathShepherdPRM(_Adapted):
     """Math-Shepherd layout: the LM head's ``+``/``-`` logits at the step tag."""
 
+    layout = "math-shepherd"
+
     def __init__(self, lm, tokenizer, *, step_tag=SHEPHERD_STEP_TAG, good=SHEPHERD_GOOD, bad=SHEPHERD_BAD,
                  step_prefix=True, max_length=None, path=None):
         step_id = _token_id(tokenizer, step_tag, path=path, what="step tag")
         super().__init__(tokenizer, step_tag, step_id, max_length or context_length(lm, tokenizer))
-        self.lm = lm
+        self.backbone = lm
         self.good_id = _token_id(tokenizer, good, path=path, what="good token")
         self.bad_id = _token_id(tokenizer, bad, path=path, what="bad token")
         self.step_prefix = step_prefix
@@ -321,11 +408,11 @@ class MathShepherdPRM(_Adapted):
 
     def step_features(self, input_ids, attention_mask, position_ids=None):
         """The decoder's last hidden states (after its final norm): what the LM head reads."""
-        return self.lm.get_decoder()(input_ids=input_ids, attention_mask=_mask(attention_mask, self.lm),
+        return self.backbone.get_decoder()(input_ids=input_ids, attention_mask=_mask(attention_mask, self.backbone),
                                      position_ids=position_ids, use_cache=False).last_hidden_state
 
     def step_logits(self, hidden):
-        out = self.lm.get_output_embeddings()
+        out = self.backbone.get_output_embeddings()
         rows = [self.bad_id, self.good_id]  # (INCORRECT, CORRECT): softmax over them is softmax([+, -]) reversed
         logits = hidden @ out.weight[rows].T
         if getattr(out, "bias", None) is not None:
@@ -341,6 +428,26 @@ def load_math_shepherd(path, *, device, dtype, step_prefix=True):
     model = MathShepherdPRM(lm, load_tokenizer(path), step_prefix=step_prefix, path=path).to(device)
     model.meta = {"adapter": "math-shepherd", "path": str(path)}
     return model.eval()
+
+
+def refuse_leaks(model, path=None):
+    """Raise a ValueError when ``model`` (a published layout) lets a step's logits see later tokens.
+
+    The adapters read every layout through a causal LM's own attention (``needs_causal_mask`` False):
+    a layout built on a bidirectional backbone (a BERT token classifier) would train and score each
+    step on the steps after it. Fine-tuning checks this first (``scoring.prm.training_run``).
+    """
+    was_training = model.training
+    model.eval()
+    try:
+        leaks = _leaks_future(model)
+    finally:
+        model.train(was_training)
+    if leaks:
+        raise ValueError(f"{path}: the {model.layout} model's {type(model.backbone).__name__} attends to later "
+                         "tokens, so a step's score would depend on the steps after it; Stepmark cannot fine-tune "
+                         "or score it in this layout (it needs a causal backbone)")
+    return model
 
 
 # A registration's smoke example: two short steps (``validate``).

@@ -8,7 +8,15 @@ Contents:
 - ``stepmark_prm.json``: what scoring needs besides the weights (separator token, label
   mapping, neutral policy, aggregation, max length and what becomes of longer solutions,
   whether the backbone needs the causal mask),
-  where it came from (base model, training-data hash) and how it did (metrics).
+  where it came from (base model, training-data hash, ``lineage``) and how it did (metrics).
+
+A fine-tuned PRM of a published layout (``scoring.prm.adapters``: Qwen2.5-Math-PRM,
+Math-Shepherd, a TRL token classifier) is saved in that layout, its own head and step token
+kept (``save_layout``: the files its loader reads), with ``stepmark_prm.json`` beside them
+naming the ``layout`` (and its ``layout_options``). ``scoring.prm.adapters.load_adapter("stepmark",
+path)`` (the scorer's loader) loads it through that layout's adapter, so it scores as it trained;
+``load_checkpoint`` here loads Stepmark's own layout, ``layout`` "stepmark" (checkpoints written
+before the field existed have none and are Stepmark's).
 
 A checkpoint is written into a temporary directory beside its destination and renamed into
 place, so a reader sees either no checkpoint or a whole one, never half of one. Replacing an
@@ -50,18 +58,25 @@ def file_hash(*paths):
 def save_checkpoint(prm, path, *, meta=None):
     """Write ``prm`` to the directory ``path`` atomically; ``meta`` adds to stepmark_prm.json.
 
-    Weights are saved as they are in memory (the caller decides the dtype).
+    Weights are saved as they are in memory (the caller decides the dtype). ``prm`` is a ``PRM``
+    or a published layout's adapter (``scoring.prm.adapters``), written in its own layout.
     """
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
     try:
-        prm.backbone.save_pretrained(staging, safe_serialization=True)
-        prm.tokenizer.save_pretrained(staging)
-        save_file({k: v.detach().contiguous().cpu() for k, v in prm.head.state_dict().items()}, staging / HEAD_FILE)
+        layout = getattr(prm, "layout", "stepmark")
+        if layout == "stepmark":
+            prm.backbone.save_pretrained(staging, safe_serialization=True)
+            prm.tokenizer.save_pretrained(staging)
+            save_file({k: v.detach().contiguous().cpu() for k, v in prm.head.state_dict().items()}, staging / HEAD_FILE)
+        else:
+            prm.save_layout(staging)
         info = {
             "format": "stepmark-prm",
             "version": FORMAT_VERSION,
+            "layout": layout,
+            "layout_options": dict(getattr(prm, "options", {})),
             "step_token": prm.step_token,
             "labels": {str(k): v for k, v in LABELS.items()},
             "max_length": prm.max_length,
@@ -127,9 +142,14 @@ def load_checkpoint(path, *, device=None, dtype=None):
     """The PRM saved at ``path``, ready to score (eval mode).
 
     On the same device and dtype it scores exactly as the process that saved it. The causal
-    mask decision is probed again and must agree with the one recorded.
+    mask decision is probed again and must agree with the one recorded. A fine-tuned checkpoint
+    of a published layout (``meta["layout"]``) is refused here: ``scoring.prm.adapters.load_adapter``
+    reads every layout.
     """
     meta = read_meta(path)
+    if meta.get("layout", "stepmark") != "stepmark":
+        raise ValueError(f"{path} holds a fine-tuned {meta['layout']} PRM, not Stepmark's backbone and head: load it "
+                         "with scoring.prm.adapters.load_adapter('stepmark', path)")
     tokenizer = load_tokenizer(path)
     backbone = load_backbone(path, device=device, dtype=dtype)
     # Checkpoints written before the sliding window left the steps past the context unscored.

@@ -26,6 +26,7 @@ from scoring.prm.data import (
     read_solutions,
 )
 from scoring.prm.inputs import OVERFLOWS
+from scoring.prm.layouts import LAYOUTS
 from scoring.prm.metrics import best_of_n, earliest_error, processbench, step_metrics
 from scoring.prm.scorer import AGGREGATIONS
 from scoring.prm.splits import split_by_problem
@@ -100,8 +101,11 @@ def build_parser():
     train.add_argument("--lora-alpha", type=float, default=d.lora_alpha, help=f"LoRA alpha (default {d.lora_alpha})")
     train.add_argument("--lora-target-modules", nargs="+", default=None,
                        help="module names the adapters wrap (default: peft's for the architecture, e.g. q_proj v_proj)")
-    train.add_argument("--start-from", default=d.start_from, help="'base' (default): a fresh head on --base; or a Stepmark "
-                       "checkpoint directory to fine-tune (the checkpoint's lineage records it)")
+    train.add_argument("--start-from", default=d.start_from, help="'base' (default): a fresh head on --base; or a "
+                       "checkpoint directory to fine-tune, in any layout --start-layout names (the checkpoint's lineage "
+                       "records it); a published layout trains its own head and is saved in that layout")
+    train.add_argument("--start-layout", choices=["auto", *LAYOUTS], default="auto",
+                       help="the layout of --start-from (default: told from its files)")
     train.add_argument("--processes", type=int, default=d.processes,
                        help="training processes, launched with accelerate (default 1: this process)")
     train.add_argument("--accelerate-config", default=None,
@@ -263,7 +267,7 @@ def run_train(args):
             "training_data": [{"path": str(p), "sha256": file_hash(p)} for p in args.data], "limit": args.limit}
     done = train_checkpoint(examples, args.out, base=base, config=config, device=args.device, max_length=args.max_length,
                             overflow=args.overflow, log_path=log_path, progress=not args.quiet, meta=meta,
-                            work_dir=args.work_dir, resume=args.resume)
+                            work_dir=args.work_dir, resume=args.resume, start_layout=args.start_layout)
     plot = plot_training(done.history, log_path.with_suffix(".png"), title=f"{args.out.name}: ")
     last_loss = next((h["loss"] for h in reversed(done.history) if h["event"] == "train"), None)
     print(json.dumps({"checkpoint": str(args.out), "log": str(log_path), "plot": str(plot), **done.metrics,

@@ -68,6 +68,16 @@ def pad_id(tokenizer):
     return 0
 
 
+def prepared(model, problem, steps):
+    """``(problem, steps)`` in the text shape ``model`` was trained on: its ``prepare`` (a published
+    layout's chat template or step prefixes, ``scoring.prm.adapters``) when it has one, else as given.
+
+    Training and scoring both go through it, so a fine-tuned layout learns on the text it is scored on.
+    """
+    prepare = getattr(model, "prepare", None)
+    return prepare(problem, steps) if prepare is not None else (problem, steps)
+
+
 def encode_solution(tokenizer, problem, steps, *, step_token_id, max_length, overflow="window"):
     """Tokenise ``problem`` and ``steps`` into the rows that score them: a list of ``Encoded``.
 

@@ -8,7 +8,9 @@ example is ``scoring.prm.adapters.validate``, in a worker.
 
 Layouts (``LAYOUTS``; ``scoring.prm.adapters`` loads each):
 
-- ``stepmark``: a ``python -m scoring train`` checkpoint (``stepmark_prm.json``, ``prm_head.safetensors``);
+- ``stepmark``: a ``python -m scoring train`` checkpoint (``stepmark_prm.json``, ``prm_head.safetensors``),
+  or a fine-tuned checkpoint of another layout: the files of that layout with ``stepmark_prm.json``
+  naming it (its ``layout``; ``scoring.prm.checkpoint``);
 - ``qwen-prm``: Qwen2.5-Math-PRM (``model.*`` + ``score.0.*``/``score.2.*`` tensors, ``<extra_0>``, chat template);
 - ``math-shepherd``: a ``*ForCausalLM`` read at the step tag ``ки`` (``+``/``-``);
 - ``token-classification``: a ``*ForTokenClassification`` with 2 labels, as TRL's ``PRMTrainer``
@@ -135,10 +137,24 @@ def inspect(path, layout=AUTO):
                 f"*ForCausalLM architecture in config.json, no score.0.weight tensor); name one of {', '.join(LAYOUTS)}.")
     architectures = _architectures(config)
     if layout == "stepmark":
-        for name in ("stepmark_prm.json", "prm_head.safetensors"):
-            if not (path / name).is_file():
-                raise LayoutError(f"{path} is not a Stepmark checkpoint: no {name}.")
-    elif layout == "qwen-prm":
+        if not (path / "stepmark_prm.json").is_file():
+            raise LayoutError(f"{path} is not a Stepmark checkpoint: no stepmark_prm.json.")
+        inner = _json(path / "stepmark_prm.json").get("layout", "stepmark")
+        if inner == "stepmark":
+            if not (path / "prm_head.safetensors").is_file():
+                raise LayoutError(f"{path} is not a Stepmark checkpoint: no prm_head.safetensors.")
+        elif inner not in LAYOUTS:
+            raise LayoutError(f"{path}: stepmark_prm.json names an unknown layout {inner!r}.")
+        else:  # a fine-tuned checkpoint of a published layout: that layout's files
+            _check(path, inner, config, architectures)
+        return layout
+    _check(path, layout, config, architectures)
+    return layout
+
+
+def _check(path, layout, config, architectures):
+    """Raise a LayoutError naming what the directory lacks for the published ``layout``."""
+    if layout == "qwen-prm":
         if not any(name.endswith("ForTokenClassification") for name in architectures):
             names = tensor_names(path)
             missing = [name for name in QWEN_HEAD if names is not None and name not in names]
@@ -155,4 +171,3 @@ def inspect(path, layout=AUTO):
         if not any(name.endswith("ForCausalLM") for name in architectures):
             raise LayoutError(f"{path}: config.json names no *ForCausalLM architecture "
                               f"({', '.join(architectures) or 'none'}); Math-Shepherd is a causal LM.")
-    return layout

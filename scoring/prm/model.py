@@ -64,6 +64,8 @@ class PRM(nn.Module):
     treats a solution longer than ``max_length``.
     """
 
+    layout = "stepmark"  # how it is saved and loaded (scoring.prm.layouts); the adapters name theirs
+
     def __init__(self, backbone, tokenizer, *, step_token=STEP_TOKEN, max_length=None, needs_causal_mask=None,
                  overflow="window"):
         super().__init__()
@@ -183,7 +185,10 @@ def prm_on(backbone, tokenizer, *, max_length=None, overflow="window"):
 
 @torch.inference_mode()
 def _leaks_future(prm, length=16, cut=10):
-    """Whether the hidden states before ``cut`` change when the tokens from ``cut`` on change."""
+    """Whether the hidden states before ``cut`` change when the tokens from ``cut`` on change.
+
+    ``prm`` is a ``PRM`` (its backbone's states under its mask) or any model with the scorer's
+    ``forward(input_ids, attention_mask)`` (its logits under a plain padding mask)."""
     generator = torch.Generator().manual_seed(1234)
     vocab = prm.backbone.get_input_embeddings().weight.shape[0]
     low = min(1000, vocab // 2)
@@ -192,7 +197,10 @@ def _leaks_future(prm, length=16, cut=10):
     second[0, cut:] = torch.randint(low, vocab, (length - cut,), generator=generator)
     ids = torch.cat([first, second]).to(prm.device)
     mask = torch.ones_like(ids)
-    hidden = prm.backbone_states(ids, mask)[:, :cut].float()
+    if hasattr(prm, "backbone_states"):
+        hidden = prm.backbone_states(ids, mask)[:, :cut].float()
+    else:  # a published layout (scoring.prm.adapters): its logits, the head included
+        hidden = prm(ids, mask)[:, :cut].float()
     scale = hidden.abs().max().clamp(min=1.0)
     tolerance = 1e-4 if prm.backbone.dtype == torch.float32 else 2e-2
     return bool(((hidden[0] - hidden[1]).abs().max() / scale) > tolerance)

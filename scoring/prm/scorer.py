@@ -30,7 +30,7 @@ import statistics
 
 import torch
 
-from scoring.prm.inputs import encode_solution, length_batches, pad_id
+from scoring.prm.inputs import encode_solution, length_batches, pad_id, prepared
 from scoring.prm.model import CORRECT
 from scoring.prm.packing import collate_units, pack, pair_cost, tree_limit
 
@@ -267,9 +267,7 @@ def score_solutions(prm, solutions, *, aggregation="prod", overflow=None, max_to
     interface for every layout, used by the generation jobs, the retrain's evaluation and the CLI.
     """
     aggregate([1.0], aggregation)  # reject a bad name before any work
-    prepare = getattr(prm, "prepare", None)  # a published layout's text shape (scoring.prm.adapters)
-    if prepare is not None:
-        solutions = [prepare(problem, steps) for problem, steps in solutions]
+    solutions = [prepared(prm, problem, steps) for problem, steps in solutions]  # a layout's text shape
     encoded = encode_solutions(prm, solutions, overflow)
     flat = [row for rows in encoded for row in rows]
     scores, sampled = read_encoded(prm, flat, max_tokens=max_tokens, max_batch=max_batch, progress=progress,

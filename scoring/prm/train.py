@@ -50,7 +50,7 @@ import torch
 from torch.nn.functional import cross_entropy
 from transformers import Trainer, TrainerCallback
 
-from scoring.prm.inputs import encode_solution, length_batches, pad_id
+from scoring.prm.inputs import encode_solution, length_batches, pad_id, prepared
 from scoring.prm.packing import collate_units, pack, pair_cost, tree_limit
 
 
@@ -93,7 +93,8 @@ def encode_examples(prm, examples):
     rows, labels, dropped = [], [], 0
     for example in examples:
         read = 0
-        for row in encode_solution(prm.tokenizer, example.problem, example.steps, step_token_id=prm.step_token_id,
+        problem, steps = prepared(prm, example.problem, example.steps)  # as the scorer shapes it
+        for row in encode_solution(prm.tokenizer, problem, steps, step_token_id=prm.step_token_id,
                                    max_length=prm.max_length, overflow=prm.overflow):
             kept = example.labels[row.first_step:row.first_step + row.n_scored]
             read += sum(label is not None for label in kept)
@@ -262,6 +263,20 @@ class PRMTrainer(Trainer):
         loss = total / count
         return (loss, None) if return_outputs else loss
 
+    def _save(self, output_dir=None, state_dict=None):
+        # A PRM is no PreTrainedModel, so the Trainer writes its state dict with safetensors, which
+        # refuses tied tensors (a causal LM whose head is its embedding table: a Math-Shepherd layout).
+        if state_dict is None:
+            state_dict = untied(self.model.state_dict())
+        return super()._save(output_dir, state_dict=state_dict)
+
+    def _issue_warnings_after_load(self, load_result):
+        # the names ``untied`` left out are loaded through the tensor they share
+        state = self.model.state_dict()
+        left_out = set(state) - set(untied(state))
+        missing = [name for name in load_result.missing_keys if name not in left_out]
+        return super()._issue_warnings_after_load(load_result._replace(missing_keys=missing))
+
     def create_scheduler(self, num_training_steps, optimizer=None):
         # the warm-up as a share of the steps the Trainer worked out (1.0 included: all warm-up)
         self.args.warmup_steps = math.ceil(num_training_steps * self.warmup_fraction)
@@ -324,6 +339,22 @@ class PRMTrainer(Trainer):
             rotate_checkpoints(output_dir=run_dir, save_total_limit=self.args.save_total_limit,
                                best_model_checkpoint=self.state.best_model_checkpoint, use_mtime=False)
         self.accelerator.wait_for_everyone()
+
+
+def untied(state_dict):
+    """``state_dict`` with each tensor that several names share under its first name only.
+
+    The Trainer loads its checkpoints (resuming, the best weights at the end) without
+    ``strict``, into the same model whose tied parameters are one tensor: the other names fill too.
+    """
+    seen, kept = set(), {}
+    for name, tensor in state_dict.items():
+        where = (tensor.device, tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape))
+        if tensor.numel() and where[1] and where in seen:
+            continue
+        seen.add(where)
+        kept[name] = tensor
+    return kept
 
 
 def _fsync_tree(directory):
@@ -405,11 +436,16 @@ class _Events(TrainerCallback):
 
 
 def apply_lora(prm, config):
-    """Wrap ``prm``'s backbone in peft LoRA adapters (rank, alpha, target modules from ``config``)."""
+    """Wrap ``prm``'s backbone in peft LoRA adapters (rank, alpha, target modules from ``config``).
+
+    A head inside the backbone (a published layout's: ``prm.head_modules``, e.g. a token
+    classifier's ``score``) trains fully beside the adapters, as Stepmark's own head does.
+    """
     from peft import LoraConfig, get_peft_model
 
     lora = LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0, bias="none",
-                      target_modules=config.lora_target_modules)
+                      target_modules=config.lora_target_modules,
+                      modules_to_save=list(getattr(prm, "head_modules", ())) or None)
     prm.backbone = get_peft_model(prm.backbone, lora)
     return prm
 

@@ -399,3 +399,33 @@ def test_a_retrain_fine_tunes_the_champion_or_starts_from_the_base_and_its_linea
     assert lineage["start_from"] == start_from and lineage["parent_id"] == first.checkpoint_id
     assert lineage["init_checkpoint"] == (first.checkpoint.path if start_from == "champion" else None)
     assert not Path(checkpoint.path + ".trainer").exists()  # the Trainer's own checkpoints go once the run is whole
+
+
+def test_a_retrain_fine_tunes_a_registered_champion_in_its_own_layout(project, tmp_path):
+    """A TRL token classifier registered as the champion (read at "\\n"): start_from "champion"
+    fine-tunes it in its layout, with its options, and the worker loads the result as that layout."""
+    from scoring import registry
+    from scoring.prm.checkpoint import read_meta
+    from scoring.registration import validate_registration
+    from tests.scoring.prm.factories import build_token_classification
+
+    path = tmp_path / "trl-prm"
+    build_token_classification(path, ["What is 2 + 3?"], step_token=None)
+    registered = registry.register(project, path, layout="token-classification", step_separator="\n",
+                                   champion=True, enqueue=False)
+    assert validate_registration(registered.pk).is_champion
+    first = run_one(project)
+    assert first.checkpoint_id == registered.pk
+    rate_everything(project)
+    project.train_settings = {**project.train_settings, "start_from": "champion"}
+    project.save()
+    checkpoint = retrain_if_due(project.pk, force=True)
+    assert checkpoint.status in (Checkpoint.CHAMPION, Checkpoint.REJECTED), checkpoint.reason
+    assert checkpoint.parent_id == registered.pk and checkpoint.layout == "stepmark"
+    assert checkpoint.metrics["init_layout"] == "token-classification"
+    meta = read_meta(checkpoint.path)
+    assert meta["layout"] == "token-classification" and meta["layout_options"] == {"step_separator": "\n"}
+    assert meta["lineage"]["init_checkpoint"] == str(path) and meta["lineage"]["init_layout"] == "token-classification"
+    tuned = worker.get_prm(checkpoint)
+    assert type(tuned).__name__ == "TokenClassificationPRM" and tuned.step_token == "\n"
+    assert checkpoint.metrics["heldout"]["steps"] > 0  # it scored the held-out problems in its layout

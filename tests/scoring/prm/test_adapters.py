@@ -268,15 +268,15 @@ def test_a_classifier_that_is_not_read_apart_falls_back_to_the_whole_model(tmp_p
 
     build_token_classification(tmp_path, _texts(solutions), step_token=None)
     model = load_adapter("token-classification", tmp_path, device="cpu")
-    assert model.classifier_name == "score" == classifier_of(model.body)
+    assert model.classifier_name == "score" == classifier_of(model.backbone)
     expected = score_solutions(model, solutions)
-    original = model.body.forward
-    model.body.forward = types.MethodType(lambda self, **kw: types.SimpleNamespace(logits=original(**kw).logits * 2),
-                                          model.body)
-    assert classifier_of(model.body) is None  # the probe sees logits that are not base -> score
-    model.body.forward = original
-    model.body.score = torch.nn.Sequential(model.body.score)
-    assert classifier_of(model.body) is None  # not one Linear
+    original = model.backbone.forward
+    model.backbone.forward = types.MethodType(lambda self, **kw: types.SimpleNamespace(logits=original(**kw).logits * 2),
+                                          model.backbone)
+    assert classifier_of(model.backbone) is None  # the probe sees logits that are not base -> score
+    model.backbone.forward = original
+    model.backbone.score = torch.nn.Sequential(model.backbone.score)
+    assert classifier_of(model.backbone) is None  # not one Linear
     model.classifier_name = None
     assert not has_step_head(model)
     fallback = score_solutions(model, solutions, dropout_passes=2)

@@ -149,7 +149,7 @@ def test_a_run_fine_tunes_a_checkpoint_or_starts_from_the_base_and_says_which(ti
     fresh = train_checkpoint(examples, tmp_path / "fresh", base=base, device="cpu", max_length=192,
                              config=TrainConfig(max_steps=1, **still))
     assert read_meta(tuned.path)["lineage"] == {"start_from": "checkpoint", "base_model": str(base),
-                                                "init_checkpoint": str(first.path)}
+                                                "init_checkpoint": str(first.path), "init_layout": "stepmark"}
     assert read_meta(tuned.path)["max_length"] == 192  # the settings of the checkpoint it fine-tuned
     assert torch.equal(tuned.prm.head.weight, first.prm.head.weight)
     assert not torch.equal(fresh.prm.head.weight, first.prm.head.weight)
