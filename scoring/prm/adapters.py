@@ -249,12 +249,17 @@ class QwenPRM(_Adapted):
     @property
     def classifier(self):
         """A token-classification body's classifier when its logits are base model -> it, else None."""
-        return None if self.head is not None or self.classifier_name is None else getattr(self.backbone, self.classifier_name)
+        return None if self.head is not None or self.classifier_name is None else getattr(self._model, self.classifier_name)
+
+    @property
+    def _model(self):
+        """The Hugging Face model under a peft wrapper (LoRA training), or the backbone itself."""
+        return self.backbone.get_base_model() if hasattr(self.backbone, "get_base_model") else self.backbone
 
     def step_features(self, input_ids, attention_mask, position_ids=None):
         if not self.has_step_head:
             raise TypeError(f"{type(self.backbone).__name__}: its classifier cannot be read apart from its base model")
-        base = self.backbone if self.head is not None else self.backbone.base_model
+        base = self.backbone if self.head is not None else self._model.base_model
         return base(input_ids=input_ids, attention_mask=_mask(attention_mask, self.backbone), position_ids=position_ids,
                     use_cache=False).last_hidden_state
 
