@@ -101,14 +101,16 @@ function report(run) {
   box.append(el("h3", null, `Simulation ${run.id}: learning curves`),
     el("p", "muted", `Pool ${result.pool} solutions; evaluated on ${result.heldout_solutions} held-out solutions ` +
       `of ${result.heldout_problems} problems.`));
-  const points = Object.entries(result.curves ?? {}).flatMap(([name, curve]) => curve.map((p) => [name, p]));
+  // In the order asked (the database keeps a JSON object's keys in its own).
+  const names = (result.strategies ?? Object.keys(result.curves ?? {})).filter((name) => result.curves?.[name]);
+  const points = names.flatMap((name) => result.curves[name].map((p) => [name, p]));
   box.append(scroller(table(["strategy", "round", "solutions", "labelled steps", "step AUROC", "F1"], points,
     ([name, p], tr) => {
       tr.dataset.strategy = name;
       tr.dataset.round = p.round;
       return [strategyText(name), String(p.round), String(p.solutions), String(p.steps), fmt(p.auroc, 3), fmt(p.f1, 3)];
     }, "simulation-curves"), "Learning curves"));
-  const savings = Object.entries(result.savings ?? {});
+  const savings = names.filter((name) => result.savings?.[name]).map((name) => [name, result.savings[name]]);
   if (!savings.length) {
     box.append(el("p", "muted", "No saving measured: random was not run, or its final AUROC is undefined."));
     return box;
