@@ -108,10 +108,10 @@ def evaluate_checkpoint(self, checkpoint_id):
 def simulate_selection(self, run_id):
     """Replay the selection strategies on the project's own labels (SimulationRun ``run_id``,
     ``scoring.simulations``); a failure is written on the row, then raised."""
-    from scoring import simulations
+    from scoring import simulation_job, simulations
 
     try:
-        run = simulations.run_simulation(run_id, task_id=self.request.id or "")
+        run = simulation_job.run_simulation(run_id, task_id=self.request.id or "")
     except Exception as exc:
         simulations.mark_failed(run_id, f"{type(exc).__name__}: {exc}")
         raise
