@@ -283,6 +283,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # a simulation's states are a set of their own beside a generation run's and an import job's
+    "ENUM_NAME_OVERRIDES": {"SimulationStateEnum": "scoring.models.SimulationRun.STATE_CHOICES"},
 }
 
 # --- API tokens ----------------------------------------------------------------------------

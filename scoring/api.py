@@ -18,6 +18,9 @@ annotator/urls.py (URL names in the ``scoring`` namespace).
 - ``POST /api/projects/{id}/retrain/``: queue ``retrain_if_due`` (``force`` skips the due check)
 - ``GET  /api/projects/{id}/people-vs-prm/``: the steps where the champion and people's consensus disagree
   most (leads and researchers; ``scoring.people``)
+- ``POST /api/projects/{id}/simulations/``: start a replay simulation on the project's own labels (202; 409 when one
+  is open; ``scoring.simulations``); ``GET`` lists them, newest first, paged
+- ``GET  /api/simulations/{id}/``: one simulation: state, settings, result (curves per strategy, savings), error
 - ``GET/PATCH /api/projects/{id}/loop-settings/``: pool, generation, selection and retraining settings
   (``scoring.loop_settings``)
 """
@@ -35,10 +38,11 @@ from labeling.access.projects import object_for, project_for
 from labeling.access.roles import RESEARCHER
 from labeling.api.paging import BoundedPaging, page
 from labeling.outages import queued_or_failed
-from scoring import registry, runs
+from scoring import registry, runs, simulations
 from scoring.loop_settings import LoopSettingsView
 from scoring.people import PeopleVsPrmView
-from scoring.models import Checkpoint, GenerationRun
+from scoring.models import Checkpoint, GenerationRun, SimulationRun
+from scoring.prm import strategies
 from scoring.progress import run_pace, run_shards
 
 app_name = "scoring"
@@ -290,7 +294,104 @@ class ProjectRetrainView(APIView):
         return Response({"task_id": sent.id, "force": force}, status=status.HTTP_202_ACCEPTED)
 
 
+class SimulationRunSerializer(serializers.ModelSerializer):
+    settings = serializers.JSONField(source="config", read_only=True,
+                                     help_text="What was asked: strategies, rounds, per_round, seed_size (null: "
+                                               "per_round), seed, heldout_fraction.")
+    result = serializers.JSONField(read_only=True, help_text=(
+        "The simulator's report once done (scoring.prm.simulate): strategies, rounds, per_round, seed_size, pool, "
+        "heldout_solutions, heldout_problems; curves ({strategy: [{round, solutions, steps, auroc, f1, f1_oracle, "
+        "bon, picked, elapsed_s}]}, labels spent as solutions and labelled steps) and savings ({strategy: {target, "
+        "steps_needed, solutions_needed, steps_saved, solutions_saved, steps_saved_share, solutions_saved_share, "
+        "reached, by_seed_set}}: the labels each needs to reach random's final AUROC). Null until done."))
+
+    class Meta:
+        model = SimulationRun
+        fields = ["id", "project", "state", "settings", "result", "error", "task_id", "created_at", "started_at",
+                  "finished_at"]
+        read_only_fields = fields
+
+
+class StartSimulationSerializer(serializers.Serializer):
+    strategies = serializers.ListField(
+        child=serializers.ChoiceField(choices=strategies.MIXABLE), min_length=1, max_length=len(strategies.MIXABLE),
+        default=simulations.DEFAULTS["strategies"],
+        help_text="Strategies to replay, distinct (the savings are measured against random).")
+    rounds = serializers.IntegerField(min_value=1, max_value=simulations.MAX_ROUNDS,
+                                      default=simulations.DEFAULTS["rounds"], help_text="Rounds after the seed set.")
+    per_round = serializers.IntegerField(min_value=1, max_value=simulations.MAX_PER_ROUND,
+                                         default=simulations.DEFAULTS["per_round"],
+                                         help_text="Solutions (labelling passes) chosen per round.")
+    seed_size = serializers.IntegerField(min_value=1, max_value=simulations.MAX_SEED_SIZE, required=False,
+                                         allow_null=True, default=None,
+                                         help_text="Solutions in the random seed set, the same for every strategy "
+                                                   "(default: per_round).")
+    seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0,
+                                    help_text="Seeds the seed set, random's picks, the held-out split and training.")
+    heldout_fraction = serializers.FloatField(min_value=0.05, max_value=0.5,
+                                              default=simulations.DEFAULTS["heldout_fraction"],
+                                              help_text="Share of the problems held out to evaluate every round on.")
+
+    def validate_strategies(self, value):
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("Give each strategy once.")
+        return value
+
+
+SimulationConflictSerializer = inline_serializer("SimulationConflict", {
+    "detail": serializers.CharField(), "run": SimulationRunSerializer(allow_null=True)})
+
+
+class ProjectSimulationsView(APIView):
+    """Start a replay simulation on the project's own labels, or list its simulations."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [JSONParser]
+    pagination_class = BoundedPaging
+
+    @extend_schema(operation_id="projects_simulations_list", responses=SimulationRunSerializer(many=True))
+    def get(self, request, pk):
+        project = project_for(request.user, pk, RESEARCHER)
+        rows = SimulationRun.objects.filter(project=project).order_by("-pk")
+        return page(self, request, rows, lambda rows: SimulationRunSerializer(rows, many=True).data)
+
+    @extend_schema(
+        operation_id="projects_simulations_create", request=StartSimulationSerializer,
+        responses={202: SimulationRunSerializer,
+                   409: OpenApiResponse(SimulationConflictSerializer, description="A simulation of this project "
+                                                                                   "is still queued or running.")},
+    )
+    def post(self, request, pk):
+        from scoring import tasks
+        project = project_for(request.user, pk, RESEARCHER)
+        form = StartSimulationSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            run = simulations.start_simulation(project, form.validated_data, user=request.user)
+        except runs.JobConflict as conflict:
+            return Response({"detail": str(conflict), "run": SimulationRunSerializer(conflict.existing).data},
+                            status=status.HTTP_409_CONFLICT)
+        sent = queued_or_failed(lambda: tasks.simulate_selection.delay(run.pk), lambda reason: (
+            simulations.mark_failed(run.pk, reason)))
+        SimulationRun.objects.filter(pk=run.pk, task_id="").update(task_id=sent.id)
+        return Response(SimulationRunSerializer(SimulationRun.objects.get(pk=run.pk)).data,
+                        status=status.HTTP_202_ACCEPTED)
+
+
+class SimulationRunView(APIView):
+    """One replay simulation: its settings, state and, once done, its curves and savings."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(operation_id="simulations_retrieve", responses=SimulationRunSerializer)
+    def get(self, request, pk):
+        return Response(SimulationRunSerializer(object_for(request.user, SimulationRun.objects.all(), pk,
+                                                           RESEARCHER)).data)
+
+
 urlpatterns = [
+    path("projects/<int:pk>/simulations/", ProjectSimulationsView.as_view(), name="project-simulations"),
+    path("simulations/<int:pk>/", SimulationRunView.as_view(), name="simulation-detail"),
     path("projects/<int:pk>/generations/", ProjectGenerationsView.as_view(), name="project-generations"),
     path("generation-runs/<int:pk>/", GenerationRunView.as_view(), name="generation-run-detail"),
     path("generation-runs/<int:pk>/cancel/", GenerationRunCancelView.as_view(), name="generation-run-cancel"),

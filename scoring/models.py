@@ -203,3 +203,41 @@ class ScoringShard(models.Model):
 
     def __str__(self):
         return f"Shard {self.index} of run {self.run_id} ({self.state})"
+
+
+class SimulationRun(models.Model):
+    """One replay simulation on the project's own labels (``scoring.simulations``): does selection pay off?
+
+    ``config`` holds what was asked (strategies, rounds, per_round, seed_size, seed, heldout_fraction);
+    ``result`` the simulator's report (``scoring.prm.simulate.simulate``: curves per strategy, savings
+    against random) once ``done``; ``error`` why it failed.
+    """
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    STATE_CHOICES = [(s, s) for s in (QUEUED, RUNNING, DONE, FAILED)]
+    OPEN_STATES = (QUEUED, RUNNING)
+
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="simulation_runs")
+    state = models.CharField(max_length=20, choices=STATE_CHOICES, default=QUEUED)
+    config = models.JSONField(default=dict, blank=True, help_text="What was asked: strategies, rounds, per_round, "
+                                "seed_size, seed, heldout_fraction.")
+    result = models.JSONField(null=True, blank=True, help_text="The simulator's report once done: curves per "
+                              "strategy (one point per round) and savings against random.")
+    error = models.TextField(blank=True)
+    task_id = models.CharField(max_length=255, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "-pk"]
+        indexes = [models.Index(fields=["project", "state"], name="simulation_run_state_idx")]
+
+    def __str__(self):
+        return f"Simulation run {self.pk} of {self.project} ({self.state})"

@@ -11,7 +11,8 @@ Names other modules rely on (the beat schedule, the researcher API):
 ``scoring.tasks.run_generation(run_id, pool_limit=None)`` (which queues ``scoring.tasks.score_shards(run_id)``
 for the other workers), ``scoring.tasks.retrain_if_due(project_id, force=False)``,
 ``scoring.tasks.retrain_all_due()``, and for registered PRMs (``scoring.registry``)
-``scoring.tasks.validate_checkpoint(checkpoint_id)`` and ``scoring.tasks.evaluate_checkpoint(checkpoint_id)``.
+``scoring.tasks.validate_checkpoint(checkpoint_id)`` and ``scoring.tasks.evaluate_checkpoint(checkpoint_id)``;
+``scoring.tasks.simulate_selection(run_id)`` for the replay simulator (``scoring.simulations``).
 """
 from celery import group, shared_task
 
@@ -101,3 +102,17 @@ def evaluate_checkpoint(self, checkpoint_id):
 
     checkpoint = registration.evaluate_against_champion(checkpoint_id)
     return None if checkpoint is None else {"checkpoint": checkpoint.pk, "status": checkpoint.status}
+
+
+@shared_task(bind=True, name="scoring.tasks.simulate_selection")
+def simulate_selection(self, run_id):
+    """Replay the selection strategies on the project's own labels (SimulationRun ``run_id``,
+    ``scoring.simulations``); a failure is written on the row, then raised."""
+    from scoring import simulation_job, simulations
+
+    try:
+        run = simulation_job.run_simulation(run_id, task_id=self.request.id or "")
+    except Exception as exc:
+        simulations.mark_failed(run_id, f"{type(exc).__name__}: {exc}")
+        raise
+    return None if run is None else {"simulation": run.pk, "state": run.state}

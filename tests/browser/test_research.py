@@ -187,3 +187,38 @@ def test_people_vs_prm_lists_the_steps_they_disagree_on_most(page, live_server, 
     assert href == f"/api/solutions/{trusted.pk}/"
     box.scroll_into_view_if_needed()
     screenshot(page, "research-people-vs-prm")
+
+
+def test_a_done_simulation_shows_its_learning_curves_and_savings(page, live_server, project):
+    from scoring.models import SimulationRun
+
+    def point(round_, solutions, steps, auroc):
+        return {"round": round_, "solutions": solutions, "steps": steps, "auroc": auroc, "f1": 0.5, "f1_oracle": 0.6,
+                "bon": None, "picked": [], "elapsed_s": 1.0}
+
+    curves = {"random": [point(0, 4, 20, 0.6), point(1, 8, 40, 0.7)],
+              "convincing_wrong": [point(0, 4, 20, 0.6), point(1, 8, 38, 0.8)]}
+    savings = {"random": {"target": 0.7, "reached": True, "steps_needed": 40.0, "solutions_needed": 8.0,
+                          "steps_saved": 0.0, "solutions_saved": 0.0, "steps_saved_share": 0.0,
+                          "solutions_saved_share": 0.0, "by_seed_set": False},
+               "convincing_wrong": {"target": 0.7, "reached": True, "steps_needed": 29.0, "solutions_needed": 6.0,
+                                    "steps_saved": 11.0, "solutions_saved": 2.0, "steps_saved_share": 0.275,
+                                    "solutions_saved_share": 0.25, "by_seed_set": False}}
+    SimulationRun.objects.create(project=project, state=SimulationRun.FAILED, error="<b>too few</b> labels",
+                                 config={"strategies": ["random"], "rounds": 1, "per_round": 4, "seed": 0})
+    SimulationRun.objects.create(
+        project=project, state=SimulationRun.DONE,
+        config={"strategies": ["random", "convincing_wrong"], "rounds": 1, "per_round": 4, "seed": 3},
+        result={"strategies": ["random", "convincing_wrong"], "pool": 30, "heldout_solutions": 6, "heldout_problems": 2, "curves": curves, "savings": savings})
+    open_research(page, live_server, project)
+    runs = page.locator('[data-testid="simulation-runs"] tbody tr')
+    assert runs.count() == 2
+    assert runs.first.get_attribute("data-state") == "done"
+    assert "<b>too few</b> labels" in runs.nth(1).inner_text()  # the error as text
+    curve = page.locator('[data-testid="simulation-curves"] tbody tr')
+    assert curve.count() == 4
+    row = page.locator('[data-testid="simulation-curves"] tr[data-strategy="convincing_wrong"][data-round="1"]')
+    assert row.locator("td").all_inner_texts() == ["convincing wrong", "1", "8", "38", "0.800", "0.500"]
+    saved = page.locator('[data-testid="simulation-savings"] tr[data-strategy="convincing_wrong"]')
+    assert saved.locator("td").all_inner_texts() == ["convincing wrong", "29", "6.0", "11 (28%)", "2.0 (25%)"]
+    screenshot(page, "research-simulations")

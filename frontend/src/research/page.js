@@ -6,6 +6,7 @@ import { showGenerations } from "./generations.js";
 import { showImports } from "./imports.js";
 import { showPeopleVsPrm } from "./people.js";
 import { showLoopSettings } from "./settings.js";
+import { showSimulations } from "./simulations.js";
 import { guarded } from "./util.js";
 
 export async function showResearch(root) {
@@ -15,6 +16,7 @@ export async function showResearch(root) {
     [section("Generations", "generations"), showGenerations],
     [section("People vs PRM", "people-vs-prm"), showPeopleVsPrm],
     [section("Checkpoints", "checkpoints"), showCheckpoints],
+    [section("Does the selection pay off?", "simulations"), showSimulations],
     [section("Exports", "snapshots"), showExports],
     [section("Loop settings", "loop-settings"), showLoopSettings],
   ];

@@ -41,7 +41,7 @@ ROLES_OF = {
     "scoring:project-generations": {R}, "scoring:generation-run-detail": {R}, "scoring:generation-run-cancel": {R},
     "scoring:project-checkpoints": {R}, "scoring:project-retrain": {R}, "scoring:project-loop-settings": {R},
     "scoring:checkpoint-report": {R}, "scoring:checkpoint-champion": {R}, "scoring:checkpoint-evaluate": {R},
-    "scoring:project-people-vs-prm": {L, R},
+    "scoring:project-people-vs-prm": {L, R}, "scoring:project-simulations": {R}, "scoring:simulation-detail": {R},
     "workspace": {A}, "dashboard": {L}, "dashboard-annotator": {L}, "research": {R}, "members": {L},
     "quality": {L}, "my-missed": {A},
 }
