@@ -217,8 +217,12 @@ def test_a_done_simulation_shows_its_learning_curves_and_savings(page, live_serv
     assert "<b>too few</b> labels" in runs.nth(1).inner_text()  # the error as text
     curve = page.locator('[data-testid="simulation-curves"] tbody tr')
     assert curve.count() == 4
+    # ... and drawn: a line per strategy, named in the legend
+    assert page.locator('[data-testid="plot-simulation"]').is_visible()
+    assert page.locator('[data-testid="simulation-report"] .legend li').all_inner_texts() == ["random", "convincing wrong"]
     row = page.locator('[data-testid="simulation-curves"] tr[data-strategy="convincing_wrong"][data-round="1"]')
     assert row.locator("td").all_inner_texts() == ["convincing wrong", "1", "8", "38", "0.800", "0.500"]
     saved = page.locator('[data-testid="simulation-savings"] tr[data-strategy="convincing_wrong"]')
     assert saved.locator("td").all_inner_texts() == ["convincing wrong", "29", "6.0", "11 (28%)", "2.0 (25%)"]
+    page.locator('[data-testid="plot-simulation"]').scroll_into_view_if_needed()
     screenshot(page, "research-simulations")

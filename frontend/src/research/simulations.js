@@ -5,6 +5,7 @@ import { call } from "../dashboard/api.js";
 import { fmt, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { strategyText } from "./generations.js";
+import { xyChart } from "./plots.js";
 import { button, poll, rows, when } from "./util.js";
 
 const STRATEGIES = ["random", "convincing_wrong", "uncertainty"];
@@ -104,6 +105,14 @@ function report(run) {
   // In the order asked (the database keeps a JSON object's keys in its own).
   const names = (result.strategies ?? Object.keys(result.curves ?? {})).filter((name) => result.curves?.[name]);
   const points = names.flatMap((name) => result.curves[name].map((p) => [name, p]));
+  // Step AUROC against labelled steps spent, a line per strategy (random dashed grey, the baseline).
+  const kinds = ["challenger", "champion", "vote"];
+  const most = Math.max(1, ...points.map(([, p]) => p.steps || 0));
+  box.append(xyChart(names.map((name, i) => ({
+    name: strategyText(name), kind: name === "random" ? "reference" : kinds[i % kinds.length], dots: true,
+    points: result.curves[name].map((p) => [p.steps, p.auroc ?? null]),
+  })), { testid: "plot-simulation", label: "Learning curves: step AUROC against labelled steps",
+    xTitle: "labelled steps spent", yTitle: "step AUROC (held out)", x: [0, most] }));
   box.append(scroller(table(["strategy", "round", "solutions", "labelled steps", "step AUROC", "F1"], points,
     ([name, p], tr) => {
       tr.dataset.strategy = name;
