@@ -22,6 +22,7 @@ from rest_framework import authentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from labeling.models import ApiToken
+from labeling.models.unique import unique_or_none
 
 PREFIX_LENGTH = 8
 # A last use older than this is written again; newer ones only read.
@@ -56,7 +57,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
 
     def authenticate_credentials(self, key):
         # With the user's Annotator row, if any: every annotator request asks for it.
-        token = ApiToken.objects.select_related("user__annotator").filter(digest=digest(key)).first()
+        token = unique_or_none(ApiToken.objects.select_related("user__annotator").filter(digest=digest(key)))
         if token is None:
             raise AuthenticationFailed(_("Invalid token."))
         user = token.user

@@ -22,6 +22,7 @@ from labeling.access.projects import NOT_FOUND, projects_of
 from labeling.access.roles import ANNOTATOR, roles_in
 from labeling.errors import DomainError
 from labeling.models import Annotator, Assignment, Project, Rating
+from labeling.models.unique import unique_or_none
 from labeling.work import queue
 from labeling.work.submission import check_size, save_draft, submit
 
@@ -84,7 +85,7 @@ def own_assignment(request, pk):
     work still reads (its saves are refused with the reason: ``submission.PROJECT_CLOSED``)."""
     annotator = annotator_of(request.user)
     found = None if annotator is None else (
-        Assignment.objects.select_related("project", "solution__problem").filter(pk=pk, annotator=annotator).first())
+        unique_or_none(Assignment.objects.select_related("project", "solution__problem").filter(pk=pk, annotator=annotator)))
     if found is None or ANNOTATOR not in roles_in(request.user, found.project_id):
         raise Http404("No such assignment.")
     return found
@@ -105,7 +106,7 @@ class NextView(LoopView):
     )
     def post(self, request, pk):
         # A deactivated project answers "no work" (204) to its annotators, not 404.
-        project = Project.objects.filter(pk=pk).first()
+        project = unique_or_none(Project.objects.filter(pk=pk))
         if project is None or ANNOTATOR not in roles_in(request.user, pk):
             raise Http404(NOT_FOUND)
         annotator = annotator_of(request.user)

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from labeling.models import AnnotatorProjectStatus as Status
 from labeling.models import Assignment, GoldRating, GoldScore, Solution
+from labeling.models.unique import unique_or_none
 from labeling.quality import gold
 
 SCREENING, ACTIVE, FAILED, PAUSED = Status.SCREENING, Status.ACTIVE, Status.FAILED_SCREENING, Status.PAUSED
@@ -37,7 +38,7 @@ BLOCKED = (FAILED, PAUSED)
 
 def status_of(annotator, project):
     """The annotator's AnnotatorProjectStatus row in ``project``, or None."""
-    return Status.objects.filter(annotator=annotator, project=project).first()
+    return unique_or_none(Status.objects.filter(annotator=annotator, project=project))
 
 
 def work_gate(annotator, project, now=None, *, state=...):

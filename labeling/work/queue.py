@@ -50,6 +50,7 @@ from labeling.errors import DomainError
 from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Generation, Solution
 from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
 from labeling.models.projects import full_now
+from labeling.models.unique import unique_or_none
 from labeling.quality import screening
 
 log = logging.getLogger(__name__)
@@ -132,8 +133,8 @@ def _one_round(annotator, project, now, gold):
     # Their standing in the project comes with the lock: one statement, not two.
     standing = Subquery(AnnotatorProjectStatus.objects.filter(annotator=OuterRef("pk"), project=project)
                         .values("state")[:1])
-    row = Annotator.objects.select_for_update(of=("self",)).filter(pk=annotator.pk).values_list(
-        "status", standing).first()
+    row = unique_or_none(Annotator.objects.select_for_update(of=("self",)).filter(pk=annotator.pk).values_list(
+        "status", standing))
     if row is None:
         raise Annotator.DoesNotExist(f"No annotator {annotator.pk}.")
     status, state = row
@@ -186,7 +187,7 @@ def lock_solution(assignment):
     ``MUTABLE_FIELDS`` are reloaded in a statement of their own after the lock: read together
     with the lock they could predate the lock holder's commit.
     """
-    solution = Solution.objects.select_for_update().filter(pk=assignment.solution_id).first()
+    solution = unique_or_none(Solution.objects.select_for_update().filter(pk=assignment.solution_id))
     if solution is None:
         raise Solution.DoesNotExist(f"Solution {assignment.solution_id} no longer exists.")
     assignment.refresh_from_db(fields=MUTABLE_FIELDS)
@@ -369,7 +370,7 @@ def _claim_open(annotator, project, now, gold):
         # holds a gold row's lock waits for nothing else.
         found = _lock(_gold_beside_open(annotator, project, gold), skip_locked=False)
         if found is not None:
-            number = found.generation.number if found.generation_id else None
+            number = dict(generations).get(found.generation_id)
             return _served(_hand_out(annotator, project, found, number, now, _count_live(found.pk, now)), "gold")
     for generation_id, number in generations:
         for _ in range(MAX_ROUNDS):
@@ -394,8 +395,9 @@ def _claim_open(annotator, project, now, gold):
 
 def _lock(solutions, skip_locked):
     """The first of ``solutions`` locked (only the solution row), with its problem (the payload shows
-    it) and its generation: the one claim statement of every hand-out, gold or ordinary."""
-    return (solutions.select_related("problem", "generation")
+    it): the one claim statement of every hand-out, gold or ordinary. Its generation's number comes
+    from ``_generations``, read before."""
+    return (solutions.select_related("problem")
             .select_for_update(skip_locked=skip_locked, of=("self",)).first())
 
 
@@ -406,7 +408,7 @@ def _claim_screening(annotator, project, now):
     # Blocking is safe here: this transaction holds no other solution's lock yet, and whoever
     # holds a screening row's lock waits for nothing else.
     item = Solution.objects.select_for_update(of=("self",)).select_related("problem").get(pk=item.pk)
-    number = Generation.objects.filter(pk=item.generation_id).values_list("number", flat=True).first()
+    number = unique_or_none(Generation.objects.filter(pk=item.generation_id).values_list("number", flat=True))
     return _served(_hand_out(annotator, project, item, number, now, _count_live(item.pk, now)), "screening")
 
 
