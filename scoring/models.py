@@ -145,7 +145,11 @@ class SolutionScore(models.Model):
     """The score one checkpoint gave one solution (written in bulk, once per pair)."""
 
     solution = models.ForeignKey("labeling.Solution", on_delete=models.CASCADE, related_name="scores")
-    checkpoint = models.ForeignKey(Checkpoint, on_delete=models.CASCADE, related_name="scores")
+    # No index on the checkpoint alone: ``solution_score_once`` (checkpoint, solution) serves every
+    # lookup by checkpoint, and the planner, which rarely has statistics on the checkpoint being
+    # scored, took the lone index to read all its scores where a range of them was asked for
+    # (scoring.shards.scored_among).
+    checkpoint = models.ForeignKey(Checkpoint, on_delete=models.CASCADE, related_name="scores", db_index=False)
     score = models.FloatField(null=True, help_text="Aggregated over the scored steps; null when none was scored.")
     step_scores = models.JSONField(default=list, help_text="P(correct) per step; null for a step the model could not read "
                                    "(past the context, or too long for its sliding window).")

@@ -11,10 +11,12 @@
   the next worker that asks takes it: a dead worker costs one shard. Where there are no
   advisory locks (SQLite, the one-worker demo) a claimed shard whose heartbeat is older than
   ``STALE_S`` is taken instead.
-- **Scoring** (``score_shard``) reads the shard's pool solutions that the checkpoint has not
-  scored, ``batch_size`` at a time by id (keyset pages: one batch in memory), scores them and
-  writes their ``SolutionScore`` rows together with the shard's and the run's counts, in one
-  transaction. A rerun of a shard therefore scores only what is missing. A run whose strategy
+- **Scoring** (``score_shard``) reads the shard's pool solutions ``batch_size`` at a time by id
+  (keyset pages: one batch in memory), drops those the checkpoint has scored, scores the rest
+  and writes their ``SolutionScore`` rows together with the shard's and the run's counts, in one
+  transaction. A rerun of a shard therefore scores only what is missing.
+- **What the checkpoint has scored** (``scored_among``) is read for a shard's or a batch's ids
+  only, from the scores alone, never joined with the pool: see there why. A run whose strategy
   reads the uncertainty (``scoring.prm.strategies.needs_uncertainty``) counts a score as missing
   until it holds ``DROPOUT_PASSES`` MC-dropout passes, and rewrites it with them.
 - **The last shard in** (``all_done``) lets the run move on to selection, which happens once
@@ -28,7 +30,7 @@ import socket
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import F
 from django.utils import timezone
 
 from labeling.locks import SHARD_LOCK
@@ -51,12 +53,27 @@ def dropout_passes(run):
     return DROPOUT_PASSES if needs_uncertainty(*strategy_of(run)) else 0
 
 
-def _known(run):
-    # Scored by the run's checkpoint, with the uncertainty too when the run's strategy reads it.
-    scores = SolutionScore.objects.filter(checkpoint_id=run.checkpoint_id, solution=OuterRef("pk"))
-    if dropout_passes(run):
-        scores = scores.filter(dropout_passes__gte=dropout_passes(run))
-    return Exists(scores)
+def scored_among(checkpoint_id, passes, ids):
+    """The ids among ``ids`` (pool ids in ascending order: a shard's or a batch's) that checkpoint
+    ``checkpoint_id`` has scored, with ``passes`` MC-dropout passes at least.
+
+    One query on the scores alone, over the ids' range, which the ``(checkpoint, solution)`` index
+    answers: the rows read are the range's, however many the checkpoint has scored elsewhere. Not
+    an ``EXISTS`` joined with the pool, as it was: the planner's statistics hardly ever know the
+    checkpoint being scored (the last ANALYZE, at the previous selection, saw none of its scores,
+    and autovacuum may be off or far behind), so it expected one score and planned the join as a
+    rescan of all the checkpoint's scores for each solution of a shard, quadratic in the pool: a
+    claim with 20,000 solutions scored took 14.5 s, and a 100K pool stalled (docs/prm.md). The
+    table has no index on the checkpoint alone, which the planner took for the same reason
+    (migration 0008): with it, this query too read every score of the checkpoint.
+    """
+    if not ids:
+        return set()
+    scores = SolutionScore.objects.filter(checkpoint_id=checkpoint_id, solution_id__gte=ids[0], solution_id__lte=ids[-1])
+    if passes:
+        scores = scores.filter(dropout_passes__gte=passes)
+    wanted = set(ids)
+    return {pk for pk in scores.values_list("solution_id", flat=True) if pk in wanted}
 
 
 def plan(run, *, pool_limit=None, shard_size=None):
@@ -71,16 +88,22 @@ def plan(run, *, pool_limit=None, shard_size=None):
         GenerationRun.objects.select_for_update().filter(pk=run.pk).first()  # one planner at a time
         if ScoringShard.objects.filter(run_id=run.pk).exists():
             return 0
-        rows = (candidate_pool(run.project).annotate(known=_known(run)).order_by("pk")
-                .values_list("pk", "known"))
+        rows = candidate_pool(run.project).order_by("pk").values_list("pk", flat=True)
         if pool_limit is not None:
             rows = rows[:pool_limit]
-        shards, current = [], None
-        for pk, known in rows.iterator(chunk_size=5000):
-            if current is None or current.size == shard_size:
-                current = ScoringShard(run_id=run.pk, index=len(shards), first_id=pk, last_id=pk, size=0)
-                shards.append(current)
-            current.last_id, current.size, current.scored = pk, current.size + 1, current.scored + bool(known)
+        passes, shards, ids = dropout_passes(run), [], []
+
+        def cut():
+            shards.append(ScoringShard(run_id=run.pk, index=len(shards), first_id=ids[0], last_id=ids[-1], size=len(ids),
+                                       scored=len(scored_among(run.checkpoint_id, passes, ids))))
+
+        for pk in rows.iterator(chunk_size=5000):  # one shard's ids in memory
+            ids.append(pk)
+            if len(ids) == shard_size:
+                cut()
+                ids = []
+        if ids:
+            cut()
         for shard in shards:
             if shard.scored == shard.size:
                 shard.state, shard.finished_at = ScoringShard.DONE, timezone.now()
@@ -149,8 +172,9 @@ def claim(run, *, name=None, now=None):
                 continue
             try:
                 # Counted again: what the checkpoint has scored of the shard is the truth, whoever wrote it.
-                scored = (candidate_pool(run.project).filter(pk__gte=shard.first_id, pk__lte=shard.last_id)
-                          .filter(_known(run)).count())
+                ids = list(candidate_pool(run.project).filter(pk__gte=shard.first_id, pk__lte=shard.last_id)
+                           .order_by("pk").values_list("pk", flat=True))
+                scored = len(scored_among(run.checkpoint_id, dropout_passes(run), ids))
                 ScoringShard.objects.filter(pk=shard.pk).update(
                     state=ScoringShard.CLAIMED, claimed_by=name or worker_name(), claims=F("claims") + 1,
                     heartbeat_at=now, scored=scored)
@@ -187,15 +211,19 @@ def score_shard(run, shard, prm, *, batch_size=None):
     aggregation = getattr(prm, "meta", {}).get("aggregation") or "prod"
     checkpoint_id = run.checkpoint_id
     passes = dropout_passes(run)
-    todo = (candidate_pool(run.project).filter(pk__gte=shard.first_id, pk__lte=shard.last_id)
-            .annotate(known=_known(run)).filter(known=False).order_by("pk"))
+    pool = candidate_pool(run.project).filter(pk__lte=shard.last_id).order_by("pk").values_list("pk", flat=True)
     after = shard.first_id - 1
     while True:
         if GenerationRun.objects.filter(pk=run.pk, state=GenerationRun.CANCELLED).exists():
             return False
-        batch = list(todo.filter(pk__gt=after).values_list("pk", flat=True)[:batch_size])
-        if not batch:
+        page = list(pool.filter(pk__gt=after)[:batch_size])
+        if not page:
             break
+        after = page[-1]
+        known = scored_among(checkpoint_id, passes, page)
+        batch = [pk for pk in page if pk not in known]
+        if not batch:  # a rerun: this page was scored before
+            continue
         texts = solution_texts(batch)
         results = score_solutions(prm, [texts[pk] for pk in batch], aggregation=aggregation, dropout_passes=passes)
         rows = [SolutionScore(solution_id=pk, checkpoint_id=checkpoint_id, score=r.score, step_scores=r.step_scores,
@@ -210,7 +238,6 @@ def score_shard(run, shard, prm, *, batch_size=None):
                 SolutionScore.objects.bulk_create(rows, ignore_conflicts=True)
             ScoringShard.objects.filter(pk=shard.pk).update(scored=F("scored") + len(batch), heartbeat_at=timezone.now())
             GenerationRun.objects.filter(pk=run.pk).update(scored=F("scored") + len(batch))
-        after = batch[-1]
         del texts, results
     ScoringShard.objects.filter(pk=shard.pk).update(state=ScoringShard.DONE, finished_at=timezone.now())
     return True

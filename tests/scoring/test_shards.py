@@ -11,13 +11,14 @@ import psycopg
 import pytest
 from django.db import connection
 
+from labeling.analyze import analyze
 from labeling.data import open_text
 from labeling.imports import run_import
 from labeling.locks import SHARD_LOCK
-from labeling.models import Generation, Solution
+from labeling.models import Generation, Problem, Solution, Step
 from scoring import jobs, runs, shards, worker
 from scoring.champions import ensure_champion
-from scoring.models import GenerationRun, ScoringShard, SolutionScore
+from scoring.models import Checkpoint, GenerationRun, ScoringShard, SolutionScore
 from scoring.progress import run_pace, run_shards
 from tests.factories import make_project
 
@@ -63,6 +64,17 @@ def die(session):
                 return
         time.sleep(0.05)
     raise AssertionError(f"the server process {pid} still holds locks 10 s after its client left")
+
+
+def score_rows_read():
+    """Rows of the scores table read so far in this transaction, by sequential scans and through each
+    of its indexes (PostgreSQL's counters for the current transaction, up to date after each statement)."""
+    table = SolutionScore._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_get_xact_tuples_returned(%s::regclass) + (SELECT coalesce(sum("
+                       "pg_stat_get_xact_tuples_returned(indexrelid)), 0) FROM pg_index WHERE indrelid = %s::regclass)",
+                       [table, table])
+        return cursor.fetchone()[0]
 
 
 def test_the_shards_cover_the_pool_exactly_once(project):
@@ -221,3 +233,43 @@ def test_an_empty_pool_selects_nothing_and_is_done(project):
     Solution.objects.filter(project=project).update(is_gold=True)
     done = jobs.run_generation(runs.start_generation(project).pk)
     assert done.state == GenerationRun.DONE and done.total == 0 and done.generation is None
+
+
+def test_a_shard_reads_its_own_scores_whatever_the_checkpoint_has_scored(db, tiny_base, tmp_path, settings):
+    """The checkpoint being scored is one the planner's statistics have not seen: the last ANALYZE (at
+    the previous selection) found only an older checkpoint's scores. Claiming a shard and scoring it
+    then read that shard's scores, not all the checkpoint's. The pool joined with the scores in one
+    query was planned as a rescan of every score of the checkpoint for each solution of the shard,
+    and a pool of 100,000 stalled (docs/prm.md, "Memory and workers")."""
+    settings.STEPMARK_CHECKPOINT_DIR = tmp_path / "checkpoints"
+    size, shard_size, missing = 3000, 100, 5
+    project = make_project(name="a large pool", base_model_path=str(tiny_base))
+    problems = Problem.objects.bulk_create(Problem(project=project, problem=f"Find x{n}.", content_hash=f"p{n}")
+                                           for n in range(size // 4))
+    pool = Solution.objects.bulk_create(Solution(project=project, problem=problems[n // 4], num_steps=1,
+                                                 content_hash=f"s{n}") for n in range(size))
+    Step.objects.bulk_create(Step(solution=solution, position=0, alternative=0, text=f"x{solution.pk} = 1.")
+                             for solution in pool)
+    older = Checkpoint.objects.create(project=project, path=str(tmp_path / "older"), status=Checkpoint.REJECTED)
+    SolutionScore.objects.bulk_create(SolutionScore(solution=solution, checkpoint=older, score=0.5, step_scores=[0.5])
+                                      for solution in pool)
+    analyze(Problem, Solution, Step, SolutionScore)  # as the previous selection (and the import) ended
+    run = scoring_run(project)
+    # The new checkpoint has scored all but the last few, as a worker does before the last claim.
+    SolutionScore.objects.bulk_create(SolutionScore(solution=solution, checkpoint=run.checkpoint, score=0.5,
+                                                    step_scores=[0.5]) for solution in pool[:-missing])
+    assert shards.plan(run, shard_size=shard_size) == size // shard_size
+    before = score_rows_read()
+    shard = shards.claim(run)
+    claim_read = score_rows_read() - before
+    assert shard.index == size // shard_size - 1 and shard.scored == shard_size - missing
+    prm = worker.get_prm(run.checkpoint)
+    before = score_rows_read()
+    assert shards.score_shard(run, shard, prm, batch_size=10)
+    scoring_read = score_rows_read() - before
+    shards.release(shard.pk)
+    assert SolutionScore.objects.filter(checkpoint=run.checkpoint).count() == size and shards.all_done(run)
+    # The shard's scores, each read once or twice. The join read every score of the checkpoint for the claim
+    # (2,997 here; at 100K in the pool, all of them again for each solution of the shard).
+    assert claim_read <= 2 * shard_size, claim_read
+    assert scoring_read <= 2 * shard_size, scoring_read
