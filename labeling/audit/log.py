@@ -1,0 +1,60 @@
+"""Reading the audit log: a project's entries, filtered by action, by who and by date.
+
+The API's list and its CSV download (labeling/api/audit.py) read the same filter here, so that
+the CSV holds exactly the entries the page shows (every page of them).
+"""
+import datetime
+
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+
+from labeling.errors import DomainError
+from labeling.models import AuditEntry
+
+from . import ACTIONS
+
+def _moment(raw, field, *, end):
+    """A date (``2026-11-27``: the whole day, so ``until`` takes it in) or an ISO datetime."""
+    day = parse_date(raw) if len(raw) == 10 else None
+    if day is not None:
+        moment = datetime.datetime.combine(day + datetime.timedelta(days=1) if end else day, datetime.time())
+    else:
+        try:
+            moment = parse_datetime(raw)
+        except ValueError:
+            moment = None
+        if moment is None:
+            raise DomainError(f"{field} must be a date (YYYY-MM-DD) or an ISO date and time, not {raw!r}.", field)
+    return timezone.make_aware(moment) if timezone.is_naive(moment) else moment
+
+
+def entries(project, params):
+    """The project's entries newest first, filtered by the query ``params``: ``action`` (one of
+    ``ACTIONS``), ``actor`` (a username), ``since`` and ``until`` (dates, both days included, or
+    datetimes); a bad filter is a DomainError naming it."""
+    rows = AuditEntry.objects.filter(project=project)
+    action = (params.get("action") or "").strip()
+    if action:
+        if action not in ACTIONS:
+            raise DomainError(f"action must be one of {', '.join(ACTIONS)}.", "action")
+        rows = rows.filter(action=action)
+    actor = (params.get("actor") or "").strip()
+    if actor:
+        rows = rows.filter(actor_name=actor)
+    since, until = (params.get("since") or "").strip(), (params.get("until") or "").strip()
+    start = _moment(since, "since", end=False) if since else None
+    stop = _moment(until, "until", end=True) if until else None
+    if start is not None:
+        rows = rows.filter(at__gte=start)
+    if stop is not None:
+        # A date's end is the next midnight, excluded; a datetime is taken in.
+        rows = rows.filter(at__lt=stop) if len(until) == 10 else rows.filter(at__lte=stop)
+    if start is not None and stop is not None and start > stop:
+        raise DomainError("since is after until.", "since")
+    return rows.order_by("-at", "-pk")
+
+
+def actors(project):
+    """The names of everyone with an entry in the project, sorted (the page's "who" filter)."""
+    return sorted(set(AuditEntry.objects.filter(project=project).exclude(actor_name="")
+                      .values_list("actor_name", flat=True)))
