@@ -15,16 +15,15 @@ from . import ACTIONS
 
 def _moment(raw, field, *, end):
     """A date (``2026-11-27``: the whole day, so ``until`` takes it in) or an ISO datetime."""
-    day = parse_date(raw) if len(raw) == 10 else None
+    try:
+        day = parse_date(raw) if len(raw) == 10 else None
+        moment = parse_datetime(raw) if day is None else None
+    except ValueError:  # well formed but no such day (2026-13-01)
+        day = moment = None
     if day is not None:
         moment = datetime.datetime.combine(day + datetime.timedelta(days=1) if end else day, datetime.time())
-    else:
-        try:
-            moment = parse_datetime(raw)
-        except ValueError:
-            moment = None
-        if moment is None:
-            raise DomainError(f"{field} must be a date (YYYY-MM-DD) or an ISO date and time, not {raw!r}.", field)
+    if moment is None:
+        raise DomainError(f"{field} must be a date (YYYY-MM-DD) or an ISO date and time, not {raw!r}.", field)
     return timezone.make_aware(moment) if timezone.is_naive(moment) else moment
 
 
@@ -49,7 +48,8 @@ def entries(project, params):
     if stop is not None:
         # A date's end is the next midnight, excluded; a datetime is taken in.
         rows = rows.filter(at__lt=stop) if len(until) == 10 else rows.filter(at__lte=stop)
-    if start is not None and stop is not None and start > stop:
+    # A date's end is excluded (the next midnight), a datetime's included.
+    if start is not None and stop is not None and (start >= stop if len(until) == 10 else start > stop):
         raise DomainError("since is after until.", "since")
     return rows.order_by("-at", "-pk")
 
