@@ -36,10 +36,11 @@ def resolve(assignment, by, note=""):
     try:
         with transaction.atomic():
             resolution = ReportResolution.objects.create(assignment=assignment, resolved_by=by, note=note)
-            audit.record(assignment.project_id, by, audit.REPORT_RESOLVED, target=f"assignment {assignment.pk}",
-                         before={"reason": assignment.finish_reason, "note": assignment.finish_note,
-                                 "annotator": assignment.annotator_id},
-                         after={"resolved": True}, reason=note)
+            who = (f"annotator {assignment.annotator_id} ({assignment.annotator})" if assignment.annotator_id
+                   else "an imported labeler")
+            audit.record(assignment.project_id, by, audit.REPORT_RESOLVED,
+                         target=f"{assignment.finish_reason} report of {who} (pass {assignment.pk})",
+                         before={"resolved": False}, after={"resolved": True}, reason=note)
     except IntegrityError:  # resolved a moment ago, by this lead in another tab or by another
         raise DomainError("This report is already resolved.", "assignment", status=status.HTTP_409_CONFLICT) from None
     return resolution

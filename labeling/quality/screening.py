@@ -195,7 +195,7 @@ def _change(annotator, project, state, reason, by, now, action, **extra):
         row = _set(annotator, project, state, reason, by, now, **extra)
         audit.record(project, by, action, target=f"annotator {annotator.pk} ({annotator})",
                      before={"state": was.state if was else None, "reason": was.reason if was else ""},
-                     after={"state": row.state}, reason=reason)
+                     after={"state": row.state, "reason": row.reason}, reason=reason)
     return row
 
 

@@ -65,13 +65,15 @@ def upload(project, clients):
 # action -> (who does it, how through the API: (project, stage, clients) -> response, what the entry holds)
 ACTIONS = {
     audit.PAUSE: ("lead", paused, lambda e, s: (
-        e.before == {"state": None, "reason": ""} and e.after == {"state": "paused"}
+        e.before == {"state": None, "reason": ""}
+        and e.after == {"state": "paused", "reason": "rated 40 steps in a minute"}
         and e.reason == "rated 40 steps in a minute" and e.target.startswith(f"annotator {s['people'][0].pk}"))),
     # The pause's reason outlives the resume that replaces it in the standing.
     audit.RESUME: ("lead", lambda p, s, c: (paused(p, s, c), c["lead"].post(
         reverse("api:project-annotator-resume", args=[p.pk, s["people"][0].pk]), {"reason": "talked it over"},
         format="json"))[1], lambda e, s: (
-        e.before == {"state": "paused", "reason": "rated 40 steps in a minute"} and e.after == {"state": "active"}
+        e.before == {"state": "paused", "reason": "rated 40 steps in a minute"}
+        and e.after == {"state": "active", "reason": "talked it over"}
         and e.reason == "talked it over")),
     audit.RULING: ("lead", lambda p, s, c: c["lead"].put(
         reverse("api:solution-consensus", args=[s["shared"].pk]),
@@ -121,7 +123,8 @@ ACTIONS = {
                    lambda e, s: e.after["format"] == "trl" and e.after["quality_control"] is False),
     audit.REPORT_RESOLVED: ("lead", lambda p, s, c: c["lead"].post(
         reverse("api:assignment-resolve", args=[s["reports"][0].pk]), {"note": "skipped the problem"},
-        format="json"), lambda e, s: e.before["reason"] == "give_up" and e.reason == "skipped the problem"),
+        format="json"), lambda e, s: e.target.startswith("give_up report") and (e.before, e.after) == (
+            {"resolved": False}, {"resolved": True}) and e.reason == "skipped the problem"),
 }
 
 
