@@ -199,6 +199,39 @@ def test_record_refuses_an_action_it_does_not_know(project, users):
         audit.record(project, users["lead"], "made.up")
 
 
+@pytest.mark.django_db(transaction=True)
+def test_record_refuses_to_run_outside_a_transaction(project, users):
+    # An entry written on its own could outlive a change that rolled back.
+    with pytest.raises(RuntimeError, match="inside the transaction"):
+        audit.record(project, users["lead"], audit.PAUSE)
+    assert not AuditEntry.objects.exists()
+
+
+def test_gold_from_a_proposal_or_a_pass_is_logged_as_gold_made_saying_from_what(project, stage, clients):
+    approved = clients["lead"].post(reverse("api:gold-proposal-approve", args=[stage["proposal"].pk]))
+    assert approved.status_code == 200
+    made = AuditEntry.objects.get(action=audit.GOLD_MADE)
+    assert made.reason == f"approved proposal {stage['proposal'].pk}" and made.actor_name == "lead"
+    assert made.after["ratings"] == {f"{p}.{a}": v for p, a, v in stage["proposal"].ratings}
+    ordinary = make_solution(project, steps=2)
+    done = rated_pass(ordinary, stage["people"][0], [1, -1])
+    answer = clients["lead"].post(reverse("api:solution-gold-from-assignment", args=[ordinary.pk]),
+                                  {"assignment": done.pk}, format="json")
+    assert answer.status_code == 200
+    second = AuditEntry.objects.filter(action=audit.GOLD_MADE).latest("pk")
+    assert second.reason == f"from assignment {done.pk}" and second.after["ratings"] == {"0.0": 1, "1.0": -1}
+
+
+def test_the_members_page_logs_who_removed_whom(project, stage, users):
+    page = APIClient()
+    page.force_login(users["lead"])
+    researcher = Membership.objects.get(project=project, user__username="res")
+    answer = page.post(reverse("members", args=[project.pk]), {"action": "remove", "membership": researcher.pk})
+    assert answer.status_code == 302
+    entry = AuditEntry.objects.get(action=audit.MEMBER_REMOVED)
+    assert (entry.actor_name, entry.before["username"]) == ("lead", "res")
+
+
 # Browsing: filters, paging, CSV, who may --------------------------------------------------
 
 
