@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 from labeling import audit
 from labeling.access.permissions import IsLead, LeadOrResearcher
 from labeling.access.projects import object_for, project_for
-from labeling.access.roles import LEAD, RESEARCHER
+from labeling.access.roles import LEAD, RESEARCHER, roles_in
 from labeling.audit import log
 from labeling.errors import DomainError
 from labeling.models import Assignment
@@ -45,9 +45,15 @@ class AuditEntrySerializer(serializers.Serializer):
     actor = serializers.CharField(source="actor_name", help_text="Who: a username, or empty for the system.")
     action = serializers.ChoiceField(choices=audit.ACTIONS)
     target = serializers.CharField(help_text="What was acted on, in words.")
-    before = serializers.JSONField(allow_null=True, help_text="What it was (the fields that changed).")
-    after = serializers.JSONField(allow_null=True, help_text="What it became.")
+    before = serializers.SerializerMethodField(help_text="What it was (the fields that changed).")
+    after = serializers.SerializerMethodField(help_text="What it became.")
     reason = serializers.CharField(allow_blank=True, help_text="Why: the reason or note given.")
+
+    def get_before(self, entry) -> dict | None:
+        return log.shown(entry, sees_gold=self.context.get("sees_gold", False))[0]
+
+    def get_after(self, entry) -> dict | None:
+        return log.shown(entry, sees_gold=self.context.get("sees_gold", False))[1]
 
 
 FILTERS = [
@@ -58,7 +64,7 @@ FILTERS = [
 ]
 
 
-def csv_lines(rows):
+def csv_lines(rows, sees_gold):
     """The entries as CSV text, a header then a line each (``before``/``after`` as JSON), streamed."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -72,9 +78,10 @@ def csv_lines(rows):
     writer.writerow(CSV_COLUMNS)
     yield flush()
     for entry in rows.iterator(chunk_size=500):
+        before, after = log.shown(entry, sees_gold=sees_gold)
         writer.writerow([csv_safe(v) for v in (
             entry.pk, entry.at.isoformat(), entry.actor_name, entry.action, entry.target, entry.reason,
-            json.dumps(entry.before, sort_keys=True), json.dumps(entry.after, sort_keys=True))])
+            json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True))])
         yield flush()
 
 
@@ -98,9 +105,11 @@ class AuditLogView(APIView):
         if wanted not in ("json", "csv"):
             raise DomainError("format must be json or csv.", "format")
         rows = log.entries(project, request.query_params)
+        sees_gold = LEAD in roles_in(request.user, project.pk)
         if wanted == "json":
-            return page(self, request, rows, lambda found: AuditEntrySerializer(found, many=True).data)
-        response = StreamingHttpResponse(csv_lines(rows), content_type="text/csv; charset=utf-8")
+            return page(self, request, rows, lambda found: AuditEntrySerializer(
+                found, many=True, context={"sees_gold": sees_gold}).data)
+        response = StreamingHttpResponse(csv_lines(rows, sees_gold), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="audit-project-{project.pk}.csv"'
         return response
 

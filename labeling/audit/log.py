@@ -11,7 +11,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from labeling.errors import DomainError
 from labeling.models import AuditEntry
 
-from . import ACTIONS
+from . import ACTIONS, GOLD_EDITED, GOLD_MADE, GOLD_PROPOSED, GOLD_RETIRED
 
 def _moment(raw, field, *, end):
     """A date (``2026-11-27``: the whole day, so ``until`` takes it in) or an ISO datetime."""
@@ -58,3 +58,21 @@ def actors(project):
     """The names of everyone with an entry in the project, sorted (the page's "who" filter)."""
     return sorted(set(AuditEntry.objects.filter(project=project).exclude(actor_name="")
                       .values_list("actor_name", flat=True)))
+
+
+# Gold ratings are the leads' (the quality endpoints are theirs; the content API never shows
+# them to researchers): a researcher reading the log sees that gold changed, not its values.
+GOLD_ACTIONS = (GOLD_MADE, GOLD_EDITED, GOLD_RETIRED, GOLD_PROPOSED)
+HIDDEN = "hidden: gold ratings are for leads"
+
+
+def shown(entry, *, sees_gold):
+    """``(before, after)`` of ``entry`` as the reader may see them: a gold action's ``ratings``
+    replaced by ``HIDDEN`` for a reader who does not lead the project."""
+    if sees_gold or entry.action not in GOLD_ACTIONS:
+        return entry.before, entry.after
+
+    def hide(side):
+        return {k: HIDDEN if k == "ratings" else v for k, v in side.items()} if isinstance(side, dict) else side
+
+    return hide(entry.before), hide(entry.after)

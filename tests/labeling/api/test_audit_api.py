@@ -222,6 +222,19 @@ def test_gold_from_a_proposal_or_a_pass_is_logged_as_gold_made_saying_from_what(
     assert second.reason == f"from assignment {done.pk}" and second.after["ratings"] == {"0.0": 1, "1.0": -1}
 
 
+def test_a_researcher_reads_that_gold_changed_but_not_its_values(project, stage, clients):
+    clients["lead"].put(reverse("api:solution-gold", args=[stage["item"].pk]),
+                        {"ratings": [{"position": 0, "value": 0}]}, format="json")
+    url = reverse("api:project-audit", args=[project.pk])
+    lead = clients["lead"].get(url).json()["results"][0]
+    researcher = clients["researcher"].get(url).json()["results"][0]
+    assert lead["after"]["ratings"] == {"0.0": 0} and lead["before"]["ratings"] == {"0.0": 1, "1.0": 1, "2.0": -1}
+    assert researcher["action"] == audit.GOLD_EDITED and researcher["target"] == lead["target"]
+    assert researcher["before"]["ratings"] == researcher["after"]["ratings"] == "hidden: gold ratings are for leads"
+    sheet = b"".join(clients["researcher"].get(url, {"format": "csv"}).streaming_content).decode()
+    assert "hidden: gold ratings are for leads" in sheet and '"0.0": 0' not in sheet
+
+
 def test_the_members_page_logs_who_removed_whom(project, stage, users):
     page = APIClient()
     page.force_login(users["lead"])
