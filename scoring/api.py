@@ -245,7 +245,7 @@ class CheckpointChampionView(APIView):
                               409: OpenApiResponse(description="It is validating, invalid, training or failed.")})
     def post(self, request, pk):
         checkpoint = object_for(request.user, Checkpoint.objects.all(), pk, RESEARCHER)
-        return Response(CheckpointSerializer(registry.make_champion(checkpoint)).data)
+        return Response(CheckpointSerializer(registry.make_champion(checkpoint, by=request.user)).data)
 
 
 class CheckpointEvaluateView(APIView):

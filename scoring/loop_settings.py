@@ -21,6 +21,7 @@ from labeling.access.permissions import IsResearcher
 from labeling.access.projects import project_for
 from labeling.access.roles import RESEARCHER
 from labeling.models import Project
+from labeling.project_settings import change_settings
 from scoring.prm import strategies
 from scoring.prm.metrics import PROMOTION_METRICS
 from scoring.runs import candidate_pool
@@ -184,11 +185,8 @@ class LoopSettingsSerializer(serializers.ModelSerializer):
         return BUNDLED_BASE_MODELS
 
     def update(self, project, validated_data):
-        # Only what was sent: a lead saving the quality settings meanwhile keeps theirs.
-        for name, value in validated_data.items():
-            setattr(project, name, value)
-        project.save(update_fields=list(validated_data))
-        return project
+        # Only what was sent (a lead saving the quality settings meanwhile keeps theirs), logged.
+        return change_settings(project, validated_data, self.context["request"].user)
 
 
 class LoopSettingsView(APIView):
@@ -206,7 +204,7 @@ class LoopSettingsView(APIView):
                               400: OpenApiResponse(description="{field: [message]} for each refused value")})
     def patch(self, request, pk):
         project = project_for(request.user, pk, RESEARCHER)
-        form = LoopSettingsSerializer(project, data=request.data, partial=True)
+        form = LoopSettingsSerializer(project, data=request.data, partial=True, context={"request": request})
         form.is_valid(raise_exception=True)
         form.save()
         return Response(LoopSettingsSerializer(project).data)

@@ -39,6 +39,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from labeling import audit
 from labeling.exports import ExportFilters, write_export
 from labeling.models import Generation, Project, Solution
 from scoring import worker
@@ -340,6 +341,9 @@ def promote(checkpoint, current, problems=None):
             return _finish(checkpoint, Checkpoint.REJECTED,
                            f"The champion changed to checkpoint {now_champion.pk} while this one trained.")
         Checkpoint.objects.filter(project=project, is_champion=True).update(is_champion=False)
+        audit.record(project, None, audit.PROMOTION, target=f"checkpoint {checkpoint.pk}",
+                     before={"champion": current.pk if current is not None else None, "status": checkpoint.status},
+                     after={"champion": checkpoint.pk}, reason=reason)
         return _finish(checkpoint, Checkpoint.CHAMPION, reason, is_champion=True)
 
 

@@ -8,6 +8,7 @@ from a registered PRM (``scoring.champions.ensure_champion``).
 from django.db import transaction
 from django.utils import timezone
 
+from labeling import audit
 from labeling.errors import DomainError
 from labeling.models import Assignment, Project
 from scoring.models import Checkpoint
@@ -38,10 +39,11 @@ class NotAllowed(DomainError):
         super().__init__(message, status=409)
 
 
-def make_champion(checkpoint, *, reason=None):
+def make_champion(checkpoint, *, reason=None, by=None):
     """Make ``checkpoint`` the project's champion (the current one keeps its row, no longer current).
 
-    Only a loadable checkpoint may be: registered, rejected, or a former champion.
+    Only a loadable checkpoint may be: registered, rejected, or a former champion. Logged as a
+    promotion by ``by`` (None: the system, as on registration).
     """
     with transaction.atomic():
         checkpoint = Checkpoint.objects.select_for_update().get(pk=checkpoint.pk)
@@ -51,9 +53,15 @@ def make_champion(checkpoint, *, reason=None):
             raise NotAllowed(f"Checkpoint {checkpoint.pk} is {checkpoint.status}; only a registered, rejected or "
                              "former champion checkpoint can be made the champion.")
         Project.objects.select_for_update().filter(pk=checkpoint.project_id).first()  # one champion change at a time
+        former = Checkpoint.objects.filter(project=checkpoint.project_id, is_champion=True).values_list(
+            "pk", flat=True).first()
         Checkpoint.objects.filter(project=checkpoint.project_id, is_champion=True).update(is_champion=False)
+        was = checkpoint.status
         checkpoint.status, checkpoint.is_champion = Checkpoint.CHAMPION, True
         checkpoint.reason = reason or f"Made the champion by hand ({checkpoint.layout} layout)."
         checkpoint.finished_at = checkpoint.finished_at or timezone.now()
         checkpoint.save(update_fields=["status", "is_champion", "reason", "finished_at"])
+        audit.record(checkpoint.project_id, by, audit.PROMOTION, target=f"checkpoint {checkpoint.pk}",
+                     before={"champion": former, "status": was}, after={"champion": checkpoint.pk},
+                     reason=checkpoint.reason)
     return checkpoint

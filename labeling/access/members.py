@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from rest_framework import status
 
+from labeling import audit
 from labeling.errors import DomainError
 from labeling.models import Membership
 
@@ -31,11 +32,15 @@ def add_member(project, username, role, by):
     existing = Membership.objects.filter(project=project, user=user, role=role).first()
     if existing is not None:
         return existing, False
-    roles.grant_role(user, role, project, by=by)
-    return Membership.objects.get(project=project, user=user, role=role), True
+    with transaction.atomic():
+        roles.grant_role(user, role, project, by=by)
+        membership = Membership.objects.get(project=project, user=user, role=role)
+        audit.record(project, by, audit.MEMBER_ADDED, target=f"{user.get_username()} as {role}",
+                     after={"username": user.get_username(), "role": role, "membership": membership.pk})
+    return membership, True
 
 
-def remove_member(project, membership_id):
+def remove_member(project, membership_id, by=None):
     """End one membership of ``project``; a project keeps at least one lead."""
     with transaction.atomic():
         found = Membership.objects.select_for_update().filter(project=project, pk=membership_id).first()
@@ -46,5 +51,7 @@ def remove_member(project, membership_id):
             if leads.count() == 1:
                 raise DomainError("A project keeps at least one lead: add another lead first.", "membership",
                                   status=status.HTTP_409_CONFLICT)
+        audit.record(project, by, audit.MEMBER_REMOVED, target=f"{found.user.get_username()} as {found.role}",
+                     before={"username": found.user.get_username(), "role": found.role, "membership": found.pk})
         found.delete()
     roles.forget(found.user)

@@ -25,7 +25,7 @@ from labeling import tasks
 from labeling.access.permissions import IsResearcher, LeadOrResearcher
 from labeling.access.projects import project_for
 from labeling.access.roles import LEAD, RESEARCHER
-from labeling.exports import ExportFilters, get_exporter, snapshots, stream_export
+from labeling.exports import ExportFilters, downloads, get_exporter, snapshots
 from labeling.quality.screening import paused_annotator_ids
 
 from .paging import MAX_NUMBER
@@ -120,7 +120,7 @@ class ExportView(APIView):
         exporter = get_exporter(options["format"])
         compress = options["gzip"]
         response = StreamingHttpResponse(
-            stream_export(options["format"], filters, compress=compress),
+            downloads.download(project, request.user, options["format"], filters, compress=compress),
             content_type="application/gzip" if compress else exporter.content_type,
         )
         filename = attachment_name(project, exporter.extension, compress)
@@ -190,6 +190,7 @@ class SnapshotListView(APIView):
             snapshots.record_job(project, snapshots.FAILED, error=f"could not queue the job: {exc}")
             return Response({"detail": f"The job queue is unreachable: {exc}"},
                             status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        downloads.snapshot_queued(project, request.user)
         return Response(snapshot_list(request, project), status=status.HTTP_202_ACCEPTED)
 
 

@@ -54,5 +54,5 @@ class MemberView(APIView):
 
     @extend_schema(operation_id="projects_members_destroy", responses={204: None, 404: None, 409: None})
     def delete(self, request, pk, membership_id):
-        members.remove_member(project_for(request.user, pk, LEAD), membership_id)
+        members.remove_member(project_for(request.user, pk, LEAD), membership_id, by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -19,6 +19,7 @@ from labeling.access import roles
 from labeling.access.permissions import HasAnyRole, MayCreateProjects
 from labeling.access.projects import authorize, visible_projects
 from labeling.models import Assignment, Problem, Project, Solution
+from labeling.project_settings import change_settings
 
 
 LOOP_SETTINGS = ["pool_limit", "generation_size", "selection_strategy", "selection_mix", "selection_wrong_share",
@@ -148,4 +149,5 @@ class ProjectViewSet(
         serializer.instance = with_counts(Project.objects).get(pk=project.pk)
 
     def perform_update(self, serializer):
-        serializer.instance = with_counts(Project.objects).get(pk=serializer.save().pk)
+        project = change_settings(serializer.instance, serializer.validated_data, self.request.user)
+        serializer.instance = with_counts(Project.objects).get(pk=project.pk)

@@ -25,6 +25,7 @@ from labeling.models import (
     Project,
     Solution,
 )
+from labeling.project_settings import change_settings
 from labeling.quality import consensus, feedback, gold, proposals, screening
 
 from .paging import MAX_NUMBER, BoundedPaging, page, whole_number
@@ -60,6 +61,8 @@ class GoldSerializer(serializers.Serializer):
 class GoldRequestSerializer(serializers.Serializer):
     ratings = GoldItemSerializer(many=True)
     is_screening = serializers.BooleanField(required=False, help_text="Also make it a screening item (or not).")
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
+                                   help_text="Why, for the audit log.")
 
 
 class FromAssignmentSerializer(serializers.Serializer):
@@ -176,7 +179,8 @@ class StandingSerializer(serializers.Serializer):
 
 
 class StandingRequestSerializer(serializers.Serializer):
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
+                                   help_text="Why: required to pause (the annotator is shown it), optional to resume.")
 
 
 class MyStatusSerializer(serializers.Serializer):
@@ -185,6 +189,8 @@ class MyStatusSerializer(serializers.Serializer):
     done = serializers.IntegerField(help_text="Screening items done.")
     total = serializers.IntegerField(help_text="Screening items to do.")
     message = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True,
+                                   help_text="The lead's reason when a lead paused you by hand, else empty.")
 
 
 class QualitySettingsSerializer(serializers.ModelSerializer):
@@ -245,13 +251,13 @@ class SolutionGoldView(APIView):
         form = GoldRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         gold.set_gold(solution, slots(form.validated_data["ratings"]), request.user,
-                      screening=form.validated_data.get("is_screening"))
+                      screening=form.validated_data.get("is_screening"), reason=form.validated_data["reason"])
         solution.refresh_from_db()
         return Response(gold_body(solution))
 
     @extend_schema(operation_id="solutions_gold_destroy", responses={204: None})
     def delete(self, request, pk):
-        gold.unset_gold(lead_solution(request, pk))
+        gold.unset_gold(lead_solution(request, pk), request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -283,7 +289,7 @@ class GoldProposeView(APIView):
                    responses={201: ProposalSerializer, 400: OpenApiResponse(description="{detail, field}")})
     def post(self, request, pk):
         solution = lead_solution(request, pk)
-        proposal = proposals.propose_gold_from_consensus(solution)
+        proposal = proposals.propose_gold_from_consensus(solution, request.user)
         return Response(ProposalSerializer(proposal).data, status=status.HTTP_201_CREATED)
 
 
@@ -437,7 +443,7 @@ class StandingChangeView(APIView):
         project = project_for(request.user, pk, LEAD)
         annotator = annotator_in(project, annotator_id)
         form = StandingRequestSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        form.is_valid(raise_exception=True)  # a pause without a reason is refused by screening.pause
         row = self.change(annotator, project, request.user, form.validated_data["reason"])
         return Response(StandingSerializer(standing(annotator, project, row)).data)
 
@@ -466,10 +472,11 @@ class QualitySettingsView(APIView):
     @extend_schema(operation_id="projects_quality_settings_partial_update", request=QualitySettingsSerializer,
                    responses=QualitySettingsSerializer)
     def patch(self, request, pk):
-        form = QualitySettingsSerializer(project_for(request.user, pk, LEAD), data=request.data, partial=True)
+        project = project_for(request.user, pk, LEAD)
+        form = QualitySettingsSerializer(project, data=request.data, partial=True)
         form.is_valid(raise_exception=True)
-        form.save()
-        return Response(form.data)
+        change_settings(project, form.validated_data, request.user)
+        return Response(QualitySettingsSerializer(project).data)
 
 
 class MyStatusView(APIView):

@@ -7,7 +7,7 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from . import (
-    auth, content, dashboard, diagrams, exports, imports, members, projects, quality, research, tokens, work,
+    audit, auth, content, dashboard, diagrams, exports, imports, members, projects, quality, research, tokens, work,
 )
 
 app_name = "api"
@@ -62,6 +62,10 @@ urlpatterns: list = [
     path("projects/<int:pk>/annotators/", dashboard.AnnotatorTableView.as_view(), name="project-annotators"),
     path("projects/<int:pk>/annotators/<int:annotator_id>/passes/", dashboard.AnnotatorPassesView.as_view(),
          name="project-annotator-passes"),
+    # The audit log of leads' and researchers' actions, and the reports inbox (labeling/api/audit.py).
+    path("projects/<int:pk>/audit/", audit.AuditLogView.as_view(), name="project-audit"),
+    path("projects/<int:pk>/reports/", audit.ReportListView.as_view(), name="project-reports"),
+    path("assignments/<int:pk>/resolve/", audit.ReportResolveView.as_view(), name="assignment-resolve"),
     # The export, snapshots (labeling/api/exports.py) and research figures (research.py).
     path("projects/<int:pk>/export/", exports.ExportView.as_view(), name="project-export"),
     path("projects/<int:pk>/snapshots/", exports.SnapshotListView.as_view(), name="project-snapshots"),

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from formats.errors import FormatError
+from labeling import audit
 from labeling.errors import DomainError
 from labeling.locks import IMPORT_JOB_LOCK, advisory_lock
 from labeling.models import ImportJob
@@ -59,11 +60,15 @@ def start(project, user, format_name, upload, options=None, requests=None):
     check_options(format_name, {**options, **({"requests": requests.name} if requests is not None else {})})
     path = save_upload(upload)
     requests_path = save_upload(requests) if requests is not None else None
-    job = ImportJob.objects.create(
-        project=project, requested_by=user if user is not None and user.is_authenticated else None,
-        format=format_name, options=options, file_name=Path(upload.name or "upload").name[:255], path=str(path),
-        requests_path=str(requests_path or ""), bytes_total=path.stat().st_size,
-    )
+    with transaction.atomic():
+        job = ImportJob.objects.create(
+            project=project, requested_by=user if user is not None and user.is_authenticated else None,
+            format=format_name, options=options, file_name=Path(upload.name or "upload").name[:255], path=str(path),
+            requests_path=str(requests_path or ""), bytes_total=path.stat().st_size,
+        )
+        audit.record(project, user, audit.IMPORT, target=f"import job {job.pk}",
+                     after={"job": job.pk, "format": format_name, "file": job.file_name, "bytes": job.bytes_total,
+                            "options": options})
     job_id = job.pk
     transaction.on_commit(lambda: queued_or_failed(lambda: run_import_job.delay(job_id),
                                                    lambda reason: _not_queued(job_id, reason)))

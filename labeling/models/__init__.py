@@ -7,9 +7,12 @@
 - ``diagrams``: Diagram (an [asy] diagram of the text and its drawing).
 - ``imports``: ImportJob (an upload imported by a worker, its progress and outcome).
 - ``tokens``: ApiToken (an account's API tokens, hashed, with their expiry).
+- ``audit``: AuditEntry (a lead's or researcher's action) and ReportResolution (a lead's answer to
+  an annotator's give-up or bad-problem report).
 - ``quality``: GoldRating (a gold item's reference ratings, approved by a lead), GoldScore,
   AnnotatorProjectStatus, GoldProposal and Adjudication.
 """
+from .audit import AuditEntry, ReportResolution
 from .content import Generation, Problem, Solution, Step
 from .diagrams import Diagram, DiagramProject
 from .imports import ImportJob
@@ -21,6 +24,7 @@ from .work import Annotator, Assignment, FinishReason, Rating
 __all__ = [
     "Adjudication",
     "Annotator",
+    "AuditEntry",
     "AnnotatorProjectStatus",
     "ApiToken",
     "Assignment",
@@ -36,6 +40,7 @@ __all__ = [
     "Problem",
     "Project",
     "Rating",
+    "ReportResolution",
     "Solution",
     "Step",
 ]

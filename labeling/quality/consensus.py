@@ -24,6 +24,7 @@ from typing import NamedTuple
 from django.db import transaction
 from django.db.models import Count
 
+from labeling import audit
 from labeling.errors import DomainError
 from labeling.models import Adjudication, Assignment, Rating, Solution, Step
 
@@ -130,6 +131,8 @@ def adjudicate(solution, rulings, by=None, note=""):
         if value is not None and (isinstance(value, bool) or value not in (-1, 0, 1)):
             raise ConsensusError(f"A ruling must be -1, 0, 1 or null, not {value!r}.", field="ratings")
     with transaction.atomic():
+        was = {(a.step.position, a.step.alternative): a.value
+               for a in Adjudication.objects.select_related("step").filter(step__in=[steps[k].pk for k in rulings])}
         cleared = [steps[k].pk for k, v in rulings.items() if v is None]
         Adjudication.objects.filter(step_id__in=cleared).delete()
         Adjudication.objects.bulk_create(
@@ -142,6 +145,13 @@ def adjudicate(solution, rulings, by=None, note=""):
             unique_fields=["step"],
             update_fields=["value", "note", "decided_by", "decided_at"],
         )
+        # Every ruling removed is an undo; anything else sets rulings (some may be removed with them).
+        action = audit.RULING_UNDO if all(v is None for v in rulings.values()) else audit.RULING
+        slot = "{}.{}".format
+        if rulings:  # an empty request changes nothing
+            audit.record(solution.project_id, by, action, target=f"solution {solution.pk}",
+                         before={slot(*k): was.get(k) for k in sorted(rulings)},
+                         after={slot(*k): rulings[k] for k in sorted(rulings)}, reason=note)
 
 
 # The adjudication queue ------------------------------------------------------------------

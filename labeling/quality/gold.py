@@ -22,6 +22,7 @@ from typing import NamedTuple
 from django.db import transaction
 from django.utils import timezone
 
+from labeling import audit
 from labeling.errors import DomainError
 from labeling.models import Assignment, GoldRating, GoldScore, Rating, Solution, Step
 
@@ -55,7 +56,12 @@ def gold_ratings(solution):
     return {(p, a): v for p, a, v in rows}
 
 
-def set_gold(solution, ratings, by=None, *, screening=None):
+def _slots(ratings):
+    """Gold ratings as the audit log keeps them: ``{"position.alternative": value}``."""
+    return {f"{p}.{a}": v for (p, a), v in sorted(ratings.items())}
+
+
+def set_gold(solution, ratings, by=None, *, screening=None, reason=""):
     """Make ``solution`` a gold item with exactly ``ratings``; return the GoldRating rows.
 
     ``ratings`` maps ``(position, alternative)`` to -1, 0 or +1; slots left out carry no gold
@@ -80,7 +86,9 @@ def set_gold(solution, ratings, by=None, *, screening=None):
         )
     with transaction.atomic():
         # The queue hands gold items out under this lock; change them under it too.
-        Solution.objects.select_for_update().filter(pk=solution.pk).first()
+        locked = Solution.objects.select_for_update().filter(pk=solution.pk).first()
+        was = gold_ratings(solution) if locked.is_gold else {}
+        was_screening = locked.is_screening
         GoldRating.objects.filter(step__solution=solution).exclude(
             step_id__in=[steps[key].pk for key in ratings]
         ).delete()
@@ -96,18 +104,27 @@ def set_gold(solution, ratings, by=None, *, screening=None):
             solution.is_screening = bool(screening)
             fields.append("is_screening")
         Solution.objects.filter(pk=solution.pk).update(**{f: getattr(solution, f) for f in fields})
+        audit.record(solution.project_id, by, audit.GOLD_EDITED if locked.is_gold else audit.GOLD_MADE,
+                     target=f"solution {solution.pk}",
+                     before={"ratings": _slots(was), "is_screening": was_screening} if locked.is_gold else None,
+                     after={"ratings": _slots(ratings), "is_screening": solution.is_screening}, reason=reason)
     return rows
 
 
-def unset_gold(solution):
+def unset_gold(solution, by=None, *, reason=""):
     """Make ``solution`` ordinary work again: no gold ratings, not gold, not screening.
 
     Scores of earlier passes stay (they were scored against the gold of their day).
     """
     with transaction.atomic():
-        Solution.objects.select_for_update().filter(pk=solution.pk).first()
+        locked = Solution.objects.select_for_update().filter(pk=solution.pk).first()
+        was = gold_ratings(solution)
         GoldRating.objects.filter(step__solution=solution).delete()
         Solution.objects.filter(pk=solution.pk).update(is_gold=False, is_screening=False)
+        if locked.is_gold or was:  # retiring what was never gold changes nothing
+            audit.record(solution.project_id, by, audit.GOLD_RETIRED, target=f"solution {solution.pk}",
+                         before={"ratings": _slots(was), "is_screening": locked.is_screening}, after=None,
+                         reason=reason)
     solution.is_gold = solution.is_screening = False
 
 
@@ -123,7 +140,8 @@ def gold_from_assignment(assignment, by=None, *, screening=None):
     }
     if not ratings:
         raise GoldError("That assignment rated no step.", field="assignment")
-    return set_gold(assignment.solution, ratings, by, screening=screening)
+    return set_gold(assignment.solution, ratings, by, screening=screening,
+                    reason=f"from assignment {assignment.pk}")
 
 
 # Scoring --------------------------------------------------------------------------------

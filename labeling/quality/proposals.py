@@ -10,11 +10,12 @@ from collections import Counter
 from django.db import transaction
 from django.utils import timezone
 
+from labeling import audit
 from labeling.models import GoldProposal, Step
 from labeling.quality import consensus, gold, screening
 
 
-def propose_gold_from_consensus(solution):
+def propose_gold_from_consensus(solution, by=None):
     """Propose gold from the majority of trusted annotators' passes (see labeling/quality/consensus.py).
 
     Trusted: annotators active in the project (not screening, failed or paused). Needs at
@@ -34,9 +35,12 @@ def propose_gold_from_consensus(solution):
             solution=solution, state=GoldProposal.PENDING
         ).first()
         if proposal is None:
-            return GoldProposal.objects.create(solution=solution, ratings=ratings, votes=passes)
-        proposal.ratings, proposal.votes = ratings, passes
-        proposal.save(update_fields=["ratings", "votes"])
+            proposal = GoldProposal.objects.create(solution=solution, ratings=ratings, votes=passes)
+        else:
+            proposal.ratings, proposal.votes = ratings, passes
+            proposal.save(update_fields=["ratings", "votes"])
+        audit.record(solution.project_id, by, audit.GOLD_PROPOSED, target=f"solution {solution.pk}",
+                     after={"proposal": proposal.pk, "ratings": ratings, "votes": passes})
     return proposal
 
 
@@ -54,8 +58,13 @@ def _decide(proposal, state, by):
         proposal = GoldProposal.objects.select_for_update().get(pk=proposal.pk)
         if proposal.state != GoldProposal.PENDING:
             raise gold.GoldError(f"This proposal is already {proposal.state}.", field="proposal")
-        if state == GoldProposal.APPROVED:
-            gold.set_gold(proposal.solution, {(p, a): v for p, a, v in proposal.ratings}, by)
+        if state == GoldProposal.APPROVED:  # logged as gold made or edited
+            gold.set_gold(proposal.solution, {(p, a): v for p, a, v in proposal.ratings}, by,
+                          reason=f"approved proposal {proposal.pk}")
+        else:
+            audit.record(proposal.solution.project_id, by, audit.PROPOSAL_REJECTED,
+                         target=f"solution {proposal.solution_id}", before={"proposal": proposal.pk, "state": proposal.state},
+                         after={"proposal": proposal.pk, "state": state})
         proposal.state, proposal.decided_by, proposal.decided_at = state, by, timezone.now()
         proposal.save(update_fields=["state", "decided_by", "decided_at"])
     return proposal

@@ -23,9 +23,12 @@ Hook: ``labeling.work.submission.submit`` calls ``after_submit(assignment)`` for
 pass inside its transaction, right after the assignment is marked submitted (holding the
 solution's lock; nothing here takes a lock the queue takes first, see labeling/work/queue.py).
 """
+from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from labeling import audit
+from labeling.errors import DomainError
 from labeling.models import AnnotatorProjectStatus as Status
 from labeling.models import Assignment, GoldRating, GoldScore, Solution
 from labeling.models.unique import unique_or_none
@@ -168,14 +171,33 @@ def check_gold_threshold(annotator, project, now=None):
 
 
 def pause(annotator, project, by=None, reason="", now=None):
-    """A lead pauses the annotator in the project: no new work until resumed."""
-    return _set(annotator, project, PAUSED, reason or "paused by a lead", by, now)
+    """A lead pauses the annotator in the project: no new work until resumed.
+
+    The reason is required: the annotator is shown it (``my_status``) and the audit log keeps
+    it after a resume has replaced the standing's own.
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise DomainError("Give a reason for the pause: the annotator is shown it.", "reason")
+    return _change(annotator, project, PAUSED, reason, by, now, audit.PAUSE)
 
 
 def resume(annotator, project, by=None, reason="", now=None):
     """A lead lets the annotator work again (after a pause, a failed or an unfinished screening)."""
     now = now or timezone.now()
-    return _set(annotator, project, ACTIVE, reason or "resumed by a lead", by, now, resumed_at=now)
+    return _change(annotator, project, ACTIVE, (reason or "").strip() or "resumed by a lead", by, now, audit.RESUME,
+                   resumed_at=now)
+
+
+def _change(annotator, project, state, reason, by, now, action, **extra):
+    """A lead's change of standing, logged with what it replaced (in the same transaction)."""
+    with transaction.atomic():
+        was = Status.objects.select_for_update().filter(annotator=annotator, project=project).first()
+        row = _set(annotator, project, state, reason, by, now, **extra)
+        audit.record(project, by, action, target=f"annotator {annotator.pk} ({annotator})",
+                     before={"state": was.state if was else None, "reason": was.reason if was else ""},
+                     after={"state": row.state, "reason": row.reason}, reason=reason)
+    return row
 
 
 def paused_annotator_ids(project):
@@ -224,7 +246,8 @@ MESSAGES = {
 def my_status(annotator, project):
     """What the annotator may know of their standing: state, screening progress, a message.
 
-    Never a score, a threshold or a reason (those derive from gold ratings).
+    Never a score or a threshold, nor the reason of an automatic decision (those derive from
+    gold ratings): ``reason`` is a lead's own words when a lead paused them by hand, else "".
     """
     row = status_of(annotator, project) if annotator is not None else None
     if row is None:
@@ -244,4 +267,7 @@ def my_status(annotator, project):
         message = "passed"
     else:
         message = MESSAGES[state]
-    return {"project": project.pk, "state": state, "done": done, "total": total, "message": message}
+    # decided_by is set only by a lead's hand (pause/resume); an automatic pause leaves it null.
+    by_lead = row is not None and row.state == PAUSED and row.decided_by_id is not None
+    return {"project": project.pk, "state": state, "done": done, "total": total, "message": message,
+            "reason": row.reason if by_lead else ""}

@@ -28,7 +28,7 @@ def members_page(request, pk):
                 membership = request.POST.get("membership", "")
                 if not membership.isdigit():
                     raise DomainError("Name the membership to end.", "membership")
-                rules.remove_member(project, int(membership))
+                rules.remove_member(project, int(membership), by=request.user)
             else:
                 raise DomainError("Unknown action: add or remove.", "action")
             return redirect("members", pk=project.pk)

@@ -129,6 +129,25 @@ def quality(request, pk):
 
 
 @login_required
+def audit_log(request, pk):
+    """The project's audit log for its leads and researchers: filters, pages, a CSV download."""
+    from labeling import audit
+    from labeling.audit import log
+
+    project = project_for(request.user, pk, roles.LEAD, roles.RESEARCHER)
+    return render(request, "labeling/audit.html", {
+        "project": project, "actions": audit.ACTIONS, "actors": log.actors(project),
+    })
+
+
+@login_required
+@ensure_csrf_cookie  # resolving posts to the API
+def inbox(request, pk):
+    """The lead's inbox of annotators' give-up and bad-problem reports, with resolve and a note."""
+    return render(request, "labeling/inbox.html", {"project": _lead_project(request, pk)})
+
+
+@login_required
 def my_missed(request, pk):
     """An annotator's submitted checked passes that missed the gold, with the steps rated otherwise."""
     project = project_for(request.user, pk, roles.ANNOTATOR)

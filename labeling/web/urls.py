@@ -10,6 +10,8 @@ urlpatterns = [
     path("projects/<int:pk>/dashboard/annotators/<int:annotator_id>/", pages.dashboard_annotator,
          name="dashboard-annotator"),
     path("projects/<int:pk>/quality/", pages.quality, name="quality"),
+    path("projects/<int:pk>/audit/", pages.audit_log, name="audit"),
+    path("projects/<int:pk>/inbox/", pages.inbox, name="inbox"),
     path("projects/<int:pk>/checks/", pages.my_missed, name="my-missed"),
     path("projects/<int:pk>/research/", pages.research, name="research"),
     path("projects/<int:pk>/members/", members.members_page, name="members"),

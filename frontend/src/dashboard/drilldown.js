@@ -74,6 +74,12 @@ function showStanding(box, root, annotator) {
   const button = el("button", "standing-action");
   button.dataset.testid = "standing-action";
   const message = el("p", "muted small");
+  // A pause needs a reason (the annotator is shown it, the audit log keeps it); a resume may give one.
+  const reasonBox = el("input", "standing-reason");
+  reasonBox.type = "text";
+  reasonBox.maxLength = 2000;
+  reasonBox.dataset.testid = "standing-reason";
+  reasonBox.setAttribute("aria-label", "Reason");
   const draw = (state, why) => {
     line.replaceChildren(statusTag(state), " ", reason);
     reason.textContent = why || "";
@@ -81,16 +87,23 @@ function showStanding(box, root, annotator) {
     box.classList.toggle("blocked", blocked);
     button.textContent = blocked ? "Resume" : "Pause";
     button.dataset.action = blocked ? "resume" : "pause";
+    reasonBox.placeholder = blocked ? "Reason for resuming (optional)" : "Reason for the pause (shown to them)";
+    reasonBox.value = "";
     root.dataset.status = state;
   };
   draw(annotator.status || "active", annotator.status_reason);
   button.addEventListener("click", async () => {
     const action = button.dataset.action;
+    if (action === "pause" && !reasonBox.value.trim()) {
+      message.textContent = "Give a reason for the pause: they are shown it.";
+      reasonBox.focus();
+      return;
+    }
     button.disabled = true;
     message.textContent = "";
     try {
       const answer = await call(action === "resume" ? root.dataset.resumeUrl : root.dataset.pauseUrl, {
-        method: "POST", body: { reason: "" },
+        method: "POST", body: { reason: reasonBox.value.trim() },
       });
       draw(answer.state, answer.reason);
       message.textContent = action === "resume" ? "Resumed: they get work again." : "Paused: no new work until resumed.";
@@ -100,7 +113,7 @@ function showStanding(box, root, annotator) {
       button.disabled = false;
     }
   });
-  box.append(line, button, message);
+  box.append(line, reasonBox, button, message);
 }
 
 function showFigures(box, row) {

@@ -44,6 +44,8 @@ ROLES_OF = {
     "scoring:project-people-vs-prm": {L, R}, "scoring:project-simulations": {R}, "scoring:simulation-detail": {R},
     "workspace": {A}, "dashboard": {L}, "dashboard-annotator": {L}, "research": {R}, "members": {L},
     "quality": {L}, "my-missed": {A},
+    "api:project-audit": {L, R}, "api:project-reports": {L}, "api:assignment-resolve": {L},
+    "audit": {L, R}, "inbox": {L},
 }
 # Routes whose GET may be a 404 for a member too: the sample names no real snapshot or diagram.
 NAMED_FILES = {"api:project-snapshot-download", "api:project-diagram"}

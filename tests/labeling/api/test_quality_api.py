@@ -161,7 +161,7 @@ def test_a_lead_pauses_and_resumes_and_the_annotator_sees_only_their_state(clien
     assert annotator.post(reverse("api:project-next", args=[project.pk])).status_code == 204
     status = annotator.get(reverse("api:project-my-status", args=[project.pk]))
     assert status.json() == {"project": project.pk, "state": "paused", "done": 0, "total": 0,
-                             "message": "paused — a lead will review"}
+                             "message": "paused — a lead will review", "reason": "rated 40 steps in a minute"}
     resumed = clients["lead"].post(reverse("api:project-annotator-resume", args=base), format="json")
     assert resumed.json()["state"] == "active"
     assert annotator.post(reverse("api:project-next", args=[project.pk])).status_code == 201
@@ -207,7 +207,7 @@ def test_my_status_walks_through_screening_without_a_trace_of_gold(clients, proj
                                             "failed — a lead will review"]
     assert annotator.post(reverse("api:project-next", args=[project.pk])).status_code == 204
     for data in seen:
-        assert set(data) == {"project", "state", "done", "total", "message"}
+        assert set(data) == {"project", "state", "done", "total", "message", "reason"}
         assert not [k for k in keys(data) if any(word in k.lower() for word in FORBIDDEN_IN_KEYS)]
         assert not [tell for tell in tells if tell in json.dumps(data)]
     # An inactive project does not exist for annotators.
@@ -218,7 +218,7 @@ def test_my_status_walks_through_screening_without_a_trace_of_gold(clients, proj
 
 def test_export_leaves_out_paused_annotators_and_serves_the_consensus_format(clients, project, world):
     people = world["people"]
-    screening.pause(people[0], project)
+    screening.pause(people[0], project, reason="test")
     url = reverse("api:project-export", args=[project.pk])
 
     def labelers(**params):

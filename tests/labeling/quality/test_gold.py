@@ -187,12 +187,12 @@ def test_a_proposal_holds_the_majority_of_trusted_passes_and_approval_makes_it_g
 def test_a_paused_annotator_does_not_vote_and_a_new_proposal_replaces_the_pending_one(rated_three_times):
     project, solution, people = rated_three_times
     first = proposals.propose_gold_from_consensus(solution)
-    screening.pause(people[0], project)
+    screening.pause(people[0], project, reason="test")
     again = proposals.propose_gold_from_consensus(solution)
     assert again.pk == first.pk and GoldProposal.objects.count() == 1
     # [1, 0, -1] and [1, 1, 1] alone: the ties go to the more critical value.
     assert (again.votes, again.ratings) == (2, [[0, 0, 1], [1, 0, 0], [2, 0, -1]])
-    screening.pause(people[1], project)
+    screening.pause(people[1], project, reason="test")
     with pytest.raises(gold.GoldError, match="1 submitted pass"):
         proposals.propose_gold_from_consensus(solution)
 

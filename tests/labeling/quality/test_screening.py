@@ -46,7 +46,8 @@ def test_a_newcomer_gets_the_screening_items_in_order_and_nothing_else_until_don
     second = take(ann, project, 3)
     assert second.solution_id == items[1].pk
     assert screening.my_status(ann, project) == {
-        "project": project.pk, "state": "screening", "done": 1, "total": 2, "message": "screening: 1 of 2 done"}
+        "project": project.pk, "state": "screening", "done": 1, "total": 2, "message": "screening: 1 of 2 done",
+        "reason": ""}
     # Neither gold nor ordinary work reached them, each screening item came once.
     assert list(Assignment.objects.filter(annotator=ann).values_list("solution_id", flat=True).order_by("pk")) == [
         items[0].pk, items[1].pk]
@@ -220,7 +221,7 @@ def test_export_can_leave_out_paused_annotators(tmp_path):
     people = [make_annotator() for _ in range(3)]
     for n, ann in enumerate(people):
         submit(take(ann, project, n), [1], now=later(n))
-    screening.pause(people[1], project)
+    screening.pause(people[1], project, reason="test")
     AnnotatorProjectStatus.objects.create(annotator=people[2], project=project, state="failed_screening")
     assert screening.paused_annotator_ids(project) == (people[1].pk, people[2].pk)
     everyone, kept = tmp_path / "all.jsonl", tmp_path / "kept.jsonl"
