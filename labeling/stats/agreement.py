@@ -365,7 +365,7 @@ def _bootstrap(rows, contributions, statistic, name, replicates, confidence, see
 # Each annotator against the others ------------------------------------------------------------
 
 
-def majority_pairs(table):
+def majority_pairs(table, counts=None):
     """``(rater, value, majority)`` code arrays: each rating beside the majority of the others.
 
     The *others* of a rating are the other annotators' ratings of the same item; their majority
@@ -375,7 +375,7 @@ def majority_pairs(table):
     figure (alpha over an annotator's items with their own ratings in was the same for everyone
     where everyone rated every item, issue #30).
     """
-    counts = value_counts(table)
+    counts = value_counts(table) if counts is None else counts
     v = len(table.domain)
     others = counts[table.item] - np.eye(v, dtype=counts.dtype)[table.value]
     top = others.max(1) if len(others) else np.zeros(0, counts.dtype)
@@ -413,14 +413,13 @@ def per_annotator(table, *, weights=None, min_shared=1, replicates=200, confiden
     annotators' ratings of that item (``majority_pairs``); ``replicates`` bootstrap draws over
     their items give its interval (``majority_kappa``). ``weights`` apply to both kappas.
     """
-    v = len(table.domain)
-    rater, value, majority = majority_pairs(table)
-    order = np.argsort(rater, kind="stable")
-    bounds = np.searchsorted(rater[order], np.arange(len(table.annotators) + 1))
+    v, r = len(table.domain), len(table.annotators)
     counts = value_counts(table)
-    pairable = counts.sum(1) >= 2
-    mine_order = np.argsort(table.rater, kind="stable")
-    mine_bounds = np.searchsorted(table.rater[mine_order], np.arange(len(table.annotators) + 1))
+    rater, value, majority = majority_pairs(table, counts)
+    order = np.argsort(rater, kind="stable")
+    bounds = np.searchsorted(rater[order], np.arange(r + 1))
+    # Items each annotator rated that someone else rated too: one count per rating, no sort.
+    shared = np.bincount(table.rater[counts.sum(1)[table.item] >= 2], minlength=r)
     kappas = cohen_kappa_matrix(table, weights=weights, min_shared=min_shared)
     result = {}
     for code, annotator in enumerate(table.annotators.tolist()):
@@ -430,10 +429,9 @@ def per_annotator(table, *, weights=None, min_shared=1, replicates=200, confiden
                                               confidence=confidence, seed=seed), None
         except AgreementUndefined as exc:
             interval, reason = None, str(exc)
-        mine = table.item[mine_order[mine_bounds[code]:mine_bounds[code + 1]]]
         defined = [p.kappa for p in kappas.get(annotator, {}).values() if p.kappa is not None]
         result[annotator] = AnnotatorAgreement(
-            interval, len(rows), reason, int(pairable[mine].sum()),
+            interval, len(rows), reason, int(shared[code]),
             float(np.mean(defined)) if defined else None, len(defined),
         )
     return result
