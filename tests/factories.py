@@ -351,3 +351,40 @@ def raw_completions(n, *, start=0, wrong_every=3):
         lines.append(json.dumps({"problem": f"What is ${a} + {b}$?", "ground_truth_answer": str(a + b),
                                  "completion": completion, "model": "tiny-llm"}))
     return ("\n".join(lines) + "\n").encode()
+
+
+# A team with one careless annotator (issue #30) -------------------------------------------------
+
+
+def careless_team(project, *, solutions=12):
+    """bea, cal and dan rate with care; eve rates fast and carelessly (the issue's ``ann``). Returns ``{name: Annotator}``.
+
+    Every one rates every solution (four steps each; the project wants overlap 4): the three
+    careful ones give the truth but for one step each, at 60 s a pass (15 s a step); eve gives
+    +1 to nine ratings in ten whatever the step, at 0.4 s a pass (0.1 s a step). Gold scores
+    (three gold passes each, written as scored): 0.90, 0.85, 0.88 and eve's 0.58.
+    """
+    from labeling.models import GoldScore
+
+    team = {name: make_annotator(name) for name in ("bea", "cal", "dan", "eve")}
+    shares = {"bea": 0.9, "cal": 0.85, "dan": 0.88, "eve": 0.58}
+    pattern = [1, 1, 0, -1, 1, -1, 1, 0, 1, 1, -1, 0]  # truth cycles through this: +1 about half the time
+    n = 0
+    for s in range(solutions):
+        truth = [pattern[(4 * s + k) % len(pattern)] for k in range(4)]
+        solution = make_solution(project, steps=4)
+        for k, (name, person) in enumerate(team.items()):
+            at = T0 + datetime.timedelta(minutes=10 * s + k)
+            if name == "eve":
+                values = [0 if (n := n + 1) % 10 == 0 else 1 for _ in truth]
+                assignment = rated_pass(solution, person, values, at=at, seconds=0.4)
+            else:
+                values = list(truth)
+                if s == ("bea", "cal", "dan").index(name):
+                    values[1] = -values[1] or 1  # one step rated otherwise
+                assignment = rated_pass(solution, person, values, at=at, seconds=60)
+            if s < 3:
+                GoldScore.objects.create(assignment=assignment, annotator=person, project=project, submitted_at=at,
+                                         exact_share=shares[name], within_one_share=1.0, first_error_same=True,
+                                         steps_compared=4)
+    return team

@@ -1,9 +1,10 @@
-"""The lead dashboard over the API: figures, the annotator table (JSON or CSV), the drill-down.
+"""The lead dashboard over the API: figures, the annotator table (JSON or CSV), the drill-down,
+and the thresholds of the outlier flags.
 
 Lead role only (``IsLead``; staff pass too): the figures and the drill-down show gold
 ratings and everyone's work. The figures come from labeling/stats/cache.py, already rendered
-as JSON; the views add the live part (each annotator's standing) and the cache's freshness
-without decoding the cached body again.
+as JSON; the views add the live parts (each annotator's standing, and the outlier flags of
+labeling/stats/outliers.py under the project's thresholds now) and the cache's freshness.
 """
 import csv
 import io
@@ -15,6 +16,7 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
@@ -22,13 +24,16 @@ from labeling.access.projects import annotator_in, project_for
 from labeling.access.roles import LEAD
 from labeling.access.permissions import IsLead
 from labeling.stats import cache as stats_cache
-from labeling.stats import dashboard
+from labeling.models import Project
+from labeling.project_settings import change_settings
+from labeling.stats import dashboard, outliers
 
 from .paging import MAX_NUMBER
 from .renderers import IgnoreFormatParameter
 
 TABLE_COLUMNS = [
-    "id", "label", "status", "status_reason", "gold_score", "gold_passes", "alpha", "kappa", "kappa_partners",
+    "id", "label", "status", "status_reason", "flags", "gold_score", "gold_passes", "kappa_majority",
+    "kappa_majority_low", "kappa_majority_high", "majority_items", "kappa", "kappa_partners",
     "shared_items", "share_plus", "share_zero", "share_minus", "ratings", "passes", "steps",
     "median_step_seconds", "median_pass_seconds", "active_hours",
 ]
@@ -121,8 +126,10 @@ class DashboardView(APIView):
         project = project_for(request.user, pk, LEAD)
         body, meta = cached_dashboard(request, project)
         live = {str(k): v for k, v in dashboard.statuses(project).items()}
-        # Splice the live parts in front of the cached object: no decode and re-encode of it.
-        head = b'{"cache":' + _json(meta) + b',"statuses":' + _json(live) + b","
+        flagged = {str(k): v for k, v in outliers.flags(_annotators(body), outliers.thresholds_of(project)).items()}
+        # Splice the live parts in front of the cached object: no re-encode of it.
+        head = (b'{"cache":' + _json(meta) + b',"statuses":' + _json(live) + b',"flags":' + _json(flagged)
+                + b',"flag_settings":' + _json(FlagSettingsSerializer(project).data) + b",")
         return HttpResponse(head + body[1:], content_type="application/json")
 
 
@@ -131,12 +138,17 @@ def _annotators(body):
 
 
 def table_rows(project, body):
-    """The annotator table: the cached rows with distribution shares flattened, status added."""
+    """The annotator table: the cached rows with distribution shares flattened, status and flags added.
+
+    ``flags`` is a list of the flags' words (labeling/stats/outliers.py); the CSV joins them with "; ".
+    """
     rows = _annotators(body)
     live = dashboard.statuses(project, [row["id"] for row in rows])
+    flagged = outliers.flags(rows, outliers.thresholds_of(project))
     table = []
     for row in rows:
         shares = row.pop("distribution")
+        row["flags"] = [f"{flag['label']}: {flag['text']}" for flag in flagged.get(row["id"], [])]
         row.update(live.get(row["id"], {"status": None, "status_reason": ""}))
         row.update(share_plus=shares["1"], share_zero=shares["0"], share_minus=shares["-1"], ratings=shares["ratings"])
         table.append({key: row.get(key) for key in TABLE_COLUMNS})
@@ -168,7 +180,7 @@ class AnnotatorTableView(APIView):
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=TABLE_COLUMNS)
         writer.writeheader()
-        writer.writerows({k: _csv_safe(v) for k, v in row.items()} for row in rows)
+        writer.writerows({k: _csv_safe("; ".join(v) if k == "flags" else v) for k, v in row.items()} for row in rows)
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="annotators-project-{project.pk}.csv"'
         return response
@@ -205,3 +217,41 @@ class AnnotatorPassesView(APIView):
         standing = dashboard.statuses(project, [annotator.pk]).get(annotator.pk, {})
         answer["annotator"] = {"id": annotator.pk, "label": str(annotator), **standing}
         return HttpResponse(_json(answer), content_type="application/json")
+
+
+class FlagSettingsSerializer(serializers.ModelSerializer):
+    """The thresholds of the outlier flags (labeling/stats/outliers.py); 0 turns a flag off."""
+
+    class Meta:
+        model = Project
+        fields = list(outliers.THRESHOLDS)
+        # The database's check constraint holds the same ranges; these give the 400 naming the field.
+        extra_kwargs = {
+            "flag_fast_share": {"min_value": 0, "max_value": 1},
+            "flag_gold_margin": {"min_value": 0, "max_value": 1},
+            "flag_agreement_margin": {"min_value": 0, "max_value": 2},
+            "flag_distribution_margin": {"min_value": 0, "max_value": 1},
+        }
+
+
+class FlagSettingsView(APIView):
+    """The thresholds at which the dashboard flags an annotator as an outlier against the team.
+
+    Flags are computed on every read from the cached figures, so a change shows at the next
+    load without a recompute.
+    """
+
+    permission_classes = [IsLead]
+
+    @extend_schema(operation_id="projects_flag_settings_retrieve", responses=FlagSettingsSerializer)
+    def get(self, request, pk):
+        return Response(FlagSettingsSerializer(project_for(request.user, pk, LEAD)).data)
+
+    @extend_schema(operation_id="projects_flag_settings_partial_update", request=FlagSettingsSerializer,
+                   responses=FlagSettingsSerializer)
+    def patch(self, request, pk):
+        project = project_for(request.user, pk, LEAD)
+        form = FlagSettingsSerializer(project, data=request.data, partial=True)
+        form.is_valid(raise_exception=True)
+        change_settings(project, form.validated_data, request.user)  # logged, as every settings change
+        return Response(FlagSettingsSerializer(project).data)

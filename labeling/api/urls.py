@@ -60,6 +60,7 @@ urlpatterns: list = [
     path("projects/<int:pk>/disagreements/", quality.DisagreementListView.as_view(), name="project-disagreements"),
     path("projects/<int:pk>/dashboard/", dashboard.DashboardView.as_view(), name="project-dashboard"),
     path("projects/<int:pk>/annotators/", dashboard.AnnotatorTableView.as_view(), name="project-annotators"),
+    path("projects/<int:pk>/flag-settings/", dashboard.FlagSettingsView.as_view(), name="project-flag-settings"),
     path("projects/<int:pk>/annotators/<int:annotator_id>/passes/", dashboard.AnnotatorPassesView.as_view(),
          name="project-annotator-passes"),
     # The audit log of leads' and researchers' actions, and the reports inbox (labeling/api/audit.py).

@@ -65,6 +65,25 @@ class Project(models.Model):
     gold_min_passes = models.PositiveSmallIntegerField(
         default=3, help_text="Gold passes needed before the rolling score can pause anyone."
     )
+    # Outlier flags on the lead dashboard (labeling/stats/outliers.py): each figure against the
+    # median of the rest of the team; 0 turns a flag off. The lead sets them on the dashboard
+    # (GET/PATCH /api/projects/{id}/flag-settings/).
+    flag_fast_share = models.FloatField(
+        default=0.33, help_text="Flag an annotator whose median time per step is under this share of the team's "
+        "median, 0 to 1 (0: never)."
+    )
+    flag_gold_margin = models.FloatField(
+        default=0.15, help_text="Flag an annotator whose rolling gold score is more than this under the team's "
+        "median, 0 to 1 (0: never)."
+    )
+    flag_agreement_margin = models.FloatField(
+        default=0.2, help_text="Flag an annotator whose kappa against the others' majority is more than this under "
+        "the team's median, with the top of its interval under that median too, 0 to 2 (0: never)."
+    )
+    flag_distribution_margin = models.FloatField(
+        default=0.25, help_text="Flag an annotator whose share of one rating (+1, 0 or -1) is more than this away "
+        "from the team's median share, 0 to 1 (0: never)."
+    )
     # Active learning (scoring/jobs.py): how a generation is selected and when the PRM retrains.
     # Researchers edit these on the research page (GET/PATCH /api/projects/{id}/loop-settings/,
     # scoring/loop_settings.py, which validates them).
@@ -152,6 +171,13 @@ class Project(models.Model):
                 condition=Q(gold_threshold__gte=0) & Q(gold_threshold__lte=1), name="project_gold_threshold_range"
             ),
             models.CheckConstraint(condition=Q(gold_window__gte=1), name="project_gold_window_positive"),
+            models.CheckConstraint(
+                condition=Q(flag_fast_share__gte=0) & Q(flag_fast_share__lte=1)
+                & Q(flag_gold_margin__gte=0) & Q(flag_gold_margin__lte=1)
+                & Q(flag_agreement_margin__gte=0) & Q(flag_agreement_margin__lte=2)
+                & Q(flag_distribution_margin__gte=0) & Q(flag_distribution_margin__lte=1),
+                name="project_flag_thresholds_range",
+            ),
             models.CheckConstraint(condition=Q(lease_seconds__gte=MIN_LEASE_SECONDS), name="project_lease_seconds_min"),
             models.CheckConstraint(
                 condition=Q(selection_wrong_share__gte=0) & Q(selection_wrong_share__lte=1),

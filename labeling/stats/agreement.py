@@ -8,7 +8,9 @@ every item. ``rating_table`` indexes the columns once; every statistic takes tha
 Statistics (what the lead dashboard shows, labeling/stats/dashboard.py): Krippendorff's alpha
 (ordinal by default; nominal and interval as options) with a percentile bootstrap interval,
 Cohen's kappa for every pair of annotators (unweighted, linear or quadratic weights),
-agreement on the position of the first error, and each annotator against the others.
+agreement on the position of the first error, and each annotator against the others: Cohen's
+kappa of their ratings against the majority of the *other* annotators' ratings of the same
+items, with its bootstrap interval (``per_annotator``).
 
 Who computes what was decided by ``python -m bench.agreement`` at a million ratings; its
 figures are in docs/performance.md, "Agreement statistics":
@@ -82,7 +84,11 @@ class Interval(NamedTuple):
 
 
 class AnnotatorAgreement(NamedTuple):
-    alpha: float | None  # alpha over the items this annotator rated, everyone's ratings on them
+    # Cohen's kappa of the annotator against the others' majority (``majority_kappa``), with its
+    # interval; None where undefined, and ``reason`` says why.
+    majority: Interval | None
+    majority_items: int  # items the kappa is on: rated by others too, with a single most frequent value
+    reason: str | None
     items: int  # items this annotator rated that someone else rated too
     mean_kappa: float | None  # mean Cohen's kappa with the partners that have a defined kappa
     partners: int
@@ -333,8 +339,11 @@ def _distinct_rows(rows):
     return rows[first], frequency
 
 
-def _bootstrap(rows, contributions, statistic, name, replicates, confidence, seed):
-    """Interval for a statistic of the sum of per-item contributions, each a function of a row."""
+def _bootstrap(rows, contributions, statistic, name, replicates, confidence, seed, many=None):
+    """Interval for a statistic of the sum of per-item contributions, each a function of a row.
+
+    ``many``, when given, is ``statistic`` over a (replicates, k) array of sums at once.
+    """
     if not 0 < confidence < 1:
         raise ValueError("confidence must lie between 0 and 1")
     if len(rows) == 0:
@@ -344,7 +353,8 @@ def _bootstrap(rows, contributions, statistic, name, replicates, confidence, see
     estimate = _defined(statistic(frequency @ per_pattern), name, lambda _: "no defined value on these ratings")
     n = len(rows)
     draws = np.random.default_rng(seed).multinomial(n, frequency / n, size=replicates)
-    values = np.array([statistic(s) for s in draws @ per_pattern])
+    sums = draws @ per_pattern
+    values = many(sums) if many else np.array([statistic(s) for s in sums])
     defined = values[~np.isnan(values)]
     if len(defined) == 0:
         raise AgreementUndefined(f"{name}: no bootstrap replicate had a value")
@@ -355,30 +365,74 @@ def _bootstrap(rows, contributions, statistic, name, replicates, confidence, see
 # Each annotator against the others ------------------------------------------------------------
 
 
-def per_annotator(table, *, level="ordinal", weights=None, min_shared=1):
-    """``{annotator: AnnotatorAgreement}``: alpha on each annotator's items, and mean pairwise kappa.
+def majority_pairs(table, counts=None):
+    """``(rater, value, majority)`` code arrays: each rating beside the majority of the others.
 
-    The alpha of an annotator is computed over the items they rated, with every annotator's
-    ratings of those items; items nobody else rated are not pairable and do not count.
+    The *others* of a rating are the other annotators' ratings of the same item; their majority
+    is their single most frequent value. Ratings whose item nobody else rated, or whose others
+    tie for the most frequent value (one +1 and one -1), have no majority and are left out. The
+    annotator's own rating never counts towards it: that is what makes this a leave-one-out
+    figure (alpha over an annotator's items with their own ratings in was the same for everyone
+    where everyone rated every item, issue #30).
     """
-    _check_level(level)
+    counts = value_counts(table) if counts is None else counts
+    v = len(table.domain)
+    others = counts[table.item] - np.eye(v, dtype=counts.dtype)[table.value]
+    top = others.max(1) if len(others) else np.zeros(0, counts.dtype)
+    clear = (top > 0) & ((others == top[:, None]).sum(1) == 1)
+    return table.rater[clear], table.value[clear], others[clear].argmax(1)
+
+
+def majority_kappa(values, majority, v, *, weights=None, replicates=200, confidence=0.95, seed=0):
+    """Cohen's kappa of ``values`` against ``majority`` (value codes in [0, v)), with its interval.
+
+    Items are resampled as ``bootstrap_alpha`` resamples them (the same ``_bootstrap``); with
+    ``replicates=0`` the interval is the estimate alone. Raises ``AgreementUndefined``.
+    """
+    name = "kappa against the others' majority"
+    rows = np.stack([values, majority], 1).astype(np.int64)
+    many = lambda sums: _kappas(sums.reshape(-1, v, v), v, weights)  # noqa: E731
+    if len(rows) == 0:
+        raise AgreementUndefined(f"{name} is undefined: none of their items has a majority among the others")
+    table = np.bincount(rows[:, 0] * v + rows[:, 1], minlength=v * v)
+    estimate = _defined(many(table[None])[0], name, _kappa_reason)
+    if not replicates:
+        return Interval(estimate, estimate, estimate, confidence, 0, 0)
+    cells = lambda patterns: np.eye(v * v)[patterns[:, 0] * v + patterns[:, 1]]  # noqa: E731
+    return _bootstrap(rows, cells, lambda s: many(s[None])[0], name, replicates, confidence, seed, many=many)
+
+
+def _kappa_reason(_):
+    return "they, or the others' majority, gave one value only"
+
+
+def per_annotator(table, *, weights=None, min_shared=1, replicates=200, confidence=0.95, seed=0):
+    """``{annotator: AnnotatorAgreement}``: kappa against the others' majority, and mean pairwise kappa.
+
+    The majority kappa compares each of the annotator's ratings with the majority of the other
+    annotators' ratings of that item (``majority_pairs``); ``replicates`` bootstrap draws over
+    their items give its interval (``majority_kappa``). ``weights`` apply to both kappas.
+    """
+    v, r = len(table.domain), len(table.annotators)
     counts = value_counts(table)
-    pairable = counts.sum(1) >= 2
-    # The table is sorted by item, so a stable sort by rater lists each rater's items in order.
-    order = np.argsort(table.rater, kind="stable")
-    bounds = np.searchsorted(table.rater[order], np.arange(len(table.annotators) + 1))
+    rater, value, majority = majority_pairs(table, counts)
+    order = np.argsort(rater, kind="stable")
+    bounds = np.searchsorted(rater[order], np.arange(r + 1))
+    # Items each annotator rated that someone else rated too: one count per rating, no sort.
+    shared = np.bincount(table.rater[counts.sum(1)[table.item] >= 2], minlength=r)
     kappas = cohen_kappa_matrix(table, weights=weights, min_shared=min_shared)
     result = {}
     for code, annotator in enumerate(table.annotators.tolist()):
-        mine = table.item[order[bounds[code]:bounds[code + 1]]]
-        items = int(pairable[mine].sum())
-        alpha = _package_alpha(counts[mine], table.domain, level) if items else np.nan
+        rows = order[bounds[code]:bounds[code + 1]]
+        try:
+            interval, reason = majority_kappa(value[rows], majority[rows], v, weights=weights, replicates=replicates,
+                                              confidence=confidence, seed=seed), None
+        except AgreementUndefined as exc:
+            interval, reason = None, str(exc)
         defined = [p.kappa for p in kappas.get(annotator, {}).values() if p.kappa is not None]
         result[annotator] = AnnotatorAgreement(
-            None if np.isnan(alpha) else float(alpha),
-            items,
-            float(np.mean(defined)) if defined else None,
-            len(defined),
+            interval, len(rows), reason, int(shared[code]),
+            float(np.mean(defined)) if defined else None, len(defined),
         )
     return result
 

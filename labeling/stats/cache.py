@@ -63,6 +63,10 @@ ENTRY_TIMEOUT = 24 * 3600
 LOCK_TIMEOUT = 120  # seconds a project's compute lock lasts (longer than any compute)
 WAIT_SECONDS, WAIT_POLL = 10, 0.1  # with nothing to serve, how long a read waits for another's compute
 FILTERED_ENTRIES, FILTERED_BYTES, FILTERED_TIMEOUT = 16, 1024 ** 2, 3600  # per project, each, seconds
+# The shape of the cached figures, in every entry's key: raise it when build_dashboard's answer
+# changes shape, so a release never serves the entries an older one cached (2: issue #30's
+# kappa against the others' majority replaced alpha per annotator).
+SHAPE = 2
 
 
 def _alias():
@@ -156,7 +160,7 @@ def _created_at(assignment):
 
 def _entry_key(project, params):
     digest = hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    return f"{_project_key(project)}:entry:{digest}"
+    return f"{_project_key(project)}:entry:{SHAPE}:{digest}"
 
 
 def get_dashboard(project, params, compute, *, refresh=False, now=None, budget=None):

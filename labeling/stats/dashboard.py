@@ -2,8 +2,9 @@
 
 ``build_dashboard`` returns one JSON-ready dict: agreement (Krippendorff's alpha with a
 bootstrap interval overall, per day or week and per generation; first-error agreement), the
-annotator x annotator Cohen's kappa matrix, one row per annotator (status, gold score,
-rating distribution, alpha and mean kappa against the others, throughput) and the project's
+annotator x annotator Cohen's kappa matrix, one row per annotator (gold score,
+rating distribution, kappa against the others' majority with its interval, mean pairwise kappa,
+throughput; status and outlier flags are added live by the API) and the project's
 throughput (labeling/stats/throughput.py). The statistics are labeling/stats/agreement.py's, on the
 ratings labeling/stats/agreement_data.py defines (submitted alternative-0 ratings with a value,
 passes with an annotator); ``load_columns`` reads the same rows, plus the day and generation
@@ -99,13 +100,23 @@ def table_of(columns, keep=slice(None)):
 # Agreement -----------------------------------------------------------------------------------
 
 
+NO_OVERLAP = ("No step has been rated by two annotators yet, so there is no agreement to measure: "
+              "it needs an overlap of at least 2 (each solution rated by two people or more).")
+ONE_VALUE = "Every rating of the steps rated twice has the same value, so agreement beyond chance cannot be measured yet."
+
+
 def _interval(table, replicates):
-    """Alpha with its bootstrap interval, or ``{"estimate": None, "reason": why}``."""
+    """Alpha with its bootstrap interval, or ``{"estimate": None, "reason": why}``.
+
+    The reason is a sentence for the lead, not the statistic's own message (issue #30: an
+    overlap-1 project showed "Krippendorff's alpha is undefined: no item to resample").
+    """
     try:
         ci = agreement.bootstrap_alpha(table, replicates=replicates) if replicates else None
         estimate = ci.estimate if ci else agreement.krippendorff_alpha(table)
-    except agreement.AgreementUndefined as exc:
-        return {"estimate": None, "low": None, "high": None, "reason": str(exc)}
+    except agreement.AgreementUndefined:
+        pairable = (agreement.value_counts(table).sum(1) >= 2).any()
+        return {"estimate": None, "low": None, "high": None, "reason": ONE_VALUE if pairable else NO_OVERLAP}
     return {"estimate": _r(estimate), "low": _r(ci.low) if ci else None, "high": _r(ci.high) if ci else None}
 
 
@@ -244,7 +255,7 @@ def annotator_rows(project, table, work, gold, agreeing=None):
     ids = sorted(set(table.annotators.tolist()) | set(work))
     people = {a.pk: a for a in Annotator.objects.filter(pk__in=ids).select_related("user")}
     if agreeing is None:
-        agreeing = agreement.per_annotator(table) if len(table.rater) else {}
+        agreeing = agreement.per_annotator(table, replicates=0) if len(table.rater) else {}
     distribution = rating_distribution(table)
     rows = []
     for pk in ids:
@@ -254,7 +265,12 @@ def annotator_rows(project, table, work, gold, agreeing=None):
             "label": str(person) if person else str(pk),
             "gold_score": gold.get(pk, {}).get("score"),
             "gold_passes": gold.get(pk, {}).get("passes", 0),
-            "alpha": _r(ag.alpha) if ag else None,
+            # Leave-one-out: their ratings against the majority of the others' (agreement.per_annotator).
+            "kappa_majority": _r(ag.majority.estimate) if ag and ag.majority else None,
+            "kappa_majority_low": _r(ag.majority.low) if ag and ag.majority and ag.majority.replicates else None,
+            "kappa_majority_high": _r(ag.majority.high) if ag and ag.majority and ag.majority.replicates else None,
+            "majority_items": ag.majority_items if ag else 0,
+            "kappa_majority_reason": ag.reason if ag else None,
             "kappa": _r(ag.mean_kappa) if ag else None,
             "kappa_partners": ag.partners if ag else 0,
             "shared_items": ag.items if ag else 0,
@@ -291,7 +307,7 @@ def build_dashboard(project, *, generation=None, since=None, until=None, bucket=
     if bucket is None:
         span = int(np.ptp(columns["day"])) if len(columns["day"]) else 0
         bucket = "day" if span <= 60 else "week"
-    agreeing = agreement.per_annotator(table) if len(table.rater) else {}
+    agreeing = agreement.per_annotator(table, replicates=replicates) if len(table.rater) else {}
     figures = agreement_figures(columns, table, bucket=bucket, replicates=replicates)
     matrix = kappa_matrix(table)
     work, project_figures, gold = aside()

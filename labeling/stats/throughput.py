@@ -24,7 +24,9 @@ with fewer live assignments, active or submitted, than the project's overlap, an
 left), passes done today, and ``eta``: the current generation's remaining slots times the
 median seconds per pass over the last ``PACE_WINDOW`` days, divided by the annotators who
 submitted in the last 24 hours. That is working time if everyone active keeps working at the
-median pace, not calendar time.
+median pace, not calendar time. A median under ``MIN_PACE_SECONDS`` gives no estimate: it
+comes from passes whose time was not measured (imports record 0 s) or from rating without
+reading, and it promised "65 slots ≈ 8 s left" (issue #30).
 """
 from contextlib import contextmanager
 from datetime import timedelta
@@ -36,6 +38,7 @@ from labeling.models import Assignment, Rating
 
 SESSION_GAP = 600  # seconds between submits that still count as one working session
 PACE_WINDOW = 7  # days of submits the ETA's pace is measured on
+MIN_PACE_SECONDS = 5  # a median pass shorter than this is no pace to estimate from
 
 _VENDOR = {
     "postgresql": {
@@ -208,7 +211,8 @@ def project_throughput(project, *, now=None):
 
     ``eta`` holds ``remaining_slots`` (of the highest generation), ``median_pass_seconds``
     over the last ``PACE_WINDOW`` days, ``active_annotators`` (submitted in the last 24 hours)
-    and ``seconds`` (None when nobody is active or there is no pace yet).
+    and ``seconds`` (None when nobody is active or there is no pace yet, or a pace under
+    ``MIN_PACE_SECONDS``; ``reason`` then says which).
     """
     now = now or timezone.now()
     today = now.astimezone(timezone.get_current_timezone()).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -220,7 +224,15 @@ def project_throughput(project, *, now=None):
     active = submitted.filter(submitted_at__gte=now - timedelta(hours=24), annotator__isnull=False)
     active = active.values("annotator").distinct().count()
     remaining = current["remaining_slots"] if current else 0
-    seconds = remaining * float(pace) / active if pace is not None and active else None
+    if pace is None:
+        seconds, reason = None, f"nobody submitted a timed pass in the last {PACE_WINDOW} days"
+    elif float(pace) < MIN_PACE_SECONDS:
+        seconds, reason = None, (f"the median pass of the last {PACE_WINDOW} days took {float(pace):.1f} s, "
+                                 f"under {MIN_PACE_SECONDS} s: too short to estimate from")
+    elif not active:
+        seconds, reason = None, "nobody submitted in the last 24 hours"
+    else:
+        seconds, reason = remaining * float(pace) / active, None
     return {
         "queue_depth": depth,
         "done_today": {
@@ -236,5 +248,6 @@ def project_throughput(project, *, now=None):
             "median_pass_seconds": _number(pace),
             "active_annotators": active,
             "seconds": None if seconds is None else round(seconds),
+            "reason": reason,
         },
     }

@@ -8,7 +8,7 @@ from django.utils import timezone
 from labeling.models import Assignment
 from labeling.quality import gold, gold_passes, screening
 from labeling.work import queue, submission
-from tests.factories import make_solution, make_user, make_project
+from tests.factories import careless_team, make_project, make_solution, make_user
 
 from .conftest import log_in, screenshot
 
@@ -110,3 +110,101 @@ def test_annotators_cannot_open_the_dashboard(page, live_server, paused_by_gold)
     assert page.locator("a.dashboard-link").count() == 0
     response = page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/")
     assert response.status == 403
+
+
+@pytest.fixture
+def careless():
+    make_user("lead", "lead")
+    project = make_project(name="Phase 2 team", overlap=4)
+    return project, careless_team(project)
+
+
+def test_lead_sees_the_careless_annotator_flagged_in_words(page, live_server, careless):
+    """Issue #30: after fast, careless rating an annotator showed as a plain "active"."""
+    project, team = careless
+    eve = team["eve"]
+    log_in(page, live_server, "lead")
+    page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/")
+    page.wait_for_selector('#dashboard[data-state="ready"]')
+
+    flagged = page.locator('[data-testid="flagged"]')
+    assert flagged.locator("h2").inner_text() == "Flagged annotators (1)"
+    words = flagged.inner_text()
+    for text in ("eve", "too fast", "0.1 s per step; team median 15 s", "low gold score", "gold score 0.58",
+                 "low agreement", "one-sided ratings", "+1 on 92% of main steps"):
+        assert text in words
+    table = page.locator('[data-testid="annotator-table"]')
+    row = table.locator(f'tr[data-annotator="{eve.pk}"]')
+    assert row.get_attribute("class") == "flagged"
+    assert row.locator('td[data-key="flags"]').inner_text().split("\n")[0].startswith("too fast")
+    assert row.locator("td.flagged-cell").evaluate_all("cells => cells.map(c => c.dataset.key)") == [
+        "gold_score", "kappa_majority", "share_plus", "median_step_seconds"]
+    # Colour as well as words: the flagged cell is not the plain cell's white.
+    colour = row.locator('td[data-key="gold_score"]').evaluate("c => getComputedStyle(c).backgroundColor")
+    assert colour not in ("rgba(0, 0, 0, 0)", "rgb(255, 255, 255)")
+    for name in ("bea", "cal", "dan"):
+        assert table.locator(f'tr[data-annotator="{team[name].pk}"]').get_attribute("data-flags") == ""
+    header = table.locator('th[data-key="kappa_majority"]')
+    assert header.inner_text().startswith("κ vs others' majority") and "Leave-one-out" in header.get_attribute("title")
+    # The leave-one-out figure differs per person (it was one 0.29 for everyone).
+    kappas = table.locator('td[data-key="kappa_majority"]').all_inner_texts()
+    assert len(set(kappas)) == 4 and all("[" in k for k in kappas)
+    # Sortable by the flags: most flags first.
+    flags_header = table.locator('th[data-key="flags"]')
+    flags_header.click()
+    flags_header.click()
+    assert flags_header.get_attribute("aria-sort") == "descending"
+    assert table.locator("tbody tr").first.get_attribute("data-annotator") == str(eve.pk)
+    assert "main steps" in page.locator('[data-testid="chart-distribution"] h2').inner_text()
+    page.locator('[data-testid="flagged"]').scroll_into_view_if_needed()
+    screenshot(page, "dashboard-flags")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.locator('[data-testid="flagged"]').scroll_into_view_if_needed()
+    screenshot(page, "dashboard-flags-phone")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # the page does not scroll sideways
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+    # The lead sets a threshold: a bad one is refused beside its field, a good one redraws the flags.
+    page.click(".flag-settings summary")
+    page.fill("#flag-flag_fast_share", "1.5")
+    page.click('[data-testid="flag-settings-form"] button[type="submit"]')
+    page.wait_for_selector('[data-testid="flag-error-flag_fast_share"]:not(:empty)')
+    page.fill("#flag-flag_fast_share", "0")
+    page.click('[data-testid="flag-settings-form"] button[type="submit"]')
+    page.wait_for_selector('#dashboard[data-flags-drawn="1"]')
+    words = page.locator('[data-testid="flagged"]').inner_text()
+    assert "too fast" not in words and "low gold score" in words
+    project.refresh_from_db()
+    assert project.flag_fast_share == 0
+
+    # The drill-down: who voted what beside each of eve's ratings, disagreements said in words.
+    page.locator('[data-testid="flagged"] a', has_text="eve").click()
+    page.wait_for_selector('#dashboard[data-state="ready"]')
+    page.wait_for_selector('[data-testid="figures"] dl')
+    card = page.locator("article.pass").first
+    assert card.locator("th").all_inner_texts()[-1] == "Others: who rated what"
+    others = card.locator("td.others").first.inner_text()
+    assert "bea" in others and "cal" in others and "dan" in others
+    assert card.locator('[data-testid="disagree"]').count() >= 1
+    assert "disagree (3 of 3)" in card.locator('[data-testid="disagree"]').first.inner_text()
+    figures = page.locator('[data-testid="figures"]').inner_text()
+    assert "low agreement" in figures and "κ against the others' majority" in figures
+    assert "0.1 s / 0 s" in figures  # seconds per step with a decimal
+    screenshot(page, "dashboard-annotator-others")
+    page.set_viewport_size({"width": 390, "height": 844})
+    card.scroll_into_view_if_needed()
+    screenshot(page, "dashboard-annotator-others-phone")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_an_overlap_one_project_says_what_agreement_needs(page, live_server):
+    make_user("lead", "lead")
+    project = make_project(name="Single pass", overlap=1)
+    solo = make_user("solo", "annotator").annotator
+    for _ in range(2):
+        submit(make_solution(project, ["a", "b"], **PROBLEM), solo, [1, 1])
+    log_in(page, live_server, "lead")
+    page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/")
+    page.wait_for_selector('#dashboard[data-state="ready"]')
+    overview = page.locator('[data-testid="overview"]').inner_text()
+    assert "needs an overlap of at least 2" in overview and "resample" not in overview

@@ -125,11 +125,15 @@ function showFigures(box, row) {
   const list = el("dl", "figure-list");
   const add = (term, value) => list.append(el("dt", null, term), el("dd", null, value));
   add("Gold score (rolling)", `${fmt(row.gold_score)} over ${row.gold_passes} gold passes`);
-  add("α against the others", fmt(row.alpha));
-  add("mean κ against the others", `${fmt(row.kappa)} (${row.kappa_partners} partners)`);
-  add("ratings +1 / 0 / −1", `${pct(row.share_plus)} / ${pct(row.share_zero)} / ${pct(row.share_minus)} of ${row.ratings}`);
-  add("passes, steps", `${row.passes ?? 0}, ${row.steps ?? 0}`);
-  add("median time per step / pass", `${duration(row.median_step_seconds)} / ${duration(row.median_pass_seconds)}`);
+  add("flags", row.flags.length ? row.flags.join("; ") : "none: in line with the team");
+  add("κ against the others' majority", row.kappa_majority === null ? `— (${row.kappa_majority_reason ?? "no data"})`
+    : `${fmt(row.kappa_majority)}` + (row.kappa_majority_low === null ? "" : ` [${fmt(row.kappa_majority_low)}, ${fmt(row.kappa_majority_high)}]`) +
+      ` on ${row.majority_items} steps`);
+  add("mean κ per pair", `${fmt(row.kappa)} (${row.kappa_partners} partners)`);
+  add("main-step ratings +1 / 0 / −1", `${pct(row.share_plus)} / ${pct(row.share_zero)} / ${pct(row.share_minus)} of ${row.ratings}`);
+  add("passes, all ratings (alternatives too)", `${row.passes ?? 0}, ${row.steps ?? 0}`);
+  // Seconds per step with a decimal: a careless 0.1 s must not read as "0 s".
+  add("median time per step / pass", `${row.median_step_seconds === null ? "—" : `${fmt(row.median_step_seconds, 1)} s`} / ${duration(row.median_pass_seconds)}`);
   add("active time", row.active_hours == null ? "—" : duration(row.active_hours * 3600));
   box.append(list);
 }
@@ -157,16 +161,29 @@ function passCard(pass, options, actions) {
   const table = el("table", "dash-table steps");
   const header = el("tr");
   header.append(el("th", null, "#"), el("th", null, "Step"), el("th", null, "Theirs"), el("th", null, "Gold"),
-    el("th", null, "Others"));
+    el("th", null, "Others: who rated what"));
   table.append(header);
   for (const step of pass.steps) {
     const row = el("tr");
-    if (step.gold !== null && step.value !== null && step.gold !== step.value) row.className = "off-gold";
+    if (step.gold !== null && step.value !== null && step.gold !== step.value) row.classList.add("off-gold");
+    // Who voted what: each other annotator's name beside their rating; a rating unlike theirs
+    // is outlined, and the row says "disagree" in words.
     const others = el("td", "others");
+    let differ = 0;
     for (const other of step.others) {
-      const chip = rating(other.value);
-      chip.title = other.label;
-      others.append(chip, " ");
+      const differs = step.value !== null && other.value !== step.value;
+      differ += differs;
+      const vote = el("span", `other-vote${differs ? " differs" : ""}`);
+      vote.append(el("span", "other-name", `${other.label} `), rating(other.value));
+      if (differs) vote.title = `${other.label} rated otherwise`;
+      others.append(vote);
+    }
+    if (!step.others.length) others.append(el("span", "muted", "—"));
+    if (differ) {
+      row.classList.add("disagree");
+      const tag = el("span", "tag disagree", `disagree (${differ} of ${step.others.length})`);
+      tag.dataset.testid = "disagree";
+      others.append(tag);
     }
     const theirs = el("td", "theirs");
     theirs.append(rating(step.value));

@@ -3,7 +3,8 @@ import { call } from "./api.js";
 import { barChart, columnChart, lineChart } from "./charts.js";
 import { el, table } from "../dom.js";
 import { count, duration, fmt, pct, scroller, section } from "./dom.js";
-import { annotatorTable } from "./table.js";
+import { settingsForm } from "./form.js";
+import { annotatorTable, flagTags, MAJORITY_HELP } from "./table.js";
 
 export async function showOverview(root) {
   let data;
@@ -13,19 +14,28 @@ export async function showOverview(root) {
     if (error.status !== 429 && error.status !== 503) throw error;
     return later(root, error);
   }
-  for (const row of data.annotators) Object.assign(row, data.statuses[row.id] || { status: "active", status_reason: "" });
+  live(data);
   const linkOf = (row) => root.dataset.annotatorUrl.replace(/\/0\/$/, `/${row.id}/`);
   root.querySelector(".dash-loading")?.remove();
   root.append(
     headline(data, root),
     charts(data, Number(root.dataset.goldThreshold)),
     paused(data.annotators, linkOf),
+    flagged(data.annotators, linkOf),
     annotators(data, root, linkOf),
     perGeneration(data),
     queue(data),
     kappa(data),
   );
   root.dataset.state = "ready";
+}
+
+// The live parts the API puts beside the cached figures: each annotator's standing and flags.
+function live(data) {
+  for (const row of data.annotators) {
+    Object.assign(row, data.statuses[row.id] || { status: "active", status_reason: "" });
+    row.flags = data.flags[row.id] || [];
+  }
 }
 
 // No figures yet (labeling/stats/cache.py): the first compute still runs (503) or the person's
@@ -118,19 +128,20 @@ function charts(data, threshold) {
     format: (v) => count(v), legend: [["accent", "passes submitted that day"]],
   }));
 
-  const dist = section("Rating distribution per annotator (−1 / 0 / +1)", "chart-distribution");
+  const dist = section("Rating distribution per annotator (main steps: −1 / 0 / +1)", "chart-distribution");
   const byPlus = [...data.annotators].sort((a, b) => (a.distribution["1"] ?? 2) - (b.distribution["1"] ?? 2));
   dist.append(barChart(byPlus.map((a) => (!a.distribution.ratings
     ? { label: a.label, text: "no ratings" }
     : {
       label: a.label, text: count(a.distribution.ratings),
-      title: `+1 ${pct(a.distribution["1"])}, 0 ${pct(a.distribution["0"])}, −1 ${pct(a.distribution["-1"])} of ${count(a.distribution.ratings)} ratings`,
+      title: `+1 ${pct(a.distribution["1"])}, 0 ${pct(a.distribution["0"])}, −1 ${pct(a.distribution["-1"])} of ${count(a.distribution.ratings)} main-step ratings`,
       parts: [{ value: a.distribution["-1"], kind: "bad" }, { value: a.distribution["0"], kind: "neutral" },
         { value: a.distribution["1"], kind: "good" }],
     })), {
     testid: "distribution-chart", label: "Rating distribution", format: (v) => pct(v), yTitle: "annotator",
-    xTitle: "share of their ratings",
-    legend: [["bad", "−1"], ["neutral", "0"], ["good", "+1"], ["", "number at the end: ratings"]],
+    xTitle: "share of their main-step ratings",
+    legend: [["bad", "−1"], ["neutral", "0"], ["good", "+1"],
+      ["", "number at the end: their ratings of main steps (alternatives not counted; the table's Steps counts all)"]],
   }));
   box.append(time, gold, daily, dist);
   return box;
@@ -165,9 +176,78 @@ function paused(annotators, linkOf) {
   return box;
 }
 
+function flagged(annotators, linkOf) {
+  const found = annotators.filter((a) => a.flags.length);
+  const box = section(`Flagged annotators (${found.length})`, "flagged");
+  if (!found.length) box.append(el("p", "muted", "Nobody stands out from the team."));
+  const list = el("ul", "flagged-list");
+  for (const a of found) {
+    const item = el("li", "flagged");
+    item.dataset.annotator = a.id;
+    const link = el("a", null, a.label);
+    link.href = linkOf(a);
+    const reasons = el("ul", "flag-reasons");
+    for (const flag of a.flags) {
+      const line = el("li");
+      line.append(...flagTags([flag]), " ", el("span", "small", flag.text));
+      reasons.append(line);
+    }
+    item.append(link, reasons);
+    list.append(item);
+  }
+  box.append(list);
+  return box;
+}
+
+const FLAG_FIELDS = [
+  { name: "flag_fast_share", label: "Too fast under", step: "0.01",
+    help: "Flag a median time per step under this share of the team's median, 0 to 1 (0.33: three times faster; 0: never)." },
+  { name: "flag_gold_margin", label: "Gold score under", step: "0.01",
+    help: "Flag a rolling gold score more than this under the team's median, 0 to 1 (0: never)." },
+  { name: "flag_agreement_margin", label: "κ under", step: "0.01",
+    help: "Flag a κ against the others' majority more than this under the team's median, with its interval's top " +
+      "under the median too, 0 to 2 (0: never)." },
+  { name: "flag_distribution_margin", label: "Rating share off by", step: "0.01",
+    help: "Flag a share of +1, 0 or −1 more than this away from the team's median share, 0 to 1 (0: never)." },
+];
+
 function annotators(data, root, linkOf) {
   const box = section("Annotators (click a heading to sort)", "annotators");
-  annotatorTable(box, data.annotators, linkOf);
+  box.append(el("p", "muted small", `κ vs others' majority: ${MAJORITY_HELP} ` +
+    "+1 / 0 / −1: shares of their main-step ratings; Steps: all their ratings, alternatives included. " +
+    "The team of a figure is the median of everyone else who has it (three people at least)."));
+  const holder = el("div");
+  annotatorTable(holder, data.annotators, linkOf);
+  box.append(holder);
+  const details = el("details", "flag-settings");
+  details.append(el("summary", null, "Flag thresholds"));
+  box.append(details);
+  settingsForm(details, {
+    url: root.dataset.flagSettingsUrl, fields: FLAG_FIELDS, values: data.flag_settings, formClass: "q-form",
+    saveLabel: "Save thresholds", ids: { prefix: "flag-", form: "flag-settings-form", error: "flag-error-", message: "flag-message" },
+    group() {},
+    control(field) {
+      const input = el("input");
+      input.type = "number";
+      input.step = field.step;
+      return input;
+    },
+    show(inputs, shown) {
+      for (const [name, input] of Object.entries(inputs)) input.value = shown[name];
+    },
+    read: (name, input) => (input.value === "" ? "" : Number(input.value)),
+    saved() {
+      // Flags are worked out on every read (not cached): read again and redraw who is flagged.
+      call(root.dataset.apiUrl).then((fresh) => {
+        live(fresh);
+        holder.replaceChildren();
+        annotatorTable(holder, fresh.annotators, linkOf);
+        root.querySelector('[data-testid="flagged"]').replaceWith(flagged(fresh.annotators, linkOf));
+        root.dataset.flagsDrawn = String(Number(root.dataset.flagsDrawn || 0) + 1);
+      });
+      return "Saved: the flags below use the new thresholds.";
+    },
+  });
   return box;
 }
 
@@ -189,7 +269,7 @@ function queue(data) {
   ]);
   t.classList.add("compact");
   const eta = data.throughput.eta;
-  box.append(t, el("p", "muted small", eta.seconds === null ? "No estimate: nobody submitted in the last 24 hours." :
+  box.append(t, el("p", "muted small", eta.seconds === null ? `No estimate: ${eta.reason || "no pace yet"}.` :
     `At the median ${duration(eta.median_pass_seconds)} per pass with ${eta.active_annotators} active annotators: ` +
     `about ${duration(eta.seconds)} of work ${left(eta)}.`));
   return box;

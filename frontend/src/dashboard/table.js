@@ -1,26 +1,48 @@
 // The annotator table: one row per annotator, sorted by a click on any column's header
-// (again: the other way). Paused and failed annotators are highlighted with the reason.
+// (again: the other way). Paused and failed annotators are highlighted with the reason; an
+// outlier's flags (labeling/stats/outliers.py) are in words in the Flags column and colour the
+// cell of the figure that stands out.
 import { el } from "../dom.js";
 import { count, duration, fmt, pct, scroller, statusTag } from "./dom.js";
 
 const BLOCKED = new Set(["paused", "failed_screening"]);
 
-// [key, heading, value of a row for sorting, cell text]
+export const MAJORITY_HELP = "Leave-one-out agreement: Cohen's κ of their ratings against the majority of the " +
+  "other annotators' ratings of the same steps (their own rating never counts towards the majority; steps where " +
+  "the others tie are left out), with its 95% bootstrap interval. 1: always with the others; 0: no better than chance.";
+
+// [key, heading, value of a row for sorting, cell text, header tooltip]
 export const COLUMNS = [
   ["label", "Annotator", (r) => r.label.toLowerCase()],
   ["status", "Status", (r) => r.status || "active"],
-  ["gold_score", "Gold score", (r) => r.gold_score, (r) => `${fmt(r.gold_score)} (${r.gold_passes})`],
-  ["alpha", "α vs others", (r) => r.alpha, (r) => fmt(r.alpha)],
-  ["kappa", "κ vs others", (r) => r.kappa, (r) => fmt(r.kappa)],
-  ["plus", "+1", (r) => r.distribution["1"], (r) => pct(r.distribution["1"])],
-  ["zero", "0", (r) => r.distribution["0"], (r) => pct(r.distribution["0"])],
-  ["minus", "−1", (r) => r.distribution["-1"], (r) => pct(r.distribution["-1"])],
+  ["flags", "Flags", (r) => r.flags.length, null,
+    "Where they stand out from the rest of the team (thresholds below the table). Sort to put the flagged first."],
+  ["gold_score", "Gold score", (r) => r.gold_score, (r) => `${fmt(r.gold_score)} (${r.gold_passes})`,
+    "Rolling gold score (share of gold steps rated as the gold), and over how many gold passes."],
+  ["kappa_majority", "κ vs others' majority", (r) => r.kappa_majority, majorityText, MAJORITY_HELP],
+  ["kappa", "mean κ per pair", (r) => r.kappa, (r) => fmt(r.kappa),
+    "Mean of Cohen's κ with each other annotator on the steps both rated."],
+  ["share_plus", "+1", (r) => r.distribution["1"], (r) => pct(r.distribution["1"]),
+    "Share of +1 among their main-step ratings (alternatives not counted)."],
+  ["share_zero", "0", (r) => r.distribution["0"], (r) => pct(r.distribution["0"]),
+    "Share of 0 among their main-step ratings (alternatives not counted)."],
+  ["share_minus", "−1", (r) => r.distribution["-1"], (r) => pct(r.distribution["-1"]),
+    "Share of −1 among their main-step ratings (alternatives not counted)."],
   ["passes", "Passes", (r) => r.passes, (r) => count(r.passes ?? 0)],
-  ["steps", "Steps", (r) => r.steps, (r) => count(r.steps ?? 0)],
-  ["median_step_seconds", "s / step", (r) => r.median_step_seconds, (r) => fmt(r.median_step_seconds, 1)],
+  ["steps", "Steps (all ratings)", (r) => r.steps, (r) => count(r.steps ?? 0),
+    "Every rating they gave, alternatives included (the +1 / 0 / −1 shares count main steps only)."],
+  ["median_step_seconds", "s / step", (r) => r.median_step_seconds, (r) => fmt(r.median_step_seconds, 1),
+    "Median over their passes of the pass's time divided by its ratings."],
   ["median_pass_seconds", "Time / pass", (r) => r.median_pass_seconds, (r) => duration(r.median_pass_seconds)],
   ["active_hours", "Active time", (r) => r.active_hours, (r) => duration(r.active_hours == null ? null : r.active_hours * 3600)],
 ];
+
+function majorityText(r) {
+  if (r.kappa_majority === null || r.kappa_majority === undefined) return "—";
+  const interval = r.kappa_majority_low === null || r.kappa_majority_low === undefined ? ""
+    : ` [${fmt(r.kappa_majority_low)}, ${fmt(r.kappa_majority_high)}]`;
+  return `${fmt(r.kappa_majority)}${interval}`;
+}
 
 function compare(a, b) {
   // Missing values sort last whichever way the column is sorted.
@@ -48,9 +70,10 @@ export function annotatorTable(box, rows, linkOf) {
       th.setAttribute("aria-sort", th.dataset.key === sortKey ? (ascending ? "ascending" : "descending") : "none");
     }
   };
-  for (const [key, heading] of COLUMNS) {
+  for (const [key, heading, , , help] of COLUMNS) {
     const th = el("th", null, heading);
     th.dataset.key = key;
+    if (help) th.title = help;
     th.tabIndex = 0;
     const sort = () => {
       ascending = sortKey === key ? !ascending : true;
@@ -73,10 +96,15 @@ function rowOf(row, linkOf) {
   tr.dataset.annotator = row.id;
   tr.dataset.status = row.status || "active";
   if (BLOCKED.has(row.status)) tr.className = "blocked";
+  else if (row.flags.length) tr.className = "flagged";
+  tr.dataset.flags = row.flags.map((f) => f.kind).join(" ");
+  const flaggedColumns = new Map(row.flags.map((f) => [f.column, f]));
   for (const [key, , keyOf, text] of COLUMNS) {
     const td = el("td");
     td.dataset.key = key;
-    if (key === "label") {
+    if (key === "flags") {
+      td.append(...flagTags(row.flags));
+    } else if (key === "label") {
       const link = el("a", null, row.label);
       link.href = linkOf(row);
       td.append(link);
@@ -85,8 +113,26 @@ function rowOf(row, linkOf) {
       if (row.status_reason && row.status !== "active") td.append(el("div", "reason", row.status_reason));
     } else {
       td.textContent = String(text ? text(row) : keyOf(row));
+      if (key === "kappa_majority" && row.kappa_majority_reason) td.title = row.kappa_majority_reason;
+    }
+    const flag = flaggedColumns.get(key);
+    if (flag) {
+      td.classList.add("flagged-cell");
+      td.title = `${flag.label}: ${flag.text}`;
     }
     tr.append(td);
   }
   return tr;
+}
+
+/** An outlier's flags as tags, each in words (its label) with the figures in its title and for screen readers. */
+export function flagTags(flags) {
+  if (!flags.length) return [el("span", "muted", "—")];
+  return flags.map((flag) => {
+    const tag = el("span", `tag flag flag-${flag.kind}`, flag.label);
+    tag.title = flag.text;
+    tag.dataset.flag = flag.kind;
+    tag.append(el("span", "sr-only", `: ${flag.text}`));
+    return tag;
+  });
 }

@@ -35,6 +35,7 @@ ROLES_OF = {
     "api:project-annotator-pause": {L}, "api:project-annotator-resume": {L}, "api:project-my-status": {A},
     "api:project-my-missed": {A}, "api:project-disagreements": {L},
     "api:project-dashboard": {L}, "api:project-annotators": {L}, "api:project-annotator-passes": {L},
+    "api:project-flag-settings": {L},
     "api:project-snapshots": {L, R}, "api:project-snapshot-download": {L, R},
     "api:project-generation-stats": {R}, "api:project-diagram": {A, L, R},
     "api:project-detail": {A, L, R}, "api:problem-detail": {L, R}, "api:solution-detail": {L, R},

@@ -165,6 +165,16 @@ def test_the_loop_and_project_settings_are_logged_with_only_what_changed(project
     assert AuditEntry.objects.filter(action=audit.SETTINGS).count() == 2
 
 
+def test_the_flag_thresholds_are_logged_as_settings(project, clients):
+    url = reverse("api:project-flag-settings", args=[project.pk])
+    answer = clients["lead"].patch(url, {"flag_gold_margin": 0.3}, format="json")
+    assert answer.status_code == 200 and answer.json()["flag_gold_margin"] == 0.3, answer.content
+    entry = AuditEntry.objects.get(action=audit.SETTINGS)
+    assert (entry.actor_name, entry.before, entry.after) == ("lead", {"flag_gold_margin": 0.15}, {"flag_gold_margin": 0.3})
+    assert clients["lead"].patch(url, {"flag_gold_margin": 7}, format="json").status_code == 400
+    assert AuditEntry.objects.filter(action=audit.SETTINGS).count() == 1
+
+
 def test_a_pause_without_a_reason_is_a_400_naming_it_and_changes_and_logs_nothing(project, stage, clients):
     url = reverse("api:project-annotator-pause", args=[project.pk, stage["people"][0].pk])
     for body in ({}, {"reason": ""}, {"reason": "   "}):

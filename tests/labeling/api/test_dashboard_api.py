@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from labeling.models import Assignment, GoldRating, Rating
 from labeling.quality import screening
-from tests.factories import make_annotator, make_solution, rated_pass
+from tests.factories import careless_team, make_annotator, make_solution, rated_pass
 
 
 @pytest.fixture
@@ -100,3 +100,61 @@ def test_drill_down_shows_gold_and_the_other_annotators(clients, project, rated)
     assert clients["lead"].get(url).status_code == 404
     assert clients["lead"].get(reverse("api:project-annotator-passes", args=[project.pk, ann.pk]),
                                {"limit": 0}).status_code == 400
+
+
+# Outlier flags and their thresholds (issue #30) ------------------------------------------------
+
+
+@pytest.fixture
+def careless(project):
+    project.overlap = 4
+    project.save()
+    return careless_team(project)
+
+
+def test_the_dashboard_flags_the_careless_annotator_in_words(clients, project, careless):
+    eve = careless["eve"]
+    url = reverse("api:project-dashboard", args=[project.pk])
+    body = clients["lead"].get(url).json()
+    assert set(body["flags"]) == {str(eve.pk)}
+    assert {f["label"] for f in body["flags"][str(eve.pk)]} == {
+        "too fast", "low gold score", "low agreement", "one-sided ratings"}
+    assert body["flag_settings"] == {"flag_fast_share": 0.33, "flag_gold_margin": 0.15,
+                                     "flag_agreement_margin": 0.2, "flag_distribution_margin": 0.25}
+    rows = {row["id"]: row for row in body["annotators"]}
+    assert rows[eve.pk]["kappa_majority"] < min(rows[careless[n].pk]["kappa_majority"] for n in ("bea", "cal", "dan"))
+    assert rows[eve.pk]["kappa_majority_low"] <= rows[eve.pk]["kappa_majority"] <= rows[eve.pk]["kappa_majority_high"]
+
+    # A new threshold shows at once, on the cached figures (flags are not cached).
+    settings_url = reverse("api:project-flag-settings", args=[project.pk])
+    answer = clients["lead"].patch(settings_url, {"flag_fast_share": 0, "flag_gold_margin": 0.5}, format="json")
+    assert answer.status_code == 200 and answer.json()["flag_fast_share"] == 0
+    body = clients["lead"].get(url).json()
+    assert body["cache"]["from_cache"] is True
+    assert {f["kind"] for f in body["flags"][str(eve.pk)]} == {"agreement", "one_sided"}
+
+    table = clients["lead"].get(reverse("api:project-annotators", args=[project.pk]), {"format": "csv"})
+    by_label = {r["label"]: r for r in csv.DictReader(io.StringIO(table.content.decode()))}
+    assert by_label["eve"]["flags"].startswith("low agreement: κ ")
+    assert "; one-sided ratings: +1 on 92% of main steps" in by_label["eve"]["flags"]
+    assert by_label["bea"]["flags"] == "" and float(by_label["bea"]["kappa_majority"]) > 0.5
+
+
+@pytest.mark.parametrize("field, value", [
+    ("flag_fast_share", 1.5), ("flag_fast_share", -0.1), ("flag_gold_margin", 2), ("flag_agreement_margin", 2.5),
+    ("flag_distribution_margin", "lots"), ("flag_gold_margin", None),
+])
+def test_bad_thresholds_are_400_naming_the_field(clients, project, field, value):
+    url = reverse("api:project-flag-settings", args=[project.pk])
+    answer = clients["lead"].patch(url, {"flag_fast_share": 0.2, field: value}, format="json")
+    assert answer.status_code == 400 and field in answer.json(), answer.json()
+    project.refresh_from_db()
+    assert project.flag_fast_share == 0.33  # nothing stored
+
+
+@pytest.mark.parametrize("role", ["annotator", "researcher", "nobody"])
+def test_only_leads_set_thresholds(clients, project, role):
+    url = reverse("api:project-flag-settings", args=[project.pk])
+    assert clients[role].get(url).status_code == 403
+    assert clients[role].patch(url, {"flag_fast_share": 0.1}, format="json").status_code == 403
+    assert clients["lead"].get(url).json()["flag_agreement_margin"] == 0.2

@@ -282,15 +282,28 @@ def test_bootstrap_alpha_matches_the_reference_on_resampled_items():
 # Each annotator against the others ------------------------------------------------------------
 
 
-def test_per_annotator_alpha_and_mean_kappa_match_the_references():
+def reference_majority(m, a):
+    """Per item, annotator ``a``'s rating and the others' single most frequent value (NaN: none)."""
+    mine, majority = [], []
+    for j in range(m.shape[1]):
+        others = [x for b in range(m.shape[0]) if b != a and not np.isnan(x := m[b, j])]
+        values, counts = np.unique(others, return_counts=True)
+        if np.isnan(m[a, j]) or not len(values) or (counts == counts.max()).sum() > 1:
+            continue
+        mine.append(m[a, j])
+        majority.append(values[counts.argmax()])
+    return np.array(mine), np.array(majority)
+
+
+def test_per_annotator_majority_kappa_and_mean_kappa_match_the_references():
     rng = np.random.default_rng(8)
     m = random_matrix(rng, 6, 70, missing=0.5, agree=0.7)
     m[5] = np.where(np.isnan(m[5]), np.nan, -m[0])  # annotator 5 contradicts annotator 0
     m[4, 0], m[4, 1:] = 1, np.nan  # annotator 4 rated one item only
-    result = ag.per_annotator(table_from_matrix(m), min_shared=3)
+    result = ag.per_annotator(table_from_matrix(m), min_shared=3, replicates=0)
     for a in range(6):
         mine = ~np.isnan(m[a])
-        alpha = reference_alpha(m[:, mine], "ordinal")
+        x, y = reference_majority(m, a)
         kappas = []
         for b in range(6):
             both = mine & ~np.isnan(m[b])
@@ -298,11 +311,56 @@ def test_per_annotator_alpha_and_mean_kappa_match_the_references():
                 kappas.append(reference_kappa(m[a][both], m[b][both], None))
         kappas = [k for k in kappas if not np.isnan(k)]
         got = result[a]
-        assert_same(got.alpha, alpha)
+        assert got.majority_items == len(x)
+        expected = reference_kappa(x, y, None) if len(x) else np.nan
+        assert_same(None if got.majority is None else got.majority.estimate, expected)
+        assert (got.majority is None) == (got.reason is not None)
         assert got.partners == len(kappas)
         assert_same(got.mean_kappa, np.mean(kappas) if kappas else np.nan)
     assert result[4].partners == 0 and result[4].mean_kappa is None
-    assert result[5].alpha < result[1].alpha
+    assert result[5].majority.estimate < result[1].majority.estimate
+
+
+def test_leave_one_out_kappa_tells_apart_annotators_who_rated_the_same_items():
+    """Issue #30: alpha over an annotator's items *with their own ratings* was 0.29 for bea, cal
+    and dan alike, since all three rated every item. Against the others' majority, the careful
+    two agree with the others and the careless one does not."""
+    rng = np.random.default_rng(30)
+    truth = rng.choice([-1, 0, 1], 120, p=[0.3, 0.2, 0.5]).astype(float)
+    noisy = lambda share: np.where(rng.random(120) < share, rng.choice([-1.0, 0.0, 1.0], 120), truth)  # noqa: E731
+    m = np.stack([noisy(0.05), noisy(0.15), noisy(0.95)])  # bea, cal, dan
+    table = table_from_matrix(m)
+    old = [ag.krippendorff_alpha(table)] * 3  # every item rated by all: the old figure, one value
+    result = ag.per_annotator(table, replicates=200)
+    bea, cal, dan = (result[a].majority for a in range(3))
+    assert min(bea.estimate, cal.estimate) > 0.5 > 0.2 > dan.estimate
+    assert len({round(v, 4) for v in (bea.estimate, cal.estimate, dan.estimate)}) == 3 != len(set(old))
+    assert dan.high < min(bea.low, cal.low)  # the careless one clearly apart
+    for interval in (bea, cal, dan):
+        assert interval.low <= interval.estimate <= interval.high and interval.replicates == 200
+
+
+def test_majority_kappa_interval_matches_the_reference_on_resampled_items():
+    rng = np.random.default_rng(5)
+    m = random_matrix(rng, 4, 90, missing=0.2, agree=0.6)
+    x, y = reference_majority(m, 0)
+    codes = lambda v: np.searchsorted([-1, 0, 1], v)  # noqa: E731
+    interval = ag.majority_kappa(codes(x), codes(y), 3, replicates=300, confidence=0.9, seed=42)
+    rows = np.stack([codes(x), codes(y)], 1)
+    reference = [reference_kappa(x[items], y[items], None) for items in resampled_items(rows, 42, 300)]
+    low, high = percentile_interval(reference, 0.9)
+    assert interval.estimate == pytest.approx(reference_kappa(x, y, None), abs=TOL)
+    assert (interval.low, interval.high) == pytest.approx((low, high), abs=TOL)
+    assert interval == ag.per_annotator(table_from_matrix(m), replicates=300, confidence=0.9, seed=42)[0].majority
+
+
+def test_majority_kappa_says_why_it_is_undefined():
+    m = np.array([[1, 1, np.nan], [1, 1, np.nan], [np.nan, np.nan, -1]], dtype=float)
+    result = ag.per_annotator(table_from_matrix(m))
+    assert result[2].majority is None and "no" in result[2].reason  # nobody else rated its item
+    assert result[0].majority is None and "one value" in result[0].reason  # +1 against +1 only
+    with pytest.raises(ag.AgreementUndefined):
+        ag.majority_kappa(np.zeros(0, int), np.zeros(0, int), 3)
 
 
 # Real ratings --------------------------------------------------------------------------------

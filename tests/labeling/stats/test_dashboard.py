@@ -70,10 +70,17 @@ def test_figures_match_the_agreement_module(rated):
     fe = agreement.first_error_agreement(table)
     assert figures["agreement"]["first_error"]["pairs"] == fe.pairs
     rows = {row["id"]: row for row in figures["annotators"]}
-    expected = agreement.per_annotator(table)
+    expected = agreement.per_annotator(table, replicates=100)
     for pk, row in rows.items():
-        assert row["alpha"] == pytest.approx(expected[pk].alpha, abs=1e-4)
+        majority = expected[pk].majority
+        assert row["kappa_majority"] == (None if majority is None else pytest.approx(majority.estimate, abs=1e-4))
+        if majority is not None:
+            assert row["kappa_majority_low"] == pytest.approx(majority.low, abs=1e-4)
+            assert row["kappa_majority_high"] == pytest.approx(majority.high, abs=1e-4)
+        assert row["majority_items"] == expected[pk].majority_items
         assert row["kappa"] == pytest.approx(expected[pk].mean_kappa, abs=1e-4)
+    # Leave-one-out: dora (+1 everywhere) is the one apart from the others' majority.
+    assert rows[dora.pk]["kappa_majority"] < min(rows[p.pk]["kappa_majority"] for p in (ann, bob, cy))
     pairs = agreement.cohen_kappa_matrix(table)
     matrix = figures["kappa_matrix"]
     i, j = matrix["annotators"].index(ann.pk), matrix["annotators"].index(bob.pk)
@@ -116,9 +123,12 @@ def test_undefined_agreement_says_why():
     rated_pass(make_solution(project, steps=2), make_annotator("solo"), [1, 1])
     figures = dashboard.build_dashboard(project)
     assert figures["agreement"]["alpha"]["estimate"] is None
-    assert "undefined" in figures["agreement"]["alpha"]["reason"]
+    # A sentence for the lead, not "Krippendorff's alpha is undefined: no item to resample" (issue #30).
+    assert figures["agreement"]["alpha"]["reason"] == dashboard.NO_OVERLAP
+    assert "overlap of at least 2" in dashboard.NO_OVERLAP and "resample" not in dashboard.NO_OVERLAP
     assert figures["agreement"]["first_error"]["share"] is None
-    assert figures["annotators"][0]["alpha"] is None
+    assert figures["annotators"][0]["kappa_majority"] is None
+    assert "majority" in figures["annotators"][0]["kappa_majority_reason"]
 
 
 def test_empty_project_has_a_dashboard():

@@ -102,3 +102,25 @@ def test_eta_is_none_when_nobody_is_working():
     make_solution(project, generation=0)
     eta = throughput.project_throughput(project)["eta"]
     assert eta["remaining_slots"] == 1 and eta["seconds"] is None
+    assert eta["reason"] == "nobody submitted a timed pass in the last 7 days"
+
+
+def test_no_eta_from_a_median_pass_of_zero_seconds():
+    """Issue #30: a median of 0 s per pass (imported or unmeasured passes) promised "65 slots ≈ 8 s left"."""
+    project = make_project(overlap=2)
+    a, b = make_annotator("a"), make_annotator("b")
+    now = T0 + datetime.timedelta(days=10)
+    current = [make_solution(project, generation=1) for _ in range(3)]
+    rated_pass(current[0], a, [1, 1], at=now - datetime.timedelta(hours=2), seconds=0)
+    rated_pass(current[0], b, [1, 1], at=now - datetime.timedelta(hours=1), seconds=throughput.MIN_PACE_SECONDS - 1)
+    rated_pass(current[1], b, [1, 1], at=now - datetime.timedelta(hours=1), seconds=0)
+    eta = throughput.project_throughput(project, now=now)["eta"]
+    assert eta["remaining_slots"] == 3 and eta["median_pass_seconds"] == 0.0 and eta["active_annotators"] == 2
+    assert eta["seconds"] is None
+    assert eta["reason"] == f"the median pass of the last 7 days took 0.0 s, under {throughput.MIN_PACE_SECONDS} s: " \
+                            "too short to estimate from"
+    rated_pass(current[1], a, [1, 1], at=now - datetime.timedelta(hours=1), seconds=60)
+    rated_pass(current[2], a, [1, 1], at=now - datetime.timedelta(hours=1), seconds=60)
+    rated_pass(current[2], b, [1, 1], at=now - datetime.timedelta(hours=1), seconds=60)
+    eta = throughput.project_throughput(project, now=now)["eta"]  # a real pace now: 60 s
+    assert (eta["seconds"], eta["reason"]) == (0, None)
