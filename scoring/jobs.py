@@ -145,8 +145,10 @@ def select(run):
         pool = candidate_pool(project).values("pk")
         rows = (SolutionScore.objects.filter(checkpoint_id=run.checkpoint_id, solution__in=pool)
                 .values_list("solution_id", "solution__problem_id", "score", "solution__is_correct", "uncertainty"))
+        # Streamed (no queryset cache of every row beside the candidates): the selection holds one
+        # slotted Candidate per pooled solution and nothing else per row (docs/prm.md, memory).
         picks = strategies.choose(
-            [Candidate(*row) for row in rows], strategy=strategy, size=run.size, mix=mix,
+            [Candidate(*row) for row in rows.iterator(chunk_size=10_000)], strategy=strategy, size=run.size, mix=mix,
             wrong_share=recipe["wrong_share"], per_problem_cap=recipe["per_problem_cap"], seed=recipe["seed"],
         )
         ids = sorted(p.candidate.solution_id for p in picks)

@@ -10,7 +10,8 @@ Pure Python: no Django, no torch. The caller decides which solutions may be chos
 import dataclasses
 
 
-@dataclasses.dataclass(frozen=True)
+# slots: a selection holds one per solution of the pool (930K in a PRM800K-sized campaign).
+@dataclasses.dataclass(frozen=True, slots=True)
 class Candidate:
     """A solution that may be selected: its id, its problem, its PRM score and its grade.
 
