@@ -25,11 +25,11 @@ from labeling.access.roles import LEAD
 from labeling.access.permissions import IsLead
 from labeling.stats import cache as stats_cache
 from labeling.models import Project
-from labeling.project_settings import change_settings
 from labeling.stats import dashboard, outliers
 
 from .paging import MAX_NUMBER
 from .renderers import IgnoreFormatParameter
+from .settings_forms import LeadSettingsView, documented
 
 TABLE_COLUMNS = [
     "id", "label", "status", "status_reason", "flags", "gold_score", "gold_passes", "kappa_majority",
@@ -234,24 +234,12 @@ class FlagSettingsSerializer(serializers.ModelSerializer):
         }
 
 
-class FlagSettingsView(APIView):
+@documented("flag_settings", FlagSettingsSerializer)
+class FlagSettingsView(LeadSettingsView):
     """The thresholds at which the dashboard flags an annotator as an outlier against the team.
 
     Flags are computed on every read from the cached figures, so a change shows at the next
     load without a recompute.
     """
 
-    permission_classes = [IsLead]
-
-    @extend_schema(operation_id="projects_flag_settings_retrieve", responses=FlagSettingsSerializer)
-    def get(self, request, pk):
-        return Response(FlagSettingsSerializer(project_for(request.user, pk, LEAD)).data)
-
-    @extend_schema(operation_id="projects_flag_settings_partial_update", request=FlagSettingsSerializer,
-                   responses=FlagSettingsSerializer)
-    def patch(self, request, pk):
-        project = project_for(request.user, pk, LEAD)
-        form = FlagSettingsSerializer(project, data=request.data, partial=True)
-        form.is_valid(raise_exception=True)
-        change_settings(project, form.validated_data, request.user)  # logged, as every settings change
-        return Response(FlagSettingsSerializer(project).data)
+    form = FlagSettingsSerializer

@@ -25,10 +25,10 @@ from labeling.models import (
     Project,
     Solution,
 )
-from labeling.project_settings import change_settings
 from labeling.quality import consensus, feedback, gold, proposals, screening
 
 from .paging import MAX_NUMBER, BoundedPaging, page, whole_number
+from .settings_forms import LeadSettingsView, documented
 from .work import annotator_of
 
 
@@ -460,23 +460,11 @@ class ResumeView(StandingChangeView):
     change = staticmethod(screening.resume)
 
 
-class QualitySettingsView(APIView):
+@documented("quality_settings", QualitySettingsSerializer)
+class QualitySettingsView(LeadSettingsView):
     """The project's quality-control settings: gold rate, screening and automatic pausing."""
 
-    permission_classes = [IsLead]
-
-    @extend_schema(operation_id="projects_quality_settings_retrieve", responses=QualitySettingsSerializer)
-    def get(self, request, pk):
-        return Response(QualitySettingsSerializer(project_for(request.user, pk, LEAD)).data)
-
-    @extend_schema(operation_id="projects_quality_settings_partial_update", request=QualitySettingsSerializer,
-                   responses=QualitySettingsSerializer)
-    def patch(self, request, pk):
-        project = project_for(request.user, pk, LEAD)
-        form = QualitySettingsSerializer(project, data=request.data, partial=True)
-        form.is_valid(raise_exception=True)
-        change_settings(project, form.validated_data, request.user)
-        return Response(QualitySettingsSerializer(project).data)
+    form = QualitySettingsSerializer
 
 
 class MyStatusView(APIView):
