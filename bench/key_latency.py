@@ -17,6 +17,9 @@ one key at a time, each measured in the page:
   layout it leaves brought up to date (a last keydown listener reads the layout): what the main
   thread must do before that frame can be painted.
 
+A "floor" line gives the same figures on a page that changes one line of text a key: on a shared
+machine, what any key costs right now (the load average is printed too).
+
 Headless Chromium draws at a fixed 60 Hz, so "paint" also holds the wait for the next frame (up
 to 16.7 ms after a key arrives, whatever the page does). ``--frames unthrottled`` starts Chromium
 with ``--disable-frame-rate-limit`` too, so that a frame starts as soon as the page has work
@@ -94,6 +97,9 @@ def main(argv=None):
             finally:
                 browser.close()
             print(f"frames: {mode}", flush=True)
+            floor = _floor(browser_args=flags, playwright=p, pairs=args.pairs)
+            print(f"  floor       : paint {_figures([s['paint'] for s in floor])}"
+                  f" | work {_figures([s['work'] for s in floor])}  (a page that changes one line a key)")
             for level, samples in results:
                 print(f"  {level:4d} ratings: paint {_figures([s['paint'] for s in samples])}"
                       f" | work {_figures([s['work'] for s in samples])}  (n={len(samples)})", flush=True)
@@ -155,6 +161,30 @@ def _measure(browser, base, project_id, levels, pairs):
         page.wait_for_selector('#workspace[data-save="saved"]')
     context.close()
     return results
+
+
+def _floor(browser_args, playwright, pairs):
+    """The same keys on a page that only changes one line of text a key: what a key to paint costs
+    this machine now whatever the page (the machine may be shared: read the figures against it)."""
+    browser = playwright.chromium.launch(executable_path=_chromium(), args=browser_args)
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_content("<p id=line>0</p>")
+        page.evaluate(PROBE)
+        page.evaluate("() => document.addEventListener('keydown', (e) => {"
+                      " document.getElementById('line').textContent = e.key + performance.now(); })")
+        for _ in range(pairs):
+            _key(page, "1")
+            _key(page, "u")
+        return page.evaluate("() => window.__keyTimes")
+    finally:
+        browser.close()
+
+
+def _chromium():
+    from tests.browser.conftest import chromium_path
+
+    return chromium_path()
 
 
 def _key(page, key):

@@ -215,7 +215,7 @@ export function showSubmittedCount(ui, count) {
 
 /** A rating was given: the "New solution" cue and the last submit's confirmation go. */
 export function showRated(ui) {
-  ui.fresh.hidden = true;
+  if (!ui.fresh.hidden) ui.fresh.hidden = true;
   showConfirmation(ui, null);
 }
 
@@ -488,7 +488,7 @@ export function showStanding(ui, { kind, text }) {
 
 /**
  * The save state beside the buttons ("saved", "saving", "retrying": ``detail`` ratings kept in this
- * browser, ``note`` said instead of the usual banner); root's data-save names it for tests and CSS.
+ * browser, ``note`` said instead of the usual banner); root's data-save names it for tests.
  */
 export function showSaveState(ui, state, detail, note) {
   ui.root.dataset.save = state;
@@ -501,6 +501,7 @@ export function showSaveState(ui, state, detail, note) {
       note ||
       `Offline or the server is unreachable — retrying. ${count} kept in this browser and will be saved when the connection is back.`;
   }
+  ui.saveState.classList.toggle("retrying", failing);
   ui.saveState.textContent = SAVE_LABELS[state];
 }
 
