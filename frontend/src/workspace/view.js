@@ -204,7 +204,7 @@ export function showDay(ui, doneToday, timerMs) {
 /** "Submitted. 7 today" (null hides it). */
 export function showConfirmation(ui, text) {
   ui.confirm.hidden = !text;
-  if (ui.confirm.textContent !== (text || "")) ui.confirm.textContent = text || ""; // a key draws nothing new here
+  if (ui.confirm.textContent !== (text || "")) ui.confirm.textContent = text || ""; // every key calls this: write only a change
 }
 
 /** Today's count after "Submitted.", once it comes, if the confirmation is still shown (null: unknown). */
