@@ -112,3 +112,24 @@ def test_the_same_stalled_upload_blocks_a_sync_worker_without_the_proxy():
         if stalled is not None:
             stalled.close()
         stop(web)
+
+
+def test_the_favicon_comes_through_the_proxy(workdir):
+    """Browsers ask every site for /favicon.ico: nginx passes it on and Django answers with the icon."""
+    web_port, proxy_port = free_port(), free_port()
+    web = one_sync_worker(web_port)
+    proxy = subprocess.Popen([NGINX, "-c", str(nginx_config(workdir, web_port, proxy_port))],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(web_port, "/accounts/login/")
+        wait_for(proxy_port, "/accounts/login/")
+        conn = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=20)
+        conn.request("GET", "/favicon.ico", headers={"Host": f"127.0.0.1:{proxy_port}"})
+        response = conn.getresponse()
+        body = response.read()
+        assert response.status == 200
+        assert response.getheader("Content-Type") == "image/x-icon"
+        assert "max-age" in response.getheader("Cache-Control")
+        assert body == (ROOT / "labeling" / "web" / "favicon.ico").read_bytes()
+    finally:
+        stop(proxy, web)

@@ -1,10 +1,11 @@
 """Page URLs (HTML for people); the REST API lives under /api/ (labeling/api/urls.py)."""
 from django.urls import path
 
-from labeling.web import account, members, pages
+from labeling.web import account, favicon, members, pages
 
 urlpatterns = [
     path("", pages.home, name="home"),
+    path("favicon.ico", favicon.favicon, name="favicon"),
     path("projects/<int:pk>/work/", pages.workspace, name="workspace"),
     path("projects/<int:pk>/dashboard/", pages.dashboard, name="dashboard"),
     path("projects/<int:pk>/dashboard/annotators/<int:annotator_id>/", pages.dashboard_annotator,

@@ -139,6 +139,9 @@ export function buildShell(root, actions) {
     const open = bar.classList.toggle("more-open");
     more.setAttribute("aria-expanded", String(open));
     more.textContent = open ? "less" : "more";
+    // The taller bar (it sticks to the bottom of a phone's screen) must not cover the current step.
+    barHeight(ui);
+    reveal(ui);
   });
   buttons.append(more);
   bar.append(hint, saveState, buttons);
@@ -148,13 +151,23 @@ export function buildShell(root, actions) {
   const panel = el("div", "ws-panel card");
   panel.hidden = true;
   root.append(banner, standing, confirm, body, bar, panel);
-  // The sticky bar's height, for the steps' scroll margin (a step is never shown under it).
-  new ResizeObserver(() => root.style.setProperty("--ws-bar-h", `${bar.offsetHeight}px`)).observe(bar);
-  return {
+  const ui = {
     root, banner, standing, confirm, body, bar, panel, title, fresh, done, timer, problem, answer, progress, legend,
     stepsPane, steps, hint, side, sideTitle, sideBody, helpButton, saveState, rateButtons, flagButton, submitButton,
     writeButton, actions, cards: new Map(),
   };
+  new ResizeObserver(() => barHeight(ui)).observe(bar);
+  return ui;
+}
+
+// The sticky bar's height, for the steps' scroll margin (a step is never shown under it). Set
+// only when it changed: the property is inherited, and a new value restyles the whole workspace.
+function barHeight(ui) {
+  const height = `${ui.bar.offsetHeight}px`;
+  if (ui.barHeight !== height) {
+    ui.barHeight = height;
+    ui.root.style.setProperty("--ws-bar-h", height);
+  }
 }
 
 /** Open or close the instructions beside the work; returns whether they are open now. */
@@ -170,6 +183,11 @@ export function toggleInstructions(ui, project, open = ui.side.hidden) {
   ui.side.hidden = !open;
   ui.body.classList.toggle("with-side", open);
   ui.helpButton.setAttribute("aria-expanded", String(open));
+  // On a phone the instructions stack above the problem, far above a step down the solution:
+  // opened, they come into view (else pressing "instructions" seemed to do nothing); closed,
+  // the current step comes back. Beside the work on a wide screen, neither scrolls anything.
+  if (open) ui.side.scrollIntoView({ block: "nearest" });
+  else reveal(ui);
   return open;
 }
 
@@ -186,7 +204,7 @@ export function showDay(ui, doneToday, timerMs) {
 /** "Submitted. 7 today" (null hides it). */
 export function showConfirmation(ui, text) {
   ui.confirm.hidden = !text;
-  ui.confirm.textContent = text || "";
+  if (ui.confirm.textContent !== (text || "")) ui.confirm.textContent = text || ""; // every key calls this: write only a change
 }
 
 /** Today's count after "Submitted.", once it comes, if the confirmation is still shown (null: unknown). */
@@ -197,7 +215,7 @@ export function showSubmittedCount(ui, count) {
 
 /** A rating was given: the "New solution" cue and the last submit's confirmation go. */
 export function showRated(ui) {
-  ui.fresh.hidden = true;
+  if (!ui.fresh.hidden) ui.fresh.hidden = true;
   showConfirmation(ui, null);
 }
 
@@ -229,8 +247,14 @@ export function showTask(ui, assignment, rated) {
 }
 
 /**
- * Show the revealed steps with their ratings; keep the current step in view. ``writer``
- * (writer.js) is placed in the own step's card while ``editing`` is its position.
+ * Show the revealed steps with their ratings. ``writer`` (writer.js) is placed in the own step's
+ * card while ``editing`` is its position.
+ *
+ * Drawn incrementally: a key changes one or two cards (the one rated, the next current one), and
+ * a card is written to only where what it shows differs from what it showed (``card.shown``), and
+ * the list only where its order differs. Writing every card on every key (and laying the whole
+ * list out again) made key-to-paint grow with the solution: a median of 219 ms at 145 ratings
+ * (issue #30; bench/key_latency.py measures it).
  */
 function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null) {
   const wanted = [];
@@ -246,28 +270,65 @@ function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null)
     const rating = ratings.get(key);
     const value = rating ? rating.value : null;
     const current = seq.current === item;
-    card.dataset.rating = value === null ? "" : String(value);
-    card.classList.toggle("current", current);
-    card.classList.toggle("rated", value !== null);
-    const flagged = current ? pendingFlag : Boolean(rating && rating.flagged);
-    card.classList.toggle("flagged", flagged);
-    const badge = card.querySelector(".ws-badge");
     const asks = item.human && !item.text ? "to write" : "rate this step";
-    badge.textContent = value === null ? (current ? asks : "") : RATING_LABEL[value];
-    badge.className = "ws-badge " + (value === null ? "" : RATING_CLASS[value]);
-    card.querySelector(".ws-flag").hidden = !flagged;
-    card.querySelector(".ws-continues").hidden = !item.continues;
-    card.classList.toggle("continues", Boolean(item.continues));
-    const pick = card.querySelector(".ws-pick");
-    if (pick) pick.hidden = !item.choosable || Boolean(item.continues);
+    showCard(card, {
+      value: value === null || value === undefined ? null : value,
+      current,
+      flagged: current ? pendingFlag : Boolean(rating && rating.flagged),
+      badge: value === null || value === undefined ? (current ? asks : "") : RATING_LABEL[value],
+      continues: Boolean(item.continues),
+      choosable: Boolean(item.choosable),
+    });
     if (!item.human && item.alternative > 0 && !(prev && prev.position === item.position && prev.alternative > 0)) {
       wanted.push(alternativesHeading(ui, item.position));
     }
     prev = item;
     wanted.push(card);
   }
-  // Cards past an undone -1 (alternatives) or a changed rating leave the list.
-  ui.steps.replaceChildren(...wanted);
+  placeInOrder(ui.steps, wanted);
+}
+
+// What one card shows; each part is written only when it changed since the card last showed it.
+function showCard(card, wants) {
+  const shown = card.shown || {};
+  if (shown.value !== wants.value) {
+    const rated = wants.value !== null;
+    card.dataset.rating = rated ? String(wants.value) : "";
+    card.classList.toggle("rated", rated);
+    card.badge.className = "ws-badge " + (rated ? RATING_CLASS[wants.value] : "");
+  }
+  if (shown.current !== wants.current) card.classList.toggle("current", wants.current);
+  if (shown.flagged !== wants.flagged) {
+    card.classList.toggle("flagged", wants.flagged);
+    card.flag.hidden = !wants.flagged;
+  }
+  if (shown.badge !== wants.badge) card.badge.textContent = wants.badge;
+  if (shown.continues !== wants.continues) {
+    card.continues.hidden = !wants.continues;
+    card.classList.toggle("continues", wants.continues);
+  }
+  if (card.pick && (shown.continues !== wants.continues || shown.choosable !== wants.choosable)) {
+    card.pick.hidden = !wants.choosable || wants.continues;
+  }
+  card.shown = wants;
+}
+
+/**
+ * Make ``list``'s children exactly ``nodes``, in order, moving only what is out of place: the
+ * nodes already in order stay where they are (a rating appends a card or none; an undo past a
+ * -1 or a changed rating removes the cards after it).
+ */
+export function placeInOrder(list, nodes) {
+  let next = list.firstChild;
+  for (const node of nodes) {
+    if (node === next) next = next.nextSibling;
+    else list.insertBefore(node, next);
+  }
+  while (next) {
+    const after = next.nextSibling;
+    next.remove();
+    next = after;
+  }
 }
 
 /** Draw ``task`` (task.js) after a change: its steps, the hint line, the current step in view. */
@@ -279,11 +340,14 @@ export function showWork(ui, task, writer) {
 
 /** Scroll the current step (else the last card) into view, clear of the sticky bar. */
 function revealCurrent(ui, seq) {
-  ui.root.style.setProperty("--ws-bar-h", `${ui.bar.offsetHeight}px`);
-  const focus = seq.current
-    ? ui.cards.get(stepKey(seq.current.position, seq.current.alternative))
-    : [...ui.steps.children].at(-1);
-  if (focus) focus.scrollIntoView({ block: "nearest" });
+  barHeight(ui);
+  reveal(ui, seq.current ? ui.cards.get(stepKey(seq.current.position, seq.current.alternative)) : null);
+}
+
+// Scroll ``focus`` (by default the card shown as current, else the last one) into view.
+function reveal(ui, focus = ui.steps.querySelector(".ws-step.current")) {
+  const node = focus || ui.steps.lastElementChild;
+  if (node) node.scrollIntoView({ block: "nearest" });
 }
 
 // The own step's card: its text (drawn again when it changed), or the editor.
@@ -323,10 +387,13 @@ function stepCard(item, options, actions) {
   // Phase 1: the alternative the solution goes on with after a -1 on its own step.
   const continues = el("span", "ws-continues", "the solution goes on from this one");
   continues.hidden = true;
-  head.append(flag, continues, el("span", "ws-badge"));
+  const badge = el("span", "ws-badge");
+  head.append(flag, continues, badge);
   const text = el("div", "ws-step-text ws-text");
   if (!item.human) renderMath(text, item.text, options);
   card.append(head, text);
+  // The parts showCard writes to, found once.
+  Object.assign(card, { flag, continues, badge, pick: null });
   if (!item.human && item.alternative > 0) {
     // Another alternative rated 0 or +1 may carry the solution on instead: the mouse picks it here,
     // the p key moves to the next one (no digit key: digits always rate).
@@ -336,6 +403,7 @@ function stepCard(item, options, actions) {
     pick.hidden = true;
     pick.addEventListener("click", () => actions.pick(item.position, item.alternative));
     card.append(pick);
+    card.pick = pick;
   }
   return card;
 }
@@ -386,7 +454,8 @@ function showHint(ui, seq, assignment, message, editing = null, armed = null) {
   ui.writeButton.disabled = !(current && current.human);
   const main = assignment.steps.length;
   const rated = seq.items.filter((i) => i.alternative === 0 && i !== seq.current).length;
-  ui.progress.textContent = `${rated} of ${main} steps rated`;
+  const progress = `${rated} of ${main} steps rated`;
+  if (ui.progress.textContent !== progress) ui.progress.textContent = progress;
 }
 
 /** Replace the workspace with a full-page state: {title, text, actions: [[key, label, fn]]}. */
@@ -419,7 +488,7 @@ export function showStanding(ui, { kind, text }) {
 
 /**
  * The save state beside the buttons ("saved", "saving", "retrying": ``detail`` ratings kept in this
- * browser, ``note`` said instead of the usual banner); root's data-save names it for tests and CSS.
+ * browser, ``note`` said instead of the usual banner); root's data-save names it for tests.
  */
 export function showSaveState(ui, state, detail, note) {
   ui.root.dataset.save = state;
@@ -432,6 +501,7 @@ export function showSaveState(ui, state, detail, note) {
       note ||
       `Offline or the server is unreachable — retrying. ${count} kept in this browser and will be saved when the connection is back.`;
   }
+  ui.saveState.classList.toggle("retrying", failing);
   ui.saveState.textContent = SAVE_LABELS[state];
 }
 

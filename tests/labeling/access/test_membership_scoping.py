@@ -55,7 +55,8 @@ OWN_ROWS = {"api:assignment-detail", "api:assignment-draft", "api:assignment-sub
 # Routes without a project in them: each caller's own rows or lists filtered to their projects.
 UNSCOPED = {"openapi-schema", "api-docs", "api:auth-token", "api:me", "api:me-tokens", "api:me-token",
             "api:me-logout-everywhere", "api:me-assignments", "api:me-counts", "api:project-list",
-            "api:problem-list", "api:solution-list", "home", "account-tokens", "api:import-formats"}
+            "api:problem-list", "api:solution-list", "home", "account-tokens", "api:import-formats",
+            "favicon"}  # the site's icon, the same for anyone (signed in or not)
 # A method that needs another role than the route's others: (route, method) -> its roles.
 METHOD_ROLES = {("api:project-snapshots", "post"): {R}}
 METHODS = ["get", "post", "put", "patch", "delete"]
