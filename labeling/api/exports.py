@@ -70,11 +70,17 @@ def export_query(query_params):
     return data
 
 
-def attachment_name(project, extension, compress, now=None):
-    """``<project>-<UTC timestamp><extension>[.gz]``, safe to put in a header."""
+def attachment_name(project, export_format, extension, compress, generations=None, now=None):
+    """``<project>-<format>[-gen<N>[+<M>...]]-<UTC timestamp><extension>[.gz]``, safe to put in a header.
+
+    The format and the generations are in the name so that files of one project downloaded in
+    several formats, or per generation, do not pass for one another on the researcher's disk.
+    """
     now = (now or timezone.now()).astimezone(datetime.timezone.utc)
-    name = slugify(project.name) or f"project-{project.pk}"
-    return f"{name}-{now:%Y%m%dT%H%M%SZ}{extension}{'.gz' if compress else ''}"
+    parts = [slugify(project.name) or f"project-{project.pk}", slugify(export_format)]
+    if generations:
+        parts.append("gen" + "+".join(str(g) for g in sorted(set(generations))))
+    return f"{'-'.join(parts)}-{now:%Y%m%dT%H%M%SZ}{extension}{'.gz' if compress else ''}"
 
 
 class ExportView(APIView):
@@ -123,7 +129,7 @@ class ExportView(APIView):
             downloads.download(project, request.user, options["format"], filters, compress=compress),
             content_type="application/gzip" if compress else exporter.content_type,
         )
-        filename = attachment_name(project, exporter.extension, compress)
+        filename = attachment_name(project, options["format"], exporter.extension, compress, filters.generations)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 
