@@ -41,6 +41,10 @@ def test_researcher_takes_a_snapshot_and_downloads_it(page, live_server, project
     assert page.locator("h1").first.inner_text().startswith("Convincing <i>wrong</i> answers")
     for name in ("generations", "checkpoints", "snapshots", "on-demand-exports"):
         assert page.locator(f'[data-testid="{name}"]').count() == 1, name
+    # Left empty, a generation selects the project's generation size: the field says how many.
+    size = page.locator('[data-testid="generation-size"]')
+    page.wait_for_function("() => document.querySelector('[data-testid=\"generation-size\"]').placeholder !== 'default'")
+    assert size.get_attribute("placeholder") == f"{project.generation_size} (default)"
 
     row = page.locator('[data-testid="generation-stats"] tr[data-generation="0"]')
     cells = row.locator("td").all_inner_texts()
