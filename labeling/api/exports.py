@@ -46,6 +46,9 @@ class ExportQuerySerializer(serializers.Serializer):
     exclude_paused = serializers.BooleanField(
         default=False, help_text="1 leaves out the labels of annotators paused or failed in the project."
     )
+    provenance = serializers.BooleanField(
+        default=False, help_text="TRL formats: 1 adds the labeler and generation columns to every row."
+    )
 
     def validate_format(self, value):
         try:
@@ -57,13 +60,17 @@ class ExportQuerySerializer(serializers.Serializer):
     def validate(self, data):
         if "since" in data and "until" in data and data["since"] >= data["until"]:
             raise serializers.ValidationError({"until": "must be later than since."})
+        if data["provenance"] and not get_exporter(data["format"]).provenance:
+            raise serializers.ValidationError(
+                {"provenance": f"the {data['format']} format has no such columns to add (only the TRL formats take it; "
+                               "PRM800K records carry labeler and generation already)."})
         return data
 
 
 def export_query(query_params):
     """The export's query string as serializer input; ``generation`` may repeat or use commas."""
     data = {key: query_params.get(key) for key in ("format", "gzip", "since", "until", "quality_control",
-                                                   "exclude_paused") if key in query_params}
+                                                   "exclude_paused", "provenance") if key in query_params}
     generations = [g.strip() for value in query_params.getlist("generation") for g in value.split(",")]
     if generations:
         data["generation"] = [g for g in generations if g]
@@ -101,6 +108,8 @@ class ExportView(APIView):
             OpenApiParameter("quality_control", bool, default=True, description="false leaves gold items out."),
             OpenApiParameter("exclude_paused", bool, default=False,
                              description="true leaves out the labels of annotators paused in the project."),
+            OpenApiParameter("provenance", bool, default=False,
+                             description="TRL formats: true adds labeler and generation columns to every row."),
         ],
         # Each format's own media type (trl-parquet's is Parquet's), or gzip's with ?gzip=true.
         responses={
@@ -122,6 +131,7 @@ class ExportView(APIView):
             until=options.get("until"),
             include_quality_control=options["quality_control"],
             exclude_annotator_ids=paused_annotator_ids(project) if options["exclude_paused"] else (),
+            provenance=options["provenance"],
         )
         exporter = get_exporter(options["format"])
         compress = options["gzip"]
