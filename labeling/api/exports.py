@@ -46,6 +46,9 @@ class ExportQuerySerializer(serializers.Serializer):
     exclude_paused = serializers.BooleanField(
         default=False, help_text="1 leaves out the labels of annotators paused or failed in the project."
     )
+    provenance = serializers.BooleanField(
+        default=False, help_text="TRL formats: 1 adds the labeler and generation columns to every row."
+    )
 
     def validate_format(self, value):
         try:
@@ -57,24 +60,34 @@ class ExportQuerySerializer(serializers.Serializer):
     def validate(self, data):
         if "since" in data and "until" in data and data["since"] >= data["until"]:
             raise serializers.ValidationError({"until": "must be later than since."})
+        if data["provenance"] and not get_exporter(data["format"]).provenance:
+            raise serializers.ValidationError(
+                {"provenance": f"the {data['format']} format has no such columns to add (only the TRL formats take it; "
+                               "PRM800K records carry labeler and generation already)."})
         return data
 
 
 def export_query(query_params):
     """The export's query string as serializer input; ``generation`` may repeat or use commas."""
     data = {key: query_params.get(key) for key in ("format", "gzip", "since", "until", "quality_control",
-                                                   "exclude_paused") if key in query_params}
+                                                   "exclude_paused", "provenance") if key in query_params}
     generations = [g.strip() for value in query_params.getlist("generation") for g in value.split(",")]
     if generations:
         data["generation"] = [g for g in generations if g]
     return data
 
 
-def attachment_name(project, extension, compress, now=None):
-    """``<project>-<UTC timestamp><extension>[.gz]``, safe to put in a header."""
+def attachment_name(project, export_format, extension, compress, generations=None, now=None):
+    """``<project>-<format>[-gen<N>[+<M>...]]-<UTC timestamp><extension>[.gz]``, safe to put in a header.
+
+    The format and the generations are in the name so that files of one project downloaded in
+    several formats, or per generation, do not pass for one another on the researcher's disk.
+    """
     now = (now or timezone.now()).astimezone(datetime.timezone.utc)
-    name = slugify(project.name) or f"project-{project.pk}"
-    return f"{name}-{now:%Y%m%dT%H%M%SZ}{extension}{'.gz' if compress else ''}"
+    parts = [slugify(project.name) or f"project-{project.pk}", slugify(export_format)]
+    if generations:
+        parts.append("gen" + "+".join(str(g) for g in sorted(set(generations))))
+    return f"{'-'.join(parts)}-{now:%Y%m%dT%H%M%SZ}{extension}{'.gz' if compress else ''}"
 
 
 class ExportView(APIView):
@@ -95,6 +108,8 @@ class ExportView(APIView):
             OpenApiParameter("quality_control", bool, default=True, description="false leaves gold items out."),
             OpenApiParameter("exclude_paused", bool, default=False,
                              description="true leaves out the labels of annotators paused in the project."),
+            OpenApiParameter("provenance", bool, default=False,
+                             description="TRL formats: true adds labeler and generation columns to every row."),
         ],
         # Each format's own media type (trl-parquet's is Parquet's), or gzip's with ?gzip=true.
         responses={
@@ -116,6 +131,7 @@ class ExportView(APIView):
             until=options.get("until"),
             include_quality_control=options["quality_control"],
             exclude_annotator_ids=paused_annotator_ids(project) if options["exclude_paused"] else (),
+            provenance=options["provenance"],
         )
         exporter = get_exporter(options["format"])
         compress = options["gzip"]
@@ -123,7 +139,7 @@ class ExportView(APIView):
             downloads.download(project, request.user, options["format"], filters, compress=compress),
             content_type="application/gzip" if compress else exporter.content_type,
         )
-        filename = attachment_name(project, exporter.extension, compress)
+        filename = attachment_name(project, options["format"], exporter.extension, compress, filters.generations)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 

@@ -20,6 +20,7 @@ def download(project, by, name, filters, *, compress=False):
             "until": filters.until.isoformat() if filters.until else None,
             "quality_control": filters.include_quality_control,
             "excluded_annotators": list(filters.exclude_annotator_ids),
+            "provenance": filters.provenance,
         })
     return stream_export(name, filters, compress=compress)
 

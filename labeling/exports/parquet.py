@@ -2,7 +2,8 @@
 
 The rows are ``trl.rows`` (one home for which steps and labels go out): ``prompt`` (string),
 ``completions`` (list of strings), ``labels`` (list of booleans), the columns TRL's
-``PRMTrainer`` tokenizes and ``datasets.load_dataset("parquet", data_files=...)`` opens.
+``PRMTrainer`` tokenizes and ``datasets.load_dataset("parquet", data_files=...)`` opens; with
+``ExportFilters.provenance`` also ``labeler`` (string) and ``generation`` (int64, null outside one).
 
 The file is written a row group (``ROW_GROUP`` trajectories) at a time and handed out as it
 grows, so neither a download nor a file export holds the whole export in memory.
@@ -14,7 +15,7 @@ ROW_GROUP = 1000
 CONTENT_TYPE = "application/vnd.apache.parquet"
 
 
-@register("trl-parquet", content_type=CONTENT_TYPE, extension=".parquet", binary=True)
+@register("trl-parquet", content_type=CONTENT_TYPE, extension=".parquet", binary=True, provenance=True)
 def export(filters, *, neutral_is_positive=True):
     """Yield ``(bytes, records)`` pieces of a Parquet file of the TRL trajectories."""
     import pyarrow  # loaded when a Parquet export runs, not with the exporter registry
@@ -24,6 +25,7 @@ def export(filters, *, neutral_is_positive=True):
         ("prompt", pyarrow.string()),
         ("completions", pyarrow.list_(pyarrow.string())),
         ("labels", pyarrow.list_(pyarrow.bool_())),
+        *([("labeler", pyarrow.string()), ("generation", pyarrow.int64())] if filters.provenance else []),
     ])
     sink = Sink()
     writer = pyarrow.parquet.ParquetWriter(sink, schema, compression="zstd")
@@ -40,7 +42,8 @@ def export(filters, *, neutral_is_positive=True):
     yield sink.take(), len(group)
 
 
-@register("trl-parquet-neutral-negative", content_type=CONTENT_TYPE, extension=".parquet", binary=True)
+@register("trl-parquet-neutral-negative", content_type=CONTENT_TYPE, extension=".parquet", binary=True,
+          provenance=True)
 def export_neutral_negative(filters):
     """As ``trl-parquet``, with 0 ratings labelled false."""
     return export(filters, neutral_is_positive=False)

@@ -19,13 +19,20 @@ class ExportFilters:
     until: datetime.datetime | None = None  # submitted before
     include_quality_control: bool = True
     exclude_annotator_ids: tuple = ()
+    # Not a filter but an option of the rows, carried here so that every way out (stream, file,
+    # snapshot, command) passes it: the TRL rows also carry ``labeler`` and ``generation``.
+    provenance: bool = False
 
 
-def register(name, *, content_type="application/x-ndjson", extension=".jsonl", binary=False):
-    """A line exporter yields JSON lines; a ``binary`` one yields ``(bytes, records)`` pieces (Parquet)."""
+def register(name, *, content_type="application/x-ndjson", extension=".jsonl", binary=False, provenance=False):
+    """A line exporter yields JSON lines; a ``binary`` one yields ``(bytes, records)`` pieces (Parquet).
+
+    ``provenance``: the format can add the labeler and generation columns (``ExportFilters.provenance``).
+    """
 
     def decorator(export):
         export.content_type, export.extension, export.binary = content_type, extension, binary
+        export.provenance = provenance
         EXPORTERS[name] = export
         return export
 

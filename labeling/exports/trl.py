@@ -13,6 +13,10 @@ a step left unrated. +1 is true, -1 false, 0 true (``neutral_is_positive``, the 
 setting) or false with the ``trl_neutral_negative`` format.
 
 A pass with no labelled step gives no line.
+
+With ``ExportFilters.provenance`` each row also carries ``labeler`` (the PRM800K export's labeler
+id for the pass) and ``generation`` (null for a pass outside any generation), so a training row
+can be traced to who rated it and which generation selected it; TRL ignores extra columns.
 """
 import json
 
@@ -23,7 +27,7 @@ from .prm800k_passes import iter_passes
 from .registry import register
 
 
-@register("trl")
+@register("trl", provenance=True)
 def export(filters, *, neutral_is_positive=True):
     """Yield one TRL stepwise-supervision JSON line per submitted assignment with labels."""
     dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -32,15 +36,20 @@ def export(filters, *, neutral_is_positive=True):
 
 
 def rows(filters, *, neutral_is_positive=True):
-    """``{"prompt", "completions", "labels"}`` per submitted assignment with labels (JSONL and Parquet)."""
+    """``{"prompt", "completions", "labels"}`` per submitted assignment with labels (JSONL and Parquet),
+    and ``labeler``, ``generation`` with ``filters.provenance``."""
     neutral = "positive" if neutral_is_positive else "negative"
     for p in iter_passes(filters):
-        completions, labels = rule.trajectory(record(p), neutral)
+        pass_record = record(p)
+        completions, labels = rule.trajectory(pass_record, neutral)
         if completions:
-            yield {"prompt": p.problem, "completions": completions, "labels": labels}
+            row = {"prompt": p.problem, "completions": completions, "labels": labels}
+            if filters.provenance:
+                row.update(labeler=pass_record["labeler"], generation=pass_record["generation"])
+            yield row
 
 
-@register("trl_neutral_negative")
+@register("trl_neutral_negative", provenance=True)
 def export_neutral_negative(filters):
     """As ``trl``, with 0 ratings labelled false."""
     return export(filters, neutral_is_positive=False)

@@ -3,7 +3,8 @@
 Formats (shapes and their documentation in docs/formats.md):
 
 - ``completions``: ``{"problem"|"prompt", "completion"|"response", ...}`` lines;
-- ``openai-chat``: ``{"request": <Chat Completions request>, "response": <chat.completion>}`` lines;
+- ``openai-chat``: ``{"request": <Chat Completions request>, "response": <chat.completion>}`` lines,
+  or logged chat.completion objects with the request's ``"messages"`` beside ``"choices"``;
 - ``openai-batch``: the Batch API's output file; the prompts come from the Batch input file
   (option ``requests``), matched by ``custom_id``;
 - ``vllm``: ``RequestOutput``s dumped as JSON (``prompt``, ``outputs[].text``), an array or one per line;
@@ -169,18 +170,19 @@ def user_text(messages, line, where):
 
 
 def choices(body, line, where, ctx):
-    """``[(field, text)]`` of a chat.completion's choices, and its model."""
+    """``[(field, text)]`` of a chat.completion's choices, and its model (``where``: its field; "" at the top)."""
     if not isinstance(body, dict):
         raise FormatError("must be a chat.completion object", line=line, field=where)
+    prefix = f"{where}." if where else ""
     found = body.get("choices")
     if not isinstance(found, list) or not found:
-        raise FormatError("must be a non-empty list", line=line, field=f"{where}.choices")
+        raise FormatError("must be a non-empty list", line=line, field=f"{prefix}choices")
     texts = []
     for i, choice in enumerate(found):
-        at = f"{where}.choices[{i}].message.content"
+        at = f"{prefix}choices[{i}].message.content"
         message = choice.get("message") if isinstance(choice, dict) else None
         texts.append((at, completion_text(message.get("content") if isinstance(message, dict) else None, line, at)))
-    return texts, _generator(ctx, body.get("model"), line, f"{where}.model")
+    return texts, _generator(ctx, body.get("model"), line, f"{prefix}model")
 
 
 def _generator(ctx, named, line, where):
@@ -230,8 +232,25 @@ def _one_of(record, keys, line):
     return present[0]
 
 
+# A chat.completion object carries no copy of the prompt: a line that is one alone cannot be
+# imported, and the message says how to add the messages it answered.
+NO_PROMPT = ("is a chat.completion object without its prompt (the API's response holds no copy of the "
+             "messages): put the request's messages beside it, as {\"messages\": [...], \"choices\": [...], ...}, "
+             "or wrap it as {\"request\": {\"messages\": [...]}, \"response\": <the object>}; for a stored "
+             "completion the messages are GET /v1/chat/completions/{id}/messages")
+
+
 @raw_format("openai-chat")
 def parse_openai_chat(record, line, ctx):
+    """``{"request", "response"}``, or a logged chat.completion with the request's ``messages`` beside it."""
+    if "request" not in record and "response" not in record and "choices" in record:
+        # A log line that is the chat.completion itself, with (as loggers merge request and
+        # response) the request's messages as a sibling of "choices".
+        if "messages" not in record:
+            raise FormatError(NO_PROMPT, line=line, field="messages")
+        statement = user_text(record["messages"], line, "messages")
+        texts, generator = choices(record, line, "", ctx)
+        return Raw(line, statement, None, texts, generator)
     request = record.get("request")
     messages = request.get("messages") if isinstance(request, dict) else None
     statement = user_text(messages, line, "request.messages")

@@ -60,6 +60,13 @@ def test_a_researcher_previews_imports_and_exports_parquet(page, live_server, pr
     assert "final answer: 5" in first.locator("p.small").inner_text()
     assert not Solution.objects.exists()  # a preview stores nothing
 
+    # Another file: the first file's records must not stay on show as if they were its own.
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(raw_completions(2))
+    page.set_input_files('[data-testid="import-file"]', str(other))
+    assert records.count() == 0
+    page.set_input_files('[data-testid="import-file"]', str(upload))
+
     page.click('[data-testid="import-start"]')
     page.wait_for_selector('[data-testid="import-job"][data-state="done"]')
     status = page.locator('[data-testid="import-job"]')

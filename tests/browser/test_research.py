@@ -5,6 +5,7 @@ The snapshot job runs in Celery's eager mode (``STEPMARK_BROKER=eager``'s settin
 live server; the whole loop with a real worker is tested in tests/scoring's e2e tests.
 """
 import gzip
+import re
 
 import pytest
 
@@ -40,6 +41,10 @@ def test_researcher_takes_a_snapshot_and_downloads_it(page, live_server, project
     assert page.locator("h1").first.inner_text().startswith("Convincing <i>wrong</i> answers")
     for name in ("generations", "checkpoints", "snapshots", "on-demand-exports"):
         assert page.locator(f'[data-testid="{name}"]').count() == 1, name
+    # Left empty, a generation selects the project's generation size: the field says how many.
+    size = page.locator('[data-testid="generation-size"]')
+    page.wait_for_function("() => document.querySelector('[data-testid=\"generation-size\"]').placeholder !== 'default'")
+    assert size.get_attribute("placeholder") == f"{project.generation_size} (default)"
 
     row = page.locator('[data-testid="generation-stats"] tr[data-generation="0"]')
     cells = row.locator("td").all_inner_texts()
@@ -73,6 +78,16 @@ def test_researcher_takes_a_snapshot_and_downloads_it(page, live_server, project
     # The on-demand exports point at the streaming export endpoint.
     hrefs = page.locator('[data-testid="on-demand-exports"] a').evaluate_all("els => els.map(e => e.href)")
     assert f"{live_server.url}/api/projects/{project.pk}/export/?format=prm800k&gzip=1" in hrefs
+
+    # A generation filter narrows every link, and the file is named by format and generation.
+    page.fill('[data-testid="export-generation"]', "0")
+    with page.expect_download() as info:
+        page.click('[data-testid="on-demand-exports"] a[data-format="prm800k"]')
+    assert re.fullmatch(rf"convincing-iwrongi-answers-prm800k-gen0-\d{{8}}T\d{{6}}Z\.jsonl\.gz",
+                        info.value.suggested_filename), info.value.suggested_filename
+    page.fill('[data-testid="export-generation"]', "two")
+    assert "whole numbers" in page.locator('[data-testid="on-demand-exports"] [role="alert"]').inner_text()
+    assert page.locator('[data-testid="on-demand-exports"] a[href]').count() == 0
 
 
 def test_a_failed_snapshot_says_why(page, live_server, project, eager, settings, tmp_path):

@@ -88,7 +88,7 @@ const given = (v) => v !== null && v !== undefined;
 const fixed = (v, digits) => v.toFixed(digits);
 
 /**
- * A line of ``points`` [{label, value, low, high}] with the interval as a band; a missing value
+ * A line of ``points`` [{label, value, low, high, note, why}] with the interval as a band; a missing value
  * leaves a gap and an open mark at the axis. ``range`` is the least y axis; it widens to the data.
  */
 export function lineChart(points, { testid, label, xTitle, yTitle, range = [0, 1], legend = [], format = fixed }) {
@@ -114,7 +114,9 @@ export function lineChart(points, { testid, label, xTitle, yTitle, range = [0, 1
       const mark = given(p.value) ? svg("circle", { cx: x(i), cy: y(p.value), r: 4, class: "dot" })
         : svg("circle", { cx: x(i), cy: H - PAD.bottom, r: 4, class: "no-data" });
       const interval = given(p.low) ? ` (${format(p.low, 2)} to ${format(p.high, 2)})` : "";
-      mark.append(svg("title", {}, `${p.label}: ${given(p.value) ? format(p.value, 2) : "no data"}${interval}`));
+      // ``note`` (e.g. "former champion") and ``why`` (a gap's reason) are optional per point.
+      mark.append(svg("title", {}, `${p.label}${p.note ? ` (${p.note})` : ""}: ${given(p.value) ? format(p.value, 2)
+        : p.why ?? "no data"}${interval}`));
       root.append(mark);
     });
     xLabels(root, points.map((p) => p.label), x, width);

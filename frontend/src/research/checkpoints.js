@@ -8,6 +8,7 @@ import { fmt, scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { evaluationPanel } from "./evaluation.js";
 import { phaseText } from "./progress.js";
+import { gapLegend, heldout, trendPoints } from "./trend.js";
 import { checkpointActions, registerForm } from "./registry.js";
 import { button, poll, rows, when } from "./util.js";
 
@@ -57,15 +58,13 @@ async function render(body, urls) {
     return;
   }
   const metrics = METRICS.filter(([key]) => checkpoints.some((c) => heldout(c)?.[key] != null)).slice(0, 3);
-  const oldestFirst = [...checkpoints].sort((a, b) => a.id - b.id);
   const charts = el("div", "dash-grid");
   for (const [key, label] of metrics) {
     const holder = el("div");
-    holder.append(el("h3", null, `${label} on the held-out problems`), lineChart(
-      oldestFirst.map((c) => ({ label: `#${c.id}`, value: heldout(c)?.[key] ?? null })),
+    const points = trendPoints(checkpoints, key);
+    holder.append(el("h3", null, `${label} on the held-out problems`), lineChart(points,
       { testid: `checkpoint-chart-${key}`, label: `${label} per checkpoint`, xTitle: "checkpoint, oldest first", yTitle: label,
-        legend: [["line", `${label} on the held-out problems`],
-          ...(oldestFirst.some((c) => heldout(c)?.[key] == null) ? [["no-data", "no figure (failed or training)"]] : [])] },
+        legend: [["line", `${label} on the held-out problems`], ...gapLegend(points)] },
     ));
     charts.append(holder);
   }
@@ -125,7 +124,3 @@ function training(c) {
   return box;
 }
 
-function heldout(checkpoint) {
-  const m = checkpoint.metrics || {};
-  return m.heldout || m;
-}

@@ -81,19 +81,52 @@ function retention(data) {
     "Every snapshot is kept.");
 }
 
+// One generation number or several separated by commas, as the export API's ?generation= takes.
+const GENERATIONS = /^\s*-?\d+(\s*,\s*-?\d+)*\s*$/;
+
+/** The export's URL for a format, with the generation filter when one is given. */
+export function exportHref(exportUrl, format, gzip, generations = "") {
+  const wanted = generations.split(",").map((g) => g.trim()).filter(Boolean);
+  return `${exportUrl}?format=${encodeURIComponent(format)}${gzip ? "&gzip=1" : ""}` +
+    (wanted.length ? `&generation=${wanted.map(encodeURIComponent).join(",")}` : "");
+}
+
 function onDemand(urls) {
   const box = el("div");
   box.dataset.testid = "on-demand-exports";
   box.append(el("h3", null, "Export now (streamed)"));
+  const filter = el("label", "export-filter", "Generations ");
+  const input = el("input");
+  input.type = "text";
+  input.inputMode = "numeric";
+  input.placeholder = "all (or e.g. 3, or 2,3)";
+  input.dataset.testid = "export-generation";
+  const problem = el("span", "section-error");
+  problem.setAttribute("role", "alert");
+  filter.append(input, problem);
   const list = el("ul");
+  const links = [];
   for (const [format, label, gzip] of FORMATS) {
     const link = el("a", null, label);
-    link.href = `${urls.exportUrl}?format=${encodeURIComponent(format)}${gzip ? "&gzip=1" : ""}`;
     link.dataset.format = format;
+    links.push([link, format, gzip]);
     const li = el("li");
     li.append(link);
     list.append(li);
   }
-  box.append(list);
+  const update = () => {
+    const value = input.value.trim();
+    const valid = !value || GENERATIONS.test(value);
+    problem.textContent = valid ? "" : "Generations: whole numbers separated by commas (e.g. 2,3).";
+    input.setAttribute("aria-invalid", String(!valid));
+    for (const [link, format, gzip] of links) {
+      // A bad filter leaves no link to follow rather than a download of the whole project.
+      if (valid) link.href = exportHref(urls.exportUrl, format, gzip, value);
+      else link.removeAttribute("href");
+    }
+  };
+  input.addEventListener("input", update);
+  update();
+  box.append(filter, list);
   return box;
 }

@@ -19,9 +19,22 @@ export async function showGenerations(box, urls) {
 function startBar(urls, body) {
   const bar = el("div", "job-bar");
   const size = el("input");
-  // Empty: the project's generation_size.
+  // Empty: the project's generation_size, shown as the placeholder (read again on focus, as the
+  // loop settings below may have changed it).
   Object.assign(size, { type: "number", min: 1, placeholder: "default", name: "size" });
+  size.dataset.testid = "generation-size";
   size.setAttribute("aria-label", "solutions to select");
+  const showDefault = async () => {
+    try {
+      const { generation_size: n } = await call(urls.loopSettingsUrl);
+      size.placeholder = `${n} (default)`;
+      size.title = `Empty: the project's generation size, ${n}.`;
+    } catch {
+      size.placeholder = "default";
+    }
+  };
+  showDefault();
+  size.addEventListener("focus", showDefault);
   const message = el("span", "job-status");
   const start = button("Start generation", "start-generation", async () => {
     message.className = "job-status";

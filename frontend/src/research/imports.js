@@ -53,6 +53,9 @@ export async function showImports(box, urls) {
       status.replaceChildren(refusal(error, "The upload was refused"));
     }
   });
+  // A preview shows what the form held when it was asked for: a new file (or format, or split)
+  // would otherwise sit under the old file's records, as if they were its own.
+  form.node.addEventListener("change", () => preview.replaceChildren());
   form.node.append(el("div", "job-bar import-actions"));
   form.node.lastChild.append(previewButton, startButton);
   box.append(form.node, status, preview);

@@ -49,6 +49,8 @@ class Command(BaseCommand):
             until=until,
             include_quality_control=not options["no_quality_control"],
             exclude_annotator_ids=paused_annotator_ids(project) if options["exclude_paused"] else (),
+            # export_trl's --provenance (export_prm800k has no such option: its records carry both).
+            provenance=options.get("provenance", False),
         )
         name = self.format(options)
         start = time.monotonic()

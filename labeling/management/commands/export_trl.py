@@ -1,4 +1,4 @@
-"""``manage.py export_trl --project NAME --output FILE [--neutral-negative] [--parquet] [filters]``.
+"""``manage.py export_trl --project NAME --output FILE [--neutral-negative] [--parquet] [--provenance] [filters]``.
 
 Writes TRL stepwise-supervision lines (``prompt``, ``completions``, ``labels``); see
 ``labeling.exports.trl``; with ``--parquet`` the same rows as a Parquet file
@@ -14,6 +14,8 @@ class Command(ExportCommand):
         super().add_arguments(parser)
         parser.add_argument("--neutral-negative", action="store_true", help="label 0 ratings false (default true)")
         parser.add_argument("--parquet", action="store_true", help="write Parquet (datasets, TRL) instead of JSONL")
+        parser.add_argument("--provenance", action="store_true",
+                            help="add labeler and generation columns to every row")
 
     def format(self, options):
         if options["parquet"]:

@@ -1,6 +1,7 @@
 """Snapshots over the API: list, "snapshot now", download with no way out of the folder;
 and the generation figures the researcher page reads."""
 import gzip
+import re
 
 import pytest
 from django.urls import reverse
@@ -104,3 +105,21 @@ def test_generation_stats_for_researchers_only(clients, project):
     [row] = clients["researcher"].get(url).json()["generations"]
     assert row["generation"] == 0 and row["selected"] == 1 and row["rated"] == 1 and row["found_wrong"] == 1
     assert row["hit_rate"] == 1.0 and row["median_seconds"] == 90.0 and row["wrong_answer"] == 1
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"format": "prm800k", "gzip": "1"}, r"math-phase-2-prm800k-{stamp}\.jsonl\.gz"),
+    ({"format": "prm800k-consensus", "gzip": "1"}, r"math-phase-2-prm800k-consensus-{stamp}\.jsonl\.gz"),
+    ({"format": "trl", "gzip": "1"}, r"math-phase-2-trl-{stamp}\.jsonl\.gz"),
+    ({"format": "trl_neutral_negative"}, r"math-phase-2-trl_neutral_negative-{stamp}\.jsonl"),
+    ({"format": "trl-parquet"}, r"math-phase-2-trl-parquet-{stamp}\.parquet"),
+    ({"format": "prm800k", "gzip": "1", "generation": "3"}, r"math-phase-2-prm800k-gen3-{stamp}\.jsonl\.gz"),
+    ({"format": "trl", "generation": ["6", "3,6"]}, r"math-phase-2-trl-gen3\+6-{stamp}\.jsonl"),
+])
+def test_the_download_is_named_by_format_and_generation(clients, rated, params, name):
+    # Files of one project in several formats (or generations) must not pass for one another.
+    answer = clients["researcher"].get(reverse("api:project-export", args=[rated.pk]), params)
+    assert answer.status_code == 200
+    pattern = name.format(stamp=r"\d{8}T\d{6}Z")
+    assert re.fullmatch(f'attachment; filename="{pattern}"', answer["Content-Disposition"]), \
+        answer["Content-Disposition"]

@@ -112,7 +112,7 @@ def test_export_gives_back_the_imported_records_as_an_attachment(clients, import
     assert answer.status_code == 200
     assert answer.streaming
     assert answer["Content-Type"] == "application/x-ndjson"
-    assert re.fullmatch(r'attachment; filename="math-phase-2-\d{8}T\d{6}Z\.jsonl"', answer["Content-Disposition"])
+    assert re.fullmatch(r'attachment; filename="math-phase-2-prm800k-\d{8}T\d{6}Z\.jsonl"', answer["Content-Disposition"])
     original = [json.loads(line) for line in native.splitlines()]
     assert sorted(lines(answer), key=json.dumps) == sorted(original, key=json.dumps)
 

@@ -107,3 +107,33 @@ def test_the_command_and_the_api_give_the_same_file(project, tmp_path):
     body = b"".join(answer.streaming_content)
     assert pyarrow.parquet.read_table(io.BytesIO(body)).to_pylist() == from_cli
     assert b"".join(stream_export("trl-parquet", ExportFilters(project_id=project.id))) == body
+
+
+def test_provenance_adds_the_labeler_and_generation_to_every_row(project, tmp_path):
+    # The same labeler and generation as the PRM800K export's record of each pass, so a training
+    # row can be traced back; without the flag the rows keep TRL's three columns only.
+    plain = jsonl_rows(project)
+    traced = jsonl_rows(project, provenance=True)
+    passes = [json.loads(line) for line in get_exporter("prm800k")(ExportFilters(project_id=project.id))]
+    assert set(plain[0]) == {"prompt", "completions", "labels"}
+    assert [{k: r[k] for k in ("prompt", "completions", "labels")} for r in traced] == plain
+    for row in traced:
+        assert (row["labeler"], row["generation"]) in {
+            (p["labeler"], p["generation"]) for p in passes if p["question"]["problem"] == row["prompt"]}
+    # Several labelers, generations given and not (null outside a generation).
+    assert len({r["labeler"] for r in traced}) > 1 and {None, 6, 9} <= {r["generation"] for r in traced}
+
+    path = tmp_path / "cli.parquet"
+    call_command("export_trl", "--project", project.name, "--output", str(path), "--parquet", "--provenance",
+                 "--quiet")
+    table = pyarrow.parquet.read_table(path)
+    assert table.schema.names == ["prompt", "completions", "labels", "labeler", "generation"]
+    assert table.to_pylist() == traced
+
+    client = client_for(make_user("res", "researcher"))
+    url = reverse("api:project-export", args=[project.pk])
+    answer = client.get(url, {"format": "trl", "provenance": "1"})
+    assert answer.status_code == 200
+    assert [json.loads(line) for line in b"".join(answer.streaming_content).splitlines()] == traced
+    refused = client.get(url, {"format": "prm800k", "provenance": "1"})
+    assert refused.status_code == 400 and "provenance" in refused.json()

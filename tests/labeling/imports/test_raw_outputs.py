@@ -86,6 +86,21 @@ def test_openai_chat_lines_every_choice_a_solution(project, tmp_path):
     assert (len(right), len(wrong), right_ok, wrong_ok) == (3, 2, True, False)
 
 
+def test_openai_chat_takes_logged_chat_completions_with_their_messages(project, tmp_path):
+    # A log of chat.completion objects, each with the request's messages (and parameters) merged
+    # in beside "choices", as request loggers write them; one wrapped line in the same file.
+    path = write_jsonl(tmp_path / "logged.jsonl", [
+        {**chat_completion(RIGHT, WRONG, model="gpt-4o-mini"), "messages": messages(PROBLEM), "n": 2,
+         "temperature": 0.7},
+        {"request": {"messages": messages(PROBLEM)}, "response": chat_completion(WRONG + "\n\nChecked.")},
+    ])
+    assert [len(r["solutions"]) for r in preview("openai-chat", path)] == [2, 1]
+    result = run_import("openai-chat", path, project)
+    assert (result.records, result.created) == (2, 3)
+    assert [(len(steps), ok) for steps, _, ok, _ in stored(project)["gpt-4o-mini"]] == [(3, True), (2, False)]
+    assert [(len(steps), ok) for steps, _, ok, _ in stored(project)["gpt-4o-2024-08-06"]] == [(3, False)]
+
+
 def test_openai_batch_output_takes_its_problems_from_the_batch_input_file(project, tmp_path):
     # platform.openai.com/docs/api-reference/batch/request-input and .../request-output
     requests = write_jsonl(tmp_path / "batch_input.jsonl", [
@@ -202,6 +217,11 @@ def test_preview_shows_the_first_records_split_without_storing(project, tmp_path
      r"bad.jsonl:3: field 'response.choices\[0\].message.content': must not be null"),
     ("openai-chat", {"request": {"messages": [{"role": "system", "content": "x"}]}, "response": chat_completion(RIGHT)},
      r"bad.jsonl:3: field 'request.messages': has no message with role 'user'"),
+    # A bare chat.completion, as the API returns it, holds no prompt: the message says how to add one.
+    ("openai-chat", chat_completion(RIGHT), r"bad.jsonl:3: field 'messages': is a chat.completion object without "
+     r"its prompt .*put the request's messages beside it, as \{\"messages\": \[\.\.\.\], \"choices\""),
+    ("openai-chat", {**chat_completion(None), "messages": messages(PROBLEM)},
+     r"bad.jsonl:3: field 'choices\[0\].message.content': must not be null"),
     ("vllm", {"prompt": PROBLEM, "outputs": [{"text": " \n\n "}]}, r"bad.jsonl:3: field 'outputs\[0\].text': must not be empty"),
 ])
 def test_a_bad_record_stores_nothing_and_names_file_line_field(project, tmp_path, fmt, bad, message):
