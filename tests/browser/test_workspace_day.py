@@ -174,7 +174,7 @@ def test_a_submit_is_confirmed_with_todays_count_and_the_next_solution_is_marked
     page.keyboard.press("1")
     page.keyboard.press("Enter")
     page.wait_for_function(
-        "() => document.querySelector('[data-testid=submit-confirmation]').textContent === 'Submitted. 1 today'")
+        "() => document.querySelector('[data-testid=submit-confirmation]').textContent === 'Submitted. 1 done today.'")
     page.wait_for_selector('#workspace[data-state="working"]')
     assert page.locator("[data-testid=submit-confirmation]").is_visible()
     assert page.locator(".ws-new").is_visible()

@@ -260,6 +260,22 @@ def test_failing_screening_says_a_lead_will_review_and_offers_no_work(page, live
     screenshot(page, "workspace-screening-failed")
 
 
+def test_an_annotator_paused_by_a_lead_reads_the_leads_reason(page, live_server):
+    project, _ = make_task(["Step one.", "Step two."])
+    user = make_user("ann", "annotator")
+    lead = make_user("lea", "lead")
+    screening.pause(Annotator.objects.get(user=user), project, by=lead,
+                    reason="Please reread the guidelines on <b>−1</b> and tell me when done.")
+    log_in(page, live_server, "ann")
+    page.goto(f"{live_server.url}/projects/{project.pk}/work/")
+    page.wait_for_selector('#workspace[data-state="paused"]')
+    text = page.inner_text("#workspace")
+    assert "Paused by a lead: Please reread the guidelines on <b>−1</b> and tell me when done." in text  # as text
+    assert page.locator("#workspace b").count() == 0
+    assert "Paused by quality control" not in text
+    screenshot(page, "workspace-paused-by-lead")
+
+
 def test_a_paused_annotator_is_told_so_and_gets_no_work(page, live_server):
     project, _ = make_task(["Step one.", "Step two."])
     user = make_user("ann", "annotator")

@@ -113,6 +113,9 @@ def test_give_up_asks_for_a_reason_and_submits_it(page, live_server):
     page.keyboard.type("Nor step 3.")
     page.keyboard.press("Control+Enter")
     page.wait_for_selector('#workspace[data-state="empty"]')
+    # Confirmed as what it was, not as "Submitted.", with the day's count (a give-up counts).
+    page.wait_for_function("() => document.querySelector('[data-testid=submit-confirmation]').textContent"
+                           " === 'Given up — the lead sees why. 1 done today.'")
     done = Assignment.objects.get(annotator__user__username="ann")
     assert (done.state, done.finish_reason) == ("submitted", "give_up")
     assert done.finish_note == "I cannot follow step 2.\nNor step 3."

@@ -18,7 +18,7 @@ import * as local from "./local.js";
 import { standingOf } from "./standing.js";
 import * as state from "./task.js";
 import {
-  buildShell, listenKeys, showConfirmation, showDay, showPanel, showRated, showSaveState, showStanding,
+  buildShell, finishedText, listenKeys, showDay, showFinished, showPanel, showRated, showSaveState, showStanding,
   showSubmittedCount, showTask, showWork, toggleInstructions,
 } from "./view.js";
 import { createWriter } from "./writer.js";
@@ -300,7 +300,7 @@ export function start(root) {
       }
       if (t !== task) return;
       const outcome = state.submitOutcome(answer);
-      if (outcome === "submitted") return submitted(t);
+      if (outcome === "submitted") return submitted(t, reason);
       if (outcome === "conflict") return changedElsewhere(detailOf(answer));
       if (outcome === "lost") return leaseLost(detailOf(answer));
       if (outcome === "gone") return assignmentGone(detailOf(answer));
@@ -323,15 +323,15 @@ export function start(root) {
     }
   }
 
-  function submitted(t) {
+  function submitted(t, reason) {
     local.forget(t.assignment.id);
     if (tabs) tabs.postMessage({ assignment: t.assignment.id, submitted: true });
     // The "you passed" notice has been seen over a whole task: it goes now.
     if (local.standingSeen(projectId) === "passed-new") local.setStandingSeen(projectId, "passed-seen");
     if (doneToday !== null) doneToday += 1; // until the server's count comes
-    showConfirmation(ui, "Submitted.");
+    showFinished(ui, reason, doneToday);
     countToday().then((n) => showSubmittedCount(ui, n));
-    loadNext("Submitted. Loading the next solution…");
+    loadNext(`${finishedText(reason)} Loading the next solution…`);
   }
 
   // States ------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // The annotator's standing in the project as the workspace shows it, from
-// GET /api/projects/{id}/my-status/ ({state, done, total, message}; labeling/quality/screening.py).
+// GET /api/projects/{id}/my-status/ ({state, done, total, message, reason}; labeling/quality/screening.py).
 //
 // Only what that endpoint says reaches the page: screening counts and the outcome, never a
 // score, a threshold or whether the item on screen is a screening or gold item.
@@ -12,7 +12,7 @@
  */
 export function standingOf(status, seen) {
   if (!status) return { kind: null, text: "", blocked: false };
-  const { state, done, total, message } = status;
+  const { state, done, total, message, reason } = status;
   if (state === "screening") {
     const text = total
       ? `Screening: ${done} of ${total} done`
@@ -27,7 +27,10 @@ export function standingOf(status, seen) {
     };
   }
   if (state === "paused") {
-    return { kind: "paused", text: "Paused by quality control — a lead will review", blocked: true };
+    // ``reason``: a lead's own words when a lead paused them by hand ("" for an automatic pause,
+    // whose reason holds gold figures an annotator must not see).
+    const text = reason ? `Paused by a lead: ${reason}` : "Paused by quality control — a lead will review";
+    return { kind: "paused", text, blocked: true };
   }
   if (state === "active" && message === "passed" && seen !== "passed-seen") {
     return { kind: "passed", text: "You passed screening — real work starts now", blocked: false };

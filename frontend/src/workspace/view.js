@@ -205,12 +205,32 @@ export function showDay(ui, doneToday, timerMs) {
 export function showConfirmation(ui, text) {
   ui.confirm.hidden = !text;
   if (ui.confirm.textContent !== (text || "")) ui.confirm.textContent = text || ""; // every key calls this: write only a change
+  if (!text) delete ui.confirm.dataset.finished;
 }
 
-/** Today's count after "Submitted.", once it comes, if the confirmation is still shown (null: unknown). */
+// What a finished pass is called: a give-up or a report is not "Submitted." to the person who sent it.
+const FINISHED = {
+  give_up: "Given up — the lead sees why.",
+  bad_problem: "Problem reported — the lead sees it.",
+};
+
+/** The confirmation of a pass finished with ``reason``, with today's ``count`` when known (null: not yet). */
+export function finishedText(reason, count = null) {
+  const said = FINISHED[reason] || "Submitted.";
+  return count === null || count === undefined ? said : `${said} ${count} done today.`;
+}
+
+/** Confirm a pass finished with ``reason``; its count follows (``showSubmittedCount``). */
+export function showFinished(ui, reason, count = null) {
+  showConfirmation(ui, finishedText(reason, count));
+  ui.confirm.dataset.finished = reason;
+}
+
+/** Today's count once it comes, while the last finish's confirmation is still shown (null: unknown). */
 export function showSubmittedCount(ui, count) {
-  if (!ui.confirm.textContent.startsWith("Submitted")) return;
-  showConfirmation(ui, count === null ? "Submitted." : `Submitted. ${count} today`);
+  const reason = ui.confirm.dataset.finished;
+  if (ui.confirm.hidden || !reason) return;
+  showFinished(ui, reason, count);
 }
 
 /** A rating was given: the "New solution" cue and the last submit's confirmation go. */
