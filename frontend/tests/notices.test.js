@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { standingOf } from "../src/workspace/standing.js";
+import { resultsNews, standingOf } from "../src/workspace/standing.js";
 import { finishedText } from "../src/workspace/view.js";
 
 test("a pause by hand shows the lead's reason; an automatic pause does not say why", () => {
@@ -22,4 +22,11 @@ test("a give-up or a report is confirmed as what it was, with today's count once
   assert.equal(finishedText("give_up"), "Given up — the lead sees why.");
   assert.equal(finishedText("bad_problem", 0), "Problem reported — the lead sees it. 0 done today.");
   assert.ok(!finishedText("give_up", 3).startsWith("Submitted"));
+});
+
+test("checked results are news when they changed since this browser said so, not on a first visit", () => {
+  assert.equal(resultsNews({ results: "0.1" }, "0.0"), true);
+  assert.equal(resultsNews({ results: "0.1" }, "0.1"), false);
+  assert.equal(resultsNews({ results: "0.1" }, null), false);
+  assert.equal(resultsNews(null, "0.0"), false);
 });

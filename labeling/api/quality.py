@@ -191,6 +191,9 @@ class MyStatusSerializer(serializers.Serializer):
     message = serializers.CharField()
     reason = serializers.CharField(allow_blank=True,
                                    help_text="The lead's reason when a lead paused you by hand, else empty.")
+    results = serializers.CharField(allow_blank=True,
+                                    help_text="Changes when your checked results page has something new (compare "
+                                              "it with the value you last saw; its parts mean nothing more).")
 
 
 class QualitySettingsSerializer(serializers.ModelSerializer):

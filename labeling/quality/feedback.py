@@ -50,6 +50,22 @@ def gold_figure(annotator, project, now=None):
     return {**found, "through": through}
 
 
+def results_version(annotator, project, now=None):
+    """A short text that changes when the annotator's checked results page has something new: the
+    number of missed screening passes and of gold passes in the day's figure (``gold_figure``).
+
+    The workspace compares it with the one it last showed and says "new checked results"; like
+    the page it points to, it moves for a screening pass with its submit and for gold passes only
+    once a day, so it does not tell which pass was gold.
+    """
+    if annotator is None:
+        return ""
+    missed = GoldScore.objects.filter(annotator=annotator, project=project, exact_share__lt=_ALL, is_screening=True,
+                                      assignment__annotator=annotator,
+                                      assignment__state=Assignment.SUBMITTED).count()
+    return f"{missed}.{gold_figure(annotator, project, now)['checked']}"
+
+
 def missed_passes(annotator, project):
     """The annotator's latest missed screening passes in ``project``, newest first (gold passes:
     ``gold_figure``).

@@ -32,7 +32,7 @@ from labeling.errors import DomainError
 from labeling.models import AnnotatorProjectStatus as Status
 from labeling.models import Assignment, GoldRating, GoldScore, Solution
 from labeling.models.unique import unique_or_none
-from labeling.quality import gold
+from labeling.quality import feedback, gold
 
 SCREENING, ACTIVE, FAILED, PAUSED = Status.SCREENING, Status.ACTIVE, Status.FAILED_SCREENING, Status.PAUSED
 # Standing that bars an annotator from the project's work and from trusted consensus.
@@ -270,4 +270,4 @@ def my_status(annotator, project):
     # decided_by is set only by a lead's hand (pause/resume); an automatic pause leaves it null.
     by_lead = row is not None and row.state == PAUSED and row.decided_by_id is not None
     return {"project": project.pk, "state": state, "done": done, "total": total, "message": message,
-            "reason": row.reason if by_lead else ""}
+            "reason": row.reason if by_lead else "", "results": feedback.results_version(annotator, project)}

@@ -6,7 +6,7 @@ import pytest
 from labeling.exports import ExportFilters, get_exporter
 from labeling.models import Annotator, Assignment, Step
 from labeling.quality import gold, screening
-from tests.factories import make_solution, make_task, make_user
+from tests.factories import T0, make_gold, make_solution, make_task, make_user, rated_pass, score_gold
 
 from .conftest import current, log_in, open_workspace, screenshot, stored_ratings, wait_saved
 
@@ -274,6 +274,33 @@ def test_an_annotator_paused_by_a_lead_reads_the_leads_reason(page, live_server)
     assert page.locator("#workspace b").count() == 0
     assert "Paused by quality control" not in text
     screenshot(page, "workspace-paused-by-lead")
+
+
+def test_new_checked_results_are_said_in_the_workspace_once(page, live_server):
+    project, _ = make_task(["Step one.", "Step two."])
+    make_solution(project, ["Second, step one.", "Second, step two."])
+    make_solution(project, ["Third, step one.", "Third, step two."])
+    user = make_user("ann", "annotator")
+    log_in(page, live_server, "ann")
+    open_workspace(page, live_server, project)
+    notice = page.locator("[data-standing=results]")
+    assert not notice.is_visible()  # what was there before this browser came is not news
+    # A gold pass from an earlier day is scored: the day's figure on the checks page moves.
+    rated_pass(make_gold(project, [1, 1]), Annotator.objects.get(user=user), [1, -1], at=T0)
+    assert score_gold() == 1
+    for _ in range(2):
+        page.keyboard.press("1")
+    page.keyboard.press("Enter")
+    notice.wait_for(state="visible")
+    assert "New checked results" in notice.inner_text()
+    assert notice.locator("a").get_attribute("href") == f"/projects/{project.pk}/checks/"
+    screenshot(page, "workspace-new-checked-results")
+    for _ in range(2):
+        page.keyboard.press("1")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => /Submitted\\. 2 done today/.test("
+                           "document.querySelector('[data-testid=submit-confirmation]').textContent)")
+    notice.wait_for(state="hidden")  # said once: the next solution comes without it
 
 
 def test_a_paused_annotator_is_told_so_and_gets_no_work(page, live_server):

@@ -15,7 +15,7 @@ import { VisibleClock } from "./clock.js";
 import { askReason } from "./dialogs.js";
 import { DraftQueue, detailOf } from "./drafts.js";
 import * as local from "./local.js";
-import { standingOf } from "./standing.js";
+import { resultsNews, standingOf } from "./standing.js";
 import * as state from "./task.js";
 import {
   buildShell, finishedText, listenKeys, showDay, showFinished, showPanel, showRated, showSaveState, showStanding,
@@ -138,7 +138,15 @@ export function start(root) {
     const standing = standingOf(status, seen);
     if (standing.kind === "screening" && seen !== "screening") local.setStandingSeen(projectId, "screening");
     if (standing.kind === "passed" && seen !== "passed-new") local.setStandingSeen(projectId, "passed-new");
-    showStanding(ui, standing.blocked ? { kind: null } : standing);
+    if (!standing.blocked && !standing.kind && resultsNews(status, local.resultsSeen(projectId))) {
+      // Checked results the annotator has not been told of (a scored screening pass, the day's gold
+      // figure): said here, once, with the way to them.
+      showStanding(ui, { kind: "results", text: "New checked results are waiting for you:", href: checksUrl,
+                         link: "see what the checks found" });
+    } else {
+      showStanding(ui, standing.blocked ? { kind: null } : standing);
+    }
+    if (status && status.results) local.setResultsSeen(projectId, status.results);
     return standing;
   }
 

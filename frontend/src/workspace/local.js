@@ -74,6 +74,25 @@ export function setStandingSeen(projectId, value) {
   }
 }
 
+const RESULTS = "stepmark:results:";
+
+/** The checked-results version (my-status ``results``) this browser last told the annotator of, or null. */
+export function resultsSeen(projectId) {
+  try {
+    return window.localStorage.getItem(RESULTS + projectId);
+  } catch {
+    return null;
+  }
+}
+
+export function setResultsSeen(projectId, value) {
+  try {
+    window.localStorage.setItem(RESULTS + projectId, value);
+  } catch {
+    // told again next time: harmless
+  }
+}
+
 const TIMER = "stepmark:timer";
 
 /** Whether the annotator asked for the timer (kept for every project in this browser). */

@@ -37,3 +37,13 @@ export function standingOf(status, seen) {
   }
   return { kind: null, text: "", blocked: false };
 }
+
+/**
+ * Whether to say "new checked results": my-status's ``results`` changed since this browser last
+ * said so (``seen``). A browser that never saw one only remembers it: what was there before is
+ * on the home page's link, not news.
+ */
+export function resultsNews(status, seen) {
+  if (!status || !status.results) return false;
+  return seen !== null && seen !== undefined && seen !== status.results;
+}

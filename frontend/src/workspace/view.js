@@ -500,10 +500,16 @@ export function showPanel(ui, state, { title, text, keys = [] }) {
 }
 
 /** The standing line ({kind, text} from standing.js); hidden when there is nothing to say. */
-export function showStanding(ui, { kind, text }) {
+export function showStanding(ui, { kind, text, href, link }) {
   ui.standing.hidden = !kind;
   ui.standing.dataset.standing = kind || "";
   ui.standing.textContent = text || "";
+  if (href) {
+    const a = el("a", "ws-standing-link");
+    a.href = href;
+    a.textContent = link || href;
+    ui.standing.append(" ", a);
+  }
 }
 
 /**

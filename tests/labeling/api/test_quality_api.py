@@ -161,7 +161,8 @@ def test_a_lead_pauses_and_resumes_and_the_annotator_sees_only_their_state(clien
     assert annotator.post(reverse("api:project-next", args=[project.pk])).status_code == 204
     status = annotator.get(reverse("api:project-my-status", args=[project.pk]))
     assert status.json() == {"project": project.pk, "state": "paused", "done": 0, "total": 0,
-                             "message": "paused — a lead will review", "reason": "rated 40 steps in a minute"}
+                             "message": "paused — a lead will review", "reason": "rated 40 steps in a minute",
+                             "results": "0.0"}
     resumed = clients["lead"].post(reverse("api:project-annotator-resume", args=base), format="json")
     assert resumed.json()["state"] == "active"
     assert annotator.post(reverse("api:project-next", args=[project.pk])).status_code == 201
@@ -206,8 +207,10 @@ def test_my_status_walks_through_screening_without_a_trace_of_gold(clients, proj
     assert [s["message"] for s in seen] == ["screening: 0 of 2 done", "screening: 1 of 2 done",
                                             "failed — a lead will review"]
     assert annotator.post(reverse("api:project-next", args=[project.pk])).status_code == 204
+    # "Something new on your checked results page": each missed screening pass, scored with its submit.
+    assert [s["results"] for s in seen] == ["0.0", "1.0", "2.0"]
     for data in seen:
-        assert set(data) == {"project", "state", "done", "total", "message", "reason"}
+        assert set(data) == {"project", "state", "done", "total", "message", "reason", "results"}
         assert not [k for k in keys(data) if any(word in k.lower() for word in FORBIDDEN_IN_KEYS)]
         assert not [tell for tell in tells if tell in json.dumps(data)]
     # An inactive project does not exist for annotators.

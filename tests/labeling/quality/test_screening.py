@@ -47,7 +47,7 @@ def test_a_newcomer_gets_the_screening_items_in_order_and_nothing_else_until_don
     assert second.solution_id == items[1].pk
     assert screening.my_status(ann, project) == {
         "project": project.pk, "state": "screening", "done": 1, "total": 2, "message": "screening: 1 of 2 done",
-        "reason": ""}
+        "reason": "", "results": "0.0"}
     # Neither gold nor ordinary work reached them, each screening item came once.
     assert list(Assignment.objects.filter(annotator=ann).values_list("solution_id", flat=True).order_by("pk")) == [
         items[0].pk, items[1].pk]
