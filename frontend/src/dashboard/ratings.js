@@ -26,7 +26,7 @@ export function votes(counts, voters) {
     const group = el("span", "vote");
     group.dataset.value = value;
     group.append(rating(value), " ", el("span", "vote-count", `×${count}`));
-    if (names.length) group.append(el("span", "voters", names.join(", ")));
+    if (names.length) group.append(" ", el("span", "voters", names.join(", ")));
     box.append(group, " ");
   }
   return box;
