@@ -62,7 +62,7 @@ given the problem and the steps before it:
 - **-1, bad**: the step is wrong (an error in the math or the reasoning), cannot be checked,
   or leads the solution away from the answer.
 
-Check every calculation yourself: a step that looks confident is not correct for that. When
+Check every calculation yourself: a step that sounds sure of itself can still be wrong. When
 a step is -1, rate the other completions offered at that position; if none of them is good,
 write the step as it should be. Flag a rating when you are unsure, and add a note.
 
@@ -80,8 +80,8 @@ write the step as it should be. Flag a rating when you are unsure, and add a not
 ## Screening
 
 Your first solutions in this project are screening items whose ratings are known. Rate them as
-you would any solution; when you have done them all and at least 80% of your ratings match,
-the project's real work starts.
+you would any solution; when you have done them all and, on average over the items, at least
+80% of your ratings match the known ones, the project's real work starts.
 """
 
 # The MATH project's screening items: model-style solutions written for the demo to MATH-500
