@@ -22,6 +22,7 @@ from django.test import override_settings
 from annotator import demo_jobs
 from annotator.demo_jobs import start_demo_jobs
 from labeling.access import roles
+from labeling.markdown_text import render_markdown
 from labeling.management.commands import load_demo as demo
 from labeling.management.commands.load_demo import (
     ACCOUNTS,
@@ -29,6 +30,7 @@ from labeling.management.commands.load_demo import (
     GSM8K_PROJECT,
     MATH_PROJECT,
     REPLAYED_SOLUTIONS,
+    SCREENING_ITEMS,
 )
 from labeling.models import Assignment, GoldScore, Problem, Project, Rating, Solution, Step
 from tests.conftest import ROOT
@@ -82,6 +84,7 @@ def test_data_directory_comes_from_the_environment(tmp_path, monkeypatch):
 
 def test_demo_projects_and_accounts(demo_loaded):
     check_math_project()
+    check_screening()
     check_gsm8k_project()
     check_accounts()
 
@@ -98,11 +101,43 @@ def check_math_project():
     assert project.overlap == 1 + len(DEMO_ANNOTATORS)
     replayed = Assignment.objects.filter(project=project, annotator__user__username__in=DEMO_ANNOTATORS)
     assert replayed.filter(state=Assignment.SUBMITTED).count() == REPLAYED_SOLUTIONS * len(DEMO_ANNOTATORS)
-    assert Solution.objects.filter(project=project).count() == 101
+    # The 101 PRM800K solutions and the demo's screening items (check_screening).
+    assert Solution.objects.filter(project=project, is_screening=False).count() == 101
     # 5,192 rated candidate steps plus the steps annotators wrote themselves.
-    candidate_steps = Step.objects.filter(solution__project=project).exclude(source="human")
+    candidate_steps = Step.objects.filter(solution__project=project, solution__is_screening=False).exclude(source="human")
     assert candidate_steps.count() == 5192
     assert Rating.objects.filter(assignment__project=project, step__source="human").exists()
+
+
+def check_screening():
+    """A newcomer to MATH is screened on items with known answers, and the instructions teach the scale."""
+    from labeling.quality import gold, screening
+
+    project = Project.objects.get(name=MATH_PROJECT)
+    assert project.requires_screening and project.screening_size == 0
+    items = list(screening.screening_items(project))
+    assert len(items) == len(SCREENING_ITEMS)
+    values = []
+    for item, (unique_id, steps) in zip(items, SCREENING_ITEMS):
+        # A MATH-500 problem of the project (no new problem), its steps as written, gold on every one.
+        assert (item.problem.source_id, item.generation.number, item.is_gold) == (unique_id, -1, True)
+        assert list(item.steps.order_by("position").values_list("text", flat=True)) == [t for t, _ in steps]
+        assert gold.gold_ratings(item) == {(i, 0): v for i, (_, v) in enumerate(steps)}
+        values += [v for _, v in steps]
+    assert set(values) == {-1, 0, 1}  # the items use the whole scale
+    # Nobody rated them in PRM800K: they are the newcomer's, not the dashboard's.
+    assert not Assignment.objects.filter(solution__in=items).exists()
+
+    # The instructions: the scale and a worked example with a +1, a 0 and a -1, each with its why.
+    text = project.instructions
+    for heading in ("## How to rate", "## Worked example", "## Screening"):
+        assert heading in text
+    example = text.split("## Worked example")[1].split("## Screening")[0]
+    verdicts = [line.split("**")[1] for line in example.splitlines() if line[:2] in ("1.", "2.", "3.")]
+    assert verdicts == ["+1", "0", "-1"], verdicts
+    assert all(f"**{v}**: " in example for v in verdicts)  # and why, after each
+    html = render_markdown(text)
+    assert "<h2>Worked example</h2>" in html and html.count("<li>") == 6 and "<script" not in html
 
 
 def check_gsm8k_project():
@@ -150,6 +185,9 @@ def test_every_flow_has_something_to_show(demo_loaded, client, eager, settings, 
     ann = get_user_model().objects.get(username="ann")
     waiting = waiting_for(ann, [math.pk, gsm8k.pk])
     assert waiting == {math.pk, gsm8k.pk}, waiting
+    # ann is new to MATH: the queue hands the screening items first; rated as their gold, they
+    # pass her, and real work follows.
+    screen(ann.annotator, math)
     # What the queue hands ann in MATH is phase-1 work (own steps allowed), from the solutions the
     # demo annotators left open; 81 of those 89 carry alternatives at their steps (the queue
     # serves them in a scrambled order, so the first one handed out may be among the other 8).
@@ -168,15 +206,34 @@ def test_every_flow_has_something_to_show(demo_loaded, client, eager, settings, 
     assert board["agreement"]["alpha"]["estimate"] is not None, board["agreement"]
     rows = {row["label"]: row for row in board["annotators"]}
     assert all(rows[name]["gold_passes"] >= 1 for name in DEMO_ANNOTATORS)
-    assert GoldScore.objects.filter(project=math).count() == len(DEMO_ANNOTATORS)
+    assert GoldScore.objects.filter(project=math, is_screening=False).count() == len(DEMO_ANNOTATORS)
+    assert GoldScore.objects.filter(project=math, is_screening=True, annotator=ann.annotator).count() == 3
     dan = rows[demo.PAUSED[0]]["id"]
-    assert board["statuses"] == {str(dan): {"status": "paused", "status_reason": demo.PAUSED[1]}}
+    assert board["statuses"] == {
+        str(dan): {"status": "paused", "status_reason": demo.PAUSED[1]},
+        str(ann.annotator.pk): {"status": "active", "status_reason": "screening score 1.00 >= 0.80 over 3 items"},
+    }
     assert len(board["throughput"]["daily"]) >= demo.DAYS_SPREAD
 
     # The jobs on a tiny random model: what they write is checked here, not the model (the bundled
     # MiniLM trains and scores in tests/scoring/prm/test_checkpoint.py: seconds there, minutes here).
     Project.objects.update(base_model_path=str(tiny_base))
     check_research_jobs(math, gsm8k, monkeypatch)
+
+
+def screen(annotator, project):
+    """Take and submit every screening item the queue hands ``annotator``, rated as its gold."""
+    from labeling.quality import screening
+    from labeling.work import submission
+    from labeling.work.queue import next_assignment
+
+    for unique_id, steps in SCREENING_ITEMS:
+        task = next_assignment(annotator, project)
+        assert task.solution.is_screening and task.solution.problem.source_id == unique_id
+        assert screening.status_of(annotator, project).state == "screening"
+        ratings = [{"position": i, "alternative": 0, "value": v, "flagged": False} for i, (_, v) in enumerate(steps)]
+        submission.submit(task, finish_reason="found_error" if steps[-1][1] == -1 else "solution", ratings=ratings)
+    assert screening.status_of(annotator, project).state == "active"
 
 
 def check_research_jobs(math, gsm8k, monkeypatch):

@@ -31,7 +31,18 @@ if (root) {
     "Solutions whose passes gave a step different ratings. Your ruling replaces the majority in the consensus."));
   const versus = section("People vs PRM", "people-vs-prm");
   const settings = settingsSection();
-  root.append(proposals, disagreements, versus, settings);
+  // The page runs long (every disagreement expanded): a bar of links at the top, kept in view,
+  // reaches each section, and each section's address can be shared (#disagreements).
+  const nav = el("nav", "q-nav small");
+  nav.setAttribute("aria-label", "Sections of this page");
+  for (const [box, label] of [[proposals, "Gold proposals"], [disagreements, "Disagreements"],
+    [versus, "People vs PRM"], [settings, "Settings"]]) {
+    box.id = box.dataset.testid;
+    const link = el("a", null, label);
+    link.href = `#${box.id}`;
+    nav.append(link);
+  }
+  root.append(nav, proposals, disagreements, versus, settings);
   const fail = (box) => (error) => box.append(el("p", "errors", `Could not load: ${error.message}`));
   Promise.all([
     showProposals(proposals, urls, options).catch(fail(proposals)),

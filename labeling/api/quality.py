@@ -106,6 +106,8 @@ class DisagreementStepSerializer(serializers.Serializer):
     alternative = serializers.IntegerField()
     text = serializers.CharField()
     votes = serializers.DictField(child=serializers.IntegerField(), help_text="{value: passes that gave it}")
+    voters = serializers.DictField(child=serializers.ListField(child=serializers.CharField()),
+                                   help_text="{value: names of the annotators who gave it, sorted}")
     value = serializers.IntegerField(help_text="The consensus: the ruling, else the majority (ties to the lower).")
     ruling = serializers.IntegerField(allow_null=True, help_text="A lead's ruling, or null.")
     note = serializers.CharField(allow_blank=True, help_text="The ruling's note.")

@@ -26,7 +26,7 @@ from django.db.models import Count
 
 from labeling import audit
 from labeling.errors import DomainError
-from labeling.models import Adjudication, Assignment, Rating, Solution, Step
+from labeling.models import Adjudication, Annotator, Assignment, Rating, Solution, Step
 
 # The ``labeler`` of consensus records in exports: fixed, so that every export and re-import
 # names "the consensus" the same way.
@@ -70,14 +70,32 @@ def votes(solution_ids, *, exclude_annotator_ids=(), passes=None):
     """``{solution id: {(position, alternative): [values]}}`` from the voting passes."""
     if passes is None:
         passes = voting_passes(solution_ids, exclude_annotator_ids=exclude_annotator_ids)
-    rows = (
-        Rating.objects.filter(assignment__in=passes.values("pk"), value__isnull=False, step__author__isnull=True)
-        .order_by()
-        .values_list("step__solution_id", "step__position", "step__alternative", "value")
-    )
+    rows = _ballots(passes).values_list("step__solution_id", "step__position", "step__alternative", "value")
     table = defaultdict(lambda: defaultdict(list))
     for solution_id, position, alternative, value in rows:
         table[solution_id][(position, alternative)].append(value)
+    return table
+
+
+def _ballots(passes):
+    """The ratings that vote: the passes' values on model steps (an own step is its author's alone)."""
+    return Rating.objects.filter(
+        assignment__in=passes.values("pk"), value__isnull=False, step__author__isnull=True
+    ).order_by()
+
+
+def voters(passes):
+    """``{solution id: {(position, alternative): {value: [annotator names, sorted]}}}``: who voted what."""
+    rows = list(_ballots(passes).values_list(
+        "step__solution_id", "step__position", "step__alternative", "value", "assignment__annotator_id"))
+    names = {a.pk: str(a) for a in Annotator.objects.filter(pk__in={r[4] for r in rows}).select_related("user")}
+    table = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for solution_id, position, alternative, value, annotator_id in rows:
+        table[solution_id][(position, alternative)][value].append(names[annotator_id])
+    for slots in table.values():
+        for by_value in slots.values():
+            for people in by_value.values():
+                people.sort()
     return table
 
 
@@ -184,12 +202,13 @@ def disagreements(solution_ids):
     """Each solution's votes, consensus and rulings per model step, for a lead to rule on.
 
     ``[{"solution", "problem", "passes", "steps": [{"position", "alternative", "text", "votes"
-    ({value: count}), "value" (the consensus), "ruling" (a lead's value or None), "note",
+    ({value: count}), "voters" ({value: [names]}, the same passes), "value" (the consensus), "ruling" (a lead's value or None), "note",
     "disagree"}]}]`` in the order of ``solution_ids``.
     """
     ids = list(solution_ids)
     passes = voting_passes(ids)
     table = votes(ids, passes=passes)
+    who = voters(passes)
     rulings = Adjudication.objects.filter(step__solution_id__in=ids).values_list(
         "step__solution_id", "step__position", "step__alternative", "value", "note")
     ruled = {(s, p, a): (v, n) for s, p, a, v, n in rulings}
@@ -206,7 +225,9 @@ def disagreements(solution_ids):
         steps = [
             {
                 "position": p, "alternative": a, "text": texts.get((solution_id, p, a), ""),
-                "votes": {str(v): n for v, n in sorted(c.votes.items())}, "value": c.value,
+                "votes": {str(v): n for v, n in sorted(c.votes.items())},
+                "voters": {str(v): names for v, names in sorted(who.get(solution_id, {}).get((p, a), {}).items())},
+                "value": c.value,
                 "ruling": ruled.get((solution_id, p, a), (None, ""))[0],
                 "note": ruled.get((solution_id, p, a), (None, ""))[1],
                 "disagree": disagree(c.votes),

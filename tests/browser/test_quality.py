@@ -129,6 +129,10 @@ def test_a_lead_rules_on_a_disagreement_and_the_consensus_export_carries_it(page
     step = item.locator('tr[data-position="1"]')
     assert "split" in step.get_attribute("class")
     assert step.locator("td.consensus").inner_text() == "−1"  # the majority
+    # Who voted what: each value's count with the names of those who gave it.
+    groups = step.locator(".votes .vote")
+    assert [groups.nth(i).inner_text().split(maxsplit=2) for i in range(groups.count())] == [
+        ["+1", "×1", "cal"], ["−1", "×2", "ann, bob"]]
     step.locator("select").select_option("1")
     item.locator(".q-note").fill("dividing by 2 is right")
     screenshot(page, "quality-disagreements")
@@ -153,6 +157,13 @@ def test_a_lead_rules_on_a_disagreement_and_the_consensus_export_carries_it(page
     assert page.locator('[data-testid="disagreement-count"]').inner_text() == "Nothing awaits a ruling."
     page.check("#disagreements-all")
     page.wait_for_selector(f'[data-testid="disagreements"] [data-solution="{split.pk}"] tr.ruled')
+
+    # The bar at the top reaches each section by its anchor, the settings (at the bottom) too.
+    nav = page.locator("nav.q-nav a")
+    assert nav.all_inner_texts() == ["Gold proposals", "Disagreements", "People vs PRM", "Settings"]
+    nav.filter(has_text="Settings").click()
+    page.wait_for_url("**#settings")
+    assert page.locator("#settings").evaluate("node => node.getBoundingClientRect().top < window.innerHeight")
 
 
 def test_a_lead_changes_the_quality_settings_and_a_bad_value_names_its_field(page, live_server, lead_project):

@@ -65,7 +65,7 @@ function item(entry, urls, options) {
     row.classList.toggle("split", step.disagree);
     row.classList.toggle("ruled", step.ruling !== null);
     const counted = el("td");
-    counted.append(votes(step.votes));
+    counted.append(votes(step.votes, step.voters));
     const value = el("td", "consensus");
     value.append(rating(step.value));
     const select = valueSelect(step.ruling, `Ruling for step ${stepNumber(step)}`, "no ruling");

@@ -11,12 +11,23 @@ export function rating(value) {
   return el("span", `rating ${KIND[value]}`, LABEL[value]);
 }
 
-/** ``{"-1": 2, "1": 1}`` as chips with counts: "−1 ×2 +1 ×1". */
-export function votes(counts) {
+/** The votes in reading order, +1 first: ``[{value, count, names}]``, ``names`` from ``voters``
+ * (``{value: [names]}``; who voted what) or empty where the caller has no names. */
+export function ballots(counts, voters = {}) {
+  return ["1", "0", "-1"].filter((value) => counts[value])
+    .map((value) => ({ value: Number(value), count: counts[value], names: voters[value] || [] }));
+}
+
+/** ``{"-1": 2, "1": 1}`` as chips with counts: "+1 ×1 −1 ×2"; with ``voters``, each count
+ * followed by who gave it: "+1 ×1 ann · −1 ×2 bea, cal". */
+export function votes(counts, voters) {
   const box = el("span", "votes");
-  for (const value of ["1", "0", "-1"]) {
-    if (!counts[value]) continue;
-    box.append(rating(Number(value)), " ", el("span", "vote-count", `×${counts[value]}`), " ");
+  for (const { value, count, names } of ballots(counts, voters)) {
+    const group = el("span", "vote");
+    group.dataset.value = value;
+    group.append(rating(value), " ", el("span", "vote-count", `×${count}`));
+    if (names.length) group.append(" ", el("span", "voters", names.join(", ")));
+    box.append(group, " ");
   }
   return box;
 }

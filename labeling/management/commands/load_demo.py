@@ -20,6 +20,8 @@ present, and the replay happens once.
 The data directory is ``labeling.data.data_dir()``: ``$STEPMARK_DATA``, else the repository's
 ``data/`` (its README names each file's source and licence).
 """
+import io
+import json
 import secrets
 from datetime import timedelta
 from pathlib import Path
@@ -46,6 +48,63 @@ DAYS_SPREAD = 5  # their submissions fall on the last five days
 PAUSED = ("dan", "Paused by the lead: many of dan's ratings differ from the gold item and from bea and cal; "
           "review a few passes together before resuming.")
 
+# The MATH project's instructions: the scale, then one worked solution whose steps earn +1, 0
+# and -1, in the spirit of PRM800K's labelling guidelines. Markdown (labeling/markdown_text.py);
+# math is drawn by the page. No "*" or "_" inside the math: Markdown would read them as emphasis.
+MATH_INSTRUCTIONS = r"""## How to rate
+
+You see a model's solution to a math problem one step at a time. Rate each step as it stands,
+given the problem and the steps before it:
+
+- **+1, good**: the step is correct and moves the solution towards the answer.
+- **0, neutral**: nothing in it is wrong, but it does not help: a true fact that is never used,
+  a restatement of the problem, or a step so vague that you cannot tell.
+- **-1, bad**: the step is wrong (an error in the math or the reasoning), cannot be checked,
+  or leads the solution away from the answer.
+
+Check every calculation yourself: a step that sounds sure of itself can still be wrong. When
+a step is -1, rate the other completions offered at that position; if none of them is good,
+write the step as it should be. Flag a rating when you are unsure, and add a note.
+
+## Worked example
+
+**Problem.** If $f(x) = 5x^2 + 3x + 4$, what is the value of $f(-2)$?
+
+1. "Substitute $x = -2$: $f(-2) = 5(-2)^2 + 3(-2) + 4$." **+1**: the substitution is
+   correct and it is the way to the answer.
+2. "The function $f$ is a quadratic, so its graph is a parabola." **0**: true, but the
+   solution never uses it; it neither helps nor harms.
+3. "$5(-2)^2 = -20$, so $f(-2) = -20 - 6 + 4 = -22$." **-1**: $(-2)^2 = 4$, so
+   $5(-2)^2 = 20$ and $f(-2) = 20 - 6 + 4 = 18$. The step is wrong however sure it sounds.
+
+## Screening
+
+Your first solutions in this project are screening items whose ratings are known. Rate them as
+you would any solution; when you have done them all and, on average over the items, at least
+80% of your ratings match the known ones, the project's real work starts.
+"""
+
+# The MATH project's screening items: model-style solutions written for the demo to MATH-500
+# problems that are in the project already (found by their MATH unique_id), each step with its
+# gold rating. Between them they use the whole scale, and no step is a judgement call.
+SCREENING_ITEMS = [
+    ("test/algebra/1004.json", [  # If 2^8 = 4^x, what is x?
+        ("Write $4$ as a power of $2$: $4^x = (2^2)^x = 2^{2x}$.", 1),
+        ("So $2^8 = 2^{2x}$, and since the bases are equal, $8 = 2x$.", 1),
+        ("Therefore $x = 4$. The answer is $\\boxed{4}$.", 1),
+    ]),
+    ("test/number_theory/466.json", [  # the remainder of 1 + 2 + ... + 10 divided by 9
+        ("The sum is $1 + 2 + \\dots + 10 = \\frac{10 \\cdot 11}{2} = 55$.", 1),
+        ("The number $9$ is a perfect square: $9 = 3^2$.", 0),
+        ("Since $55 = 6 \\cdot 9 + 1$, the remainder is $1$. The answer is $\\boxed{1}$.", 1),
+    ]),
+    ("test/algebra/2592.json", [  # 513^2 - 487^2
+        ("By the difference of squares, $513^2 - 487^2 = (513 - 487)(513 + 487)$.", 1),
+        ("$513 - 487 = 26$ and $513 + 487 = 1000$.", 1),
+        ("So the value is $26 \\cdot 1000 = 2600$. The answer is $\\boxed{2600}$.", -1),
+    ]),
+]
+
 # name -> (project settings, [(format, file under the data directory)])
 PROJECTS = {
     MATH_PROJECT: (
@@ -58,12 +117,12 @@ PROJECTS = {
             # The imported pass (anonymous) plus the three replayed demo annotators on the
             # first solutions; every other solution keeps slots open for ann.
             "overlap": 1 + len(DEMO_ANNOTATORS),
-            "instructions": (
-                "Rate every step of the solution: +1 if it is correct and makes progress, "
-                "0 if it is correct but does not help, -1 if it is wrong, unverifiable or "
-                "derails the solution. Math such as $\\frac{a}{b}$ or $x^2 + y^2 = r^2$ is "
-                "rendered; flag a rating when you are unsure."
-            ),
+            # A newcomer first rates the screening items (SCREENING_ITEMS), all of them, and
+            # starts on real work with a mean exact agreement of at least 0.8 with their gold.
+            "requires_screening": True,
+            "screening_size": 0,
+            "screening_threshold": 0.8,
+            "instructions": MATH_INSTRUCTIONS,
         },
         [("problems", "math/math500.jsonl.gz"), ("prm800k", "prm800k/phase1_test.reconstructed.jsonl.gz")],
     ),
@@ -169,9 +228,50 @@ def load_demo(data_dir=None, *, show_progress=True, log=print, published_passwor
         log("Accounts (username/password, shown only now): "
             + (", ".join(f"{u}/{p}" for u, p in given.items()) or "none new; existing accounts kept their passwords"))
         log("No superuser was made: create one with `manage.py createsuperuser`.")
+    added = add_screening_items(Project.objects.get(name=MATH_PROJECT))
+    log(f"Made {added} screening items on {MATH_PROJECT!r}" if added else "Screening items already made")
     replayed = replay_passes(Project.objects.get(name=MATH_PROJECT))
     log(f"Replayed {replayed} demo passes on {MATH_PROJECT!r}" if replayed else "Demo passes already replayed")
     return results
+
+
+def add_screening_items(project):
+    """Import ``SCREENING_ITEMS`` into ``project`` and make them gold screening items; return how many were made.
+
+    Each is a ``candidates`` record (the ordinary importer) for a MATH-500 problem already in the
+    project, so it adds a solution and no problem; the lead's gold (``gold.set_gold``) gives it its
+    known answers, and generation -1 holds it, as it holds every screening item. An item that is
+    gold already is left alone, so that running the demo again writes nothing (not even an audit
+    entry).
+    """
+    from labeling.models import Generation, Solution
+    from labeling.quality import gold
+
+    problems = {p.source_id: p for p in project.problems.filter(source_id__in=[u for u, _ in SCREENING_ITEMS])}
+    missing = [u for u, _ in SCREENING_ITEMS if u not in problems]
+    if missing:
+        raise CommandError(f"MATH-500 problems for the screening items not found: {', '.join(missing)}")
+    records = [
+        {"problem": problems[u].problem, "ground_truth_solution": problems[u].ground_truth_solution,
+         "ground_truth_answer": problems[u].ground_truth_answer, "steps": [text for text, _ in steps],
+         "generator": "stepmark-demo"}
+        for u, steps in SCREENING_ITEMS
+    ]
+    lead = get_user_model().objects.get(username="lead")
+    made = 0
+    with transaction.atomic():
+        run_import("candidates", io.BytesIO("".join(json.dumps(r) + "\n" for r in records).encode()), project,
+                   path="screening items (load_demo)")
+        holder, _ = Generation.objects.get_or_create(project=project, number=-1)
+        for u, steps in SCREENING_ITEMS:
+            solution = Solution.objects.get(project=project, problem=problems[u], generator="stepmark-demo")
+            if solution.is_screening:
+                continue
+            Solution.objects.filter(pk=solution.pk).update(generation=holder)
+            gold.set_gold(solution, {(i, 0): value for i, (_, value) in enumerate(steps)}, by=lead,
+                          screening=True, reason="demo screening item")
+            made += 1
+    return made
 
 
 def replay_passes(project, now=None):

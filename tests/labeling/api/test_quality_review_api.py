@@ -49,18 +49,18 @@ def test_the_adjudication_queue_lists_split_solutions_until_ruled(clients, proje
     entry = body["results"][0]
     assert (entry["solution"], entry["problem"], entry["passes"]) == (split["split"].pk, "Split $x$", 3)
     assert entry["steps"] == [
-        {"position": 0, "alternative": 0, "text": "step 0.0", "votes": {"1": 3}, "value": 1, "ruling": None,
-         "note": "", "disagree": False},
-        {"position": 1, "alternative": 0, "text": "step 1.0", "votes": {"-1": 2, "1": 1}, "value": -1,
-         "ruling": None, "note": "", "disagree": True},
+        {"position": 0, "alternative": 0, "text": "step 0.0", "votes": {"1": 3}, "voters": {"1": ["p0", "p1", "p2"]},
+         "value": 1, "ruling": None, "note": "", "disagree": False},
+        {"position": 1, "alternative": 0, "text": "step 1.0", "votes": {"-1": 2, "1": 1},
+         "voters": {"-1": ["p1", "p2"], "1": ["p0"]}, "value": -1, "ruling": None, "note": "", "disagree": True},
     ]
     ruled = lead.put(reverse("api:solution-consensus", args=[split["split"].pk]),
                      {"ratings": [{"position": 1, "value": 1}], "note": "the step holds"}, format="json")
     assert ruled.status_code == 200
     assert lead.get(url).json() == {"count": 0, "results": []}
     everything = lead.get(url, {"state": "all"}).json()["results"]
-    assert everything[0]["steps"][1] | {"votes": None} == {
-        "position": 1, "alternative": 0, "text": "step 1.0", "votes": None, "value": 1, "ruling": 1,
+    assert everything[0]["steps"][1] | {"votes": None, "voters": None} == {
+        "position": 1, "alternative": 0, "text": "step 1.0", "votes": None, "voters": None, "value": 1, "ruling": 1,
         "note": "the step holds", "disagree": True}
     assert consensus.disagreeing_solution_ids(project.pk, open_only=False) == [split["split"].pk]
 
