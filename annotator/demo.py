@@ -58,6 +58,11 @@ def prepare():
     print(f"Database: {db['ENGINE'].rsplit('.', 1)[-1]} {db['NAME']}", flush=True)
     call_command("migrate", interactive=False, verbosity=1)
     call_command("load_demo")
+    # Loading graded answers in child processes of this one (labeling/grading/pool.py): end them
+    # now, or they would live on beside the demo's servers, and outlive a demo killed outright.
+    from labeling.grading import pool
+
+    pool.shutdown()
     from annotator.demo_jobs import start_demo_jobs
 
     start_demo_jobs(log=lambda line: print(line, flush=True))

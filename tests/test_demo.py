@@ -327,6 +327,7 @@ def still_running(processes, groups):
     """Of ``processes`` (as ``started_by`` gives them) and of the members of ``groups``, those alive
     (a zombie has ended: only its entry waits for whoever adopted it to reap it)."""
     left = {}
+    groups = set(groups) - {os.getpgrp()}  # a child left in our own group is found by pid: never kill pytest
     for pid, (state, _, pgrp, start, command) in process_table().items():
         if state != "Z" and ((pid, start) in processes or pgrp in groups):
             left[pid] = command

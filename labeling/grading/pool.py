@@ -167,10 +167,14 @@ def _forget_after_fork():
     _pool, _pool_lock = None, threading.Lock()
 
 
-def _shutdown():
-    if _pool is not None:
-        _pool.shutdown()
+def shutdown():
+    """End the process's grading workers (a later grading starts new ones)."""
+    global _pool
+    with _pool_lock:
+        if _pool is not None:
+            _pool.shutdown()
+            _pool = None
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
-atexit.register(_shutdown)
+atexit.register(shutdown)
