@@ -143,6 +143,10 @@ def check_screening():
 def check_gsm8k_project():
     project = Project.objects.get(name=GSM8K_PROJECT)
     assert project.stop_at_first_error is True
+    # Phase 2's instructions: the scale, the first -1 ends the pass, a worked +1, 0 and -1 with why.
+    example = project.instructions.split("## Worked example")[1]
+    verdicts = [line.split("**")[1] for line in example.splitlines() if line[:2] in ("1.", "2.", "3.")]
+    assert verdicts == ["+1", "0", "-1"] and "first -1 ends the solution" in project.instructions
     assert Problem.objects.filter(project=project).count() == 1319
     solutions = Solution.objects.filter(project=project)
     assert solutions.count() == GSM8K_CANDIDATES

@@ -84,6 +84,30 @@ you would any solution; when you have done them all and, on average over the ite
 80% of your ratings match the known ones, the project's real work starts.
 """
 
+# PRM800K's phase 2 rules on GSM8K: plain text ("$" is money), and the first -1 ends the pass.
+GSM8K_INSTRUCTIONS = r"""## How to rate
+
+Each line of a solution is a step. Rate the steps in order, each as it stands given the problem
+and the lines before it:
+
+- **+1, good**: correct, and it moves the solution towards the answer.
+- **0, neutral**: nothing wrong, but it does not help (a restatement, a fact never used).
+- **-1, bad**: a wrong number, a wrong operation, or a misreading of the problem.
+
+Redo every calculation: the numbers after "=" are the model's and may be wrong. "$" is money
+here, not math. **The first -1 ends the solution**: you do not rate the steps after it.
+
+## Worked example
+
+**Problem.** Natalia sold clips to 48 of her friends in April, and then she sold half as many
+clips in May. How many clips did Natalia sell altogether in April and May?
+
+1. "In May Natalia sold 48 / 2 = 24 clips." **+1**: half of 48 is 24, the number the next step needs.
+2. "She sold clips in two months, April and May." **0**: true, but it only restates the problem.
+3. "Altogether she sold 48 + 24 = 62 clips." **-1**: 48 + 24 = 72; the pass ends here, with this
+   step as the error found.
+"""
+
 # The MATH project's screening items: model-style solutions written for the demo to MATH-500
 # problems that are in the project already (found by their MATH unique_id), each step with its
 # gold rating. Between them they use the whole scale, and no step is a judgement call.
@@ -137,10 +161,7 @@ PROJECTS = {
             # project; a demo database from before gets it here).
             "dollar_math": False,
             "show_calculator_markup": False,
-            "instructions": (
-                "Each line of a solution is a step. Rate steps in order (+1, 0 or -1); "
-                "the first -1 ends the solution."
-            ),
+            "instructions": GSM8K_INSTRUCTIONS,
         },
         [("gsm8k-examples", "gsm8k/example_model_solutions.jsonl.gz")],
     ),
