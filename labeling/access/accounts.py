@@ -9,10 +9,12 @@ import hashlib
 from functools import wraps
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import urls as auth_urls
+from django.contrib.auth.views import PasswordResetConfirmView
 from django.http import Http404
 from django.shortcuts import render
-from django.urls import path
+from django.urls import path, reverse_lazy
 from rest_framework.throttling import SimpleRateThrottle
 
 RESET_PAGES = {"password_reset", "password_reset_done", "password_reset_confirm", "password_reset_complete"}
@@ -72,4 +74,18 @@ def _guarded(pattern):
     return path(str(pattern.pattern), view, name=pattern.name)
 
 
-urlpatterns = [_guarded(pattern) for pattern in auth_urls.urlpatterns]
+class Welcome(PasswordResetConfirmView):
+    """A new account's first password, from the one-time link a lead was given when making it
+    (``labeling.access.members.create_member``): Django's reset confirmation, which needs no mail."""
+
+    template_name = "registration/welcome.html"
+    success_url = reverse_lazy("login")
+
+    def form_valid(self, form):
+        messages.success(self.request, "Your password is set: log in with it.")
+        return super().form_valid(form)
+
+
+urlpatterns = [_guarded(pattern) for pattern in auth_urls.urlpatterns] + [
+    path("welcome/<uidb64>/<token>/", Welcome.as_view(), name="welcome"),
+]

@@ -25,10 +25,23 @@ class MemberSerializer(serializers.ModelSerializer):
 class NewMemberSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=ROLES)
+    create = serializers.BooleanField(default=False, help_text="Make a new account of this name (it must not exist); "
+                                      "the answer then carries its one-time set_password_url.")
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+
+
+class MadeMemberSerializer(MemberSerializer):
+    set_password_url = serializers.CharField(read_only=True, help_text="Where the new account's owner chooses a "
+                                             "password; shown once, ends when used.")
+
+    class Meta(MemberSerializer.Meta):
+        fields = [*MemberSerializer.Meta.fields, "set_password_url"]
 
 
 class MembersView(APIView):
-    """The project's members (GET); add one (POST ``{username, role}``, 201, or 200 when they already hold it)."""
+    """The project's members (GET); add one (POST ``{username, role}``, 201, or 200 when they already hold it),
+    or make a new account for this project (``{username, role, create: true[, email]}``, 201 with its one-time
+    ``set_password_url``)."""
 
     permission_classes = [IsLead]
 
@@ -38,11 +51,16 @@ class MembersView(APIView):
         return Response(MemberSerializer(members.members(project), many=True).data)
 
     @extend_schema(operation_id="projects_members_create", request=NewMemberSerializer,
-                   responses={200: MemberSerializer, 201: MemberSerializer,
+                   responses={200: MemberSerializer, 201: MadeMemberSerializer,
                               400: OpenApiResponse(description="No such account, or an unknown role (named in field).")})
     def post(self, request, pk):
         project = project_for(request.user, pk, LEAD)
         data = checked(NewMemberSerializer, request)
+        if data["create"]:
+            membership, link = members.create_member(project, data["username"], data["role"], by=request.user,
+                                                     email=data["email"])
+            membership.set_password_url = request.build_absolute_uri(link)
+            return Response(MadeMemberSerializer(membership).data, status=status.HTTP_201_CREATED)
         membership, created = members.add_member(project, data["username"], data["role"], by=request.user)
         return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

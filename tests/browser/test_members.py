@@ -49,3 +49,37 @@ def test_the_members_page_has_no_serious_accessibility_violation(axe_context, li
     log_in(page, live_server, "lena")
     page.goto(f"{live_server.url}/projects/{project.pk}/members/")
     assert axe_violations(page) == []
+
+
+def test_a_lead_makes_an_account_and_its_owner_sets_a_password_through_the_link(page, browser, live_server):
+    project = make_project(name="Onboarding")
+    make_user("lena", "lead", projects=[project])
+    log_in(page, live_server, "lena")
+    page.goto(f"{live_server.url}/projects/{project.pk}/members/")
+    page.fill("#id_username", "lena ")  # adding an existing member again: said, not silent
+    page.select_option("#id_role", "annotator")
+    page.click('[data-testid="add-member"] button[type="submit"]')
+    assert "lena is now annotator here." in page.locator('[data-testid="messages"]').inner_text()
+
+    page.fill("#id_new_username", "newbie")
+    page.click('[data-testid="create-member"] button[type="submit"]')
+    link = page.locator('[data-testid="welcome-link"]').input_value()
+    assert "/accounts/welcome/" in link and page.locator('tr[data-member="newbie"][data-role="annotator"]').count() == 1
+    screenshot(page, "members-account-made")
+    page.reload()  # shown once
+    assert page.locator('[data-testid="welcome-link"]').count() == 0
+
+    owner = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    owner.goto(link)
+    owner.fill("#id_new_password1", "my own long password 42")
+    owner.fill("#id_new_password2", "my own long password 42")
+    screenshot(owner, "welcome-phone")
+    owner.click('[data-testid="welcome-form"] button[type="submit"]')
+    owner.wait_for_url(f"{live_server.url}/accounts/login/")
+    assert "Your password is set" in owner.locator('[data-testid="messages"]').inner_text()
+    owner.fill("#id_username", "newbie")
+    owner.fill("#id_password", "my own long password 42")
+    owner.press("#id_password", "Enter")
+    owner.wait_for_selector(f'[data-project-id="{project.pk}"]')
+    owner.goto(link)
+    assert owner.locator('[data-testid="welcome-ended"]').is_visible()
