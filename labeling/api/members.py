@@ -31,8 +31,10 @@ class NewMemberSerializer(serializers.Serializer):
 
 
 class MadeMemberSerializer(MemberSerializer):
-    set_password_url = serializers.CharField(read_only=True, help_text="Where the new account's owner chooses a "
-                                             "password; shown once, ends when used.")
+    set_password_url = serializers.CharField(read_only=True, allow_null=True, default=None,
+                                             help_text="Where a new account's owner chooses a password (with create: "
+                                                       "true; null for an account that existed); shown once, ends "
+                                                       "when used.")
 
     class Meta(MemberSerializer.Meta):
         fields = [*MemberSerializer.Meta.fields, "set_password_url"]
@@ -62,7 +64,9 @@ class MembersView(APIView):
             membership.set_password_url = request.build_absolute_uri(link)
             return Response(MadeMemberSerializer(membership).data, status=status.HTTP_201_CREATED)
         membership, created = members.add_member(project, data["username"], data["role"], by=request.user)
-        return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        if created:
+            return Response(MadeMemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+        return Response(MemberSerializer(membership).data)
 
 
 class MemberView(APIView):
