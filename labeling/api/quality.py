@@ -411,8 +411,8 @@ class DisagreementListView(APIView):
                              "step is ruled; `all`: both."),
             OpenApiParameter("annotator", int, description="Only solutions this annotator's submitted pass votes on."),
             OpenApiParameter("generation", int, description="Only solutions of this generation number."),
-            OpenApiParameter("step", int, description="Only solutions whose passes disagree at this step "
-                             "position (0-based, as `position`); `state` then goes by that step's ruling."),
+            OpenApiParameter("position", int, description="Only solutions whose passes disagree at this step "
+                             "position (0-based, as the steps' `position`); `state` then goes by that step's ruling."),
             OpenApiParameter("limit", int, default=20), OpenApiParameter("offset", int, default=0),
         ],
         responses={200: DisagreementPageSerializer, 400: OpenApiResponse(description="{detail, field}")},
@@ -426,7 +426,7 @@ class DisagreementListView(APIView):
         # Absent or empty: no filter (the page's controls send "" for "any").
         annotator = whole_number(params, "annotator", default=None, low=1, high=MAX_NUMBER)
         generation = whole_number(params, "generation", default=None, low=0, high=MAX_NUMBER)
-        position = whole_number(params, "step", default=None, low=0, high=MAX_NUMBER)
+        position = whole_number(params, "position", default=None, low=0, high=MAX_NUMBER)
         limit = whole_number(params, "limit", default=20, low=1, high=200)
         offset = whole_number(params, "offset", default=0, low=0, high=MAX_NUMBER)
         ids = consensus.disagreeing_solution_ids(project.pk, state=state, annotator_id=annotator,

@@ -101,12 +101,12 @@ def test_the_adjudication_queue_filters_by_state_annotator_generation_and_step(c
     assert listed(clients, project, generation=2) == ["Late"]
     assert listed(clients, project, generation=2, state="all") == ["Late", "Ruled"]
     assert listed(clients, project, generation=3) == []
-    assert listed(clients, project, step=0) == ["Early"]
-    assert listed(clients, project, step=1, state="all") == ["Late", "Ruled"]
-    assert listed(clients, project, step=1, annotator=bea.pk) == ["Late"]
-    assert listed(clients, project, step=0, generation=2) == []
+    assert listed(clients, project, position=0) == ["Early"]
+    assert listed(clients, project, position=1, state="all") == ["Late", "Ruled"]
+    assert listed(clients, project, position=1, annotator=bea.pk) == ["Late"]
+    assert listed(clients, project, position=0, generation=2) == []
     # Empty values are "any", as the page's controls send them.
-    assert listed(clients, project, annotator="", generation="", step="", state="") == ["Early", "Late"]
+    assert listed(clients, project, annotator="", generation="", position="", state="") == ["Early", "Late"]
 
 
 def test_the_adjudication_queue_offers_its_filters_choices(clients, project, queue):
@@ -129,8 +129,8 @@ def test_the_adjudication_queue_pages_a_filtered_list(clients, project, queue):
                                           ({"limit": "201"}, "limit"),
                                           ({"annotator": "ann"}, "annotator"), ({"annotator": "0"}, "annotator"),
                                           ({"generation": "-2"}, "generation"), ({"generation": "2.5"}, "generation"),
-                                          ({"step": "x"}, "step"), ({"step": "-1"}, "step"),
-                                          ({"step": "9" * 40}, "step")])
+                                          ({"position": "x"}, "position"), ({"position": "-1"}, "position"),
+                                          ({"position": "9" * 40}, "position")])
 def test_the_adjudication_queue_refuses_bad_input_naming_the_field(clients, project, split, query, field):
     answer = clients["lead"].get(reverse("api:project-disagreements", args=[project.pk]), query)
     assert answer.status_code == 400 and answer.json()["field"] == field
