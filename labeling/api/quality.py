@@ -129,9 +129,11 @@ class ChoiceSerializer(serializers.Serializer):
 class DisagreementPageSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     results = DisagreementSerializer(many=True)
-    annotators = ChoiceSerializer(many=True, help_text="Who voted on any disagreement of the project (the `annotator` filter's choices).")
-    generations = serializers.ListField(child=serializers.IntegerField(),
-                                        help_text="Generation numbers of the disagreements (the `generation` filter's choices).")
+    annotators = ChoiceSerializer(
+        many=True, help_text="Who voted on any disagreement of the project (the `annotator` filter's choices).")
+    generations = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Generation numbers of the disagreements (the `generation` filter's choices).")
 
 
 class MissedStepSerializer(serializers.Serializer):

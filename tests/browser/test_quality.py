@@ -347,7 +347,8 @@ def test_the_disagreements_filter_by_annotator_generation_and_step_and_stay_shor
     people = {name: make_annotator(name) for name in ("ann", "bob", "cal", "dee")}
     solutions = []
     for n in range(12):
-        solution = make_solution(project, STEPS, generation=1 + n % 2, problem=f"Problem {n}: find $x$ if $2x + {n} = 7$.")
+        solution = make_solution(project, STEPS, generation=1 + n % 2,
+                                 problem=f"Problem {n}: find $x$ if $2x + {n} = 7$.")
         # ann and bob split on step 2 of every one; dee (on the last four only) on step 3.
         voters = [("ann", [1, 1, 1, 1]), ("bob", [1, -1, 1, 1]), ("cal", [1, 1, 1, 1])]
         if n >= 8:
