@@ -87,13 +87,23 @@ export async function showDisagreements(box, urls, options) {
   state.value = filters.state || "open";
   step.value = filters.step || "";
   let offset = 0;
+  let latest = 0;
   const load = async (fresh) => {
+    // Filters changed in quick succession overlap: only the last request's answer is drawn.
+    const ticket = ++latest;
+    box.dataset.state = "loading";
+    let page;
+    try {
+      page = await call(`${urls.disagreements}?${apiQuery(filters, PAGE, fresh ? 0 : offset)}`);
+    } catch (error) {
+      if (ticket === latest) throw error;
+      return; // a stale request's error: a newer one is on its way
+    }
+    if (ticket !== latest) return;
     if (fresh) {
       offset = 0;
       list.replaceChildren();
     }
-    box.dataset.state = "loading";
-    const page = await call(`${urls.disagreements}?${apiQuery(filters, PAGE, offset)}`);
     choices(annotator, page.annotators.map((a) => [a.id, a.name]), filters.annotator);
     choices(generation, page.generations.map((n) => [n, `generation ${n}`]), filters.generation);
     offset += page.results.length;
@@ -171,7 +181,10 @@ function item(entry, urls, options) {
 
 function body(entry, urls, options, node) {
   const inside = el("div", "q-body");
-  inside.append(renderMath(el("div", "q-problem"), entry.problem, options));
+  // The whole problem only where the summary line had to cut it.
+  if (excerpt(entry.problem) !== String(entry.problem || "").replace(/\s+/g, " ").trim()) {
+    inside.append(renderMath(el("div", "q-problem"), entry.problem, options));
+  }
   const table = el("table", "dash-table");
   table.tabIndex = 0; // it scrolls sideways on a phone: the keyboard must reach it
   const head = el("tr");
