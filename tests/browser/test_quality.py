@@ -313,6 +313,12 @@ def test_the_quality_pages_have_no_serious_accessibility_violations(axe_context,
     log_in(page, live_server, "lead")
     quality_page(page, live_server, project)
     assert axe_violations(page) == []
+    # The Disagreements tab: its filter's controls and a collapsed then opened disagreement.
+    page.click("#tab-disagreements")
+    assert axe_violations(page) == []
+    page.click(f'#disagreements [data-solution="{split.pk}"] summary')
+    page.wait_for_selector(f'#disagreements [data-solution="{split.pk}"] table')
+    assert axe_violations(page) == []
     page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/annotators/{ann.pk}/")
     page.wait_for_selector('#dashboard[data-state="ready"]')
     page.click('[data-testid="make-gold"]')
