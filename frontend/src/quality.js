@@ -31,18 +31,51 @@ if (root) {
     "Solutions whose passes gave a step different ratings. Your ruling replaces the majority in the consensus."));
   const versus = section("People vs PRM", "people-vs-prm");
   const settings = settingsSection();
-  // The page runs long (every disagreement expanded): a bar of links at the top, kept in view,
-  // reaches each section, and each section's address can be shared (#disagreements).
-  const nav = el("nav", "q-nav small");
-  nav.setAttribute("aria-label", "Sections of this page");
-  for (const [box, label] of [[proposals, "Gold proposals"], [disagreements, "Disagreements"],
-    [versus, "People vs PRM"], [settings, "Settings"]]) {
+  // Tabs (the ARIA pattern: arrow keys, Home and End move between them; Tab goes into the panel):
+  // one section at a time keeps the page short on a phone, and each tab is an address (#settings)
+  // that can be shared or bookmarked, as the anchors before them were.
+  const tabs = el("div", "q-tabs");
+  tabs.setAttribute("role", "tablist");
+  tabs.setAttribute("aria-label", "Sections of this page");
+  const panels = [[proposals, "Gold proposals"], [disagreements, "Disagreements"], [versus, "People vs PRM"],
+    [settings, "Settings"]].map(([box, label]) => {
     box.id = box.dataset.testid;
-    const link = el("a", null, label);
-    link.href = `#${box.id}`;
-    nav.append(link);
-  }
-  root.append(nav, proposals, disagreements, versus, settings);
+    const tab = el("button", "q-tab", label);
+    tab.type = "button";
+    tab.id = `tab-${box.id}`;
+    tab.setAttribute("role", "tab");
+    tab.setAttribute("aria-controls", box.id);
+    box.setAttribute("role", "tabpanel");
+    box.setAttribute("aria-labelledby", tab.id);
+    tabs.append(tab);
+    return { box, tab };
+  });
+  const show = (id, { focus = false, remember = true } = {}) => {
+    const chosen = panels.find((p) => p.box.id === id) || panels[0];
+    for (const { box, tab } of panels) {
+      const on = box === chosen.box;
+      tab.setAttribute("aria-selected", String(on));
+      tab.tabIndex = on ? 0 : -1;
+      box.hidden = !on;
+    }
+    if (focus) chosen.tab.focus();
+    if (remember) history.replaceState(null, "", `${location.pathname}${location.search}#${chosen.box.id}`);
+  };
+  tabs.addEventListener("click", (event) => {
+    const tab = event.target.closest('[role="tab"]');
+    if (tab) show(tab.getAttribute("aria-controls"));
+  });
+  tabs.addEventListener("keydown", (event) => {
+    const at = panels.findIndex((p) => p.tab === document.activeElement);
+    const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: panels.length - 1 }[event.key];
+    if (at < 0 || to === undefined) return;
+    event.preventDefault();
+    show(panels[(to + panels.length) % panels.length].box.id, { focus: true });
+  });
+  // A link to #settings (or the back button to one) opens that tab.
+  window.addEventListener("hashchange", () => show(location.hash.slice(1), { remember: false }));
+  show(location.hash.slice(1), { remember: false });
+  root.append(tabs, proposals, disagreements, versus, settings);
   const fail = (box) => (error) => box.append(el("p", "errors", `Could not load: ${error.message}`));
   Promise.all([
     showProposals(proposals, urls, options).catch(fail(proposals)),

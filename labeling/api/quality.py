@@ -121,9 +121,19 @@ class DisagreementSerializer(serializers.Serializer):
     steps = DisagreementStepSerializer(many=True)
 
 
+class ChoiceSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
 class DisagreementPageSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     results = DisagreementSerializer(many=True)
+    annotators = ChoiceSerializer(
+        many=True, help_text="Who voted on any disagreement of the project (the `annotator` filter's choices).")
+    generations = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Generation numbers of the disagreements (the `generation` filter's choices).")
 
 
 class MissedStepSerializer(serializers.Serializer):
@@ -399,21 +409,33 @@ class DisagreementListView(APIView):
         parameters=[
             # No enum here: drf-spectacular would name it like the proposals' state enum.
             OpenApiParameter("state", str, default="open",
-                             description="`open`: a disagreeing step has no ruling yet; `all`: ruled ones too."),
+                             description="`open`: a disagreeing step has no ruling yet; `ruled`: every disagreeing "
+                             "step is ruled; `all`: both."),
+            OpenApiParameter("annotator", int, description="Only solutions this annotator's submitted pass votes on."),
+            OpenApiParameter("generation", int, description="Only solutions of this generation number."),
+            OpenApiParameter("position", int, description="Only solutions whose passes disagree at this step "
+                             "position (0-based, as the steps' `position`); `state` then goes by that step's ruling."),
             OpenApiParameter("limit", int, default=20), OpenApiParameter("offset", int, default=0),
         ],
         responses={200: DisagreementPageSerializer, 400: OpenApiResponse(description="{detail, field}")},
     )
     def get(self, request, pk):
         project = project_for(request.user, pk, LEAD)
-        state = request.query_params.get("state", "open")
-        if state not in ("open", "all"):
-            raise DomainError("state must be open or all.", field="state")
-        limit = whole_number(request.query_params, "limit", default=20, low=1, high=200)
-        offset = whole_number(request.query_params, "offset", default=0, low=0, high=MAX_NUMBER)
-        ids = consensus.disagreeing_solution_ids(project.pk, open_only=state == "open")
+        params = request.query_params
+        state = params.get("state") or "open"
+        if state not in consensus.STATES:
+            raise DomainError(f"state must be one of {', '.join(consensus.STATES)}.", field="state")
+        # Absent or empty: no filter (the page's controls send "" for "any").
+        annotator = whole_number(params, "annotator", default=None, low=1, high=MAX_NUMBER)
+        generation = whole_number(params, "generation", default=None, low=0, high=MAX_NUMBER)
+        position = whole_number(params, "position", default=None, low=0, high=MAX_NUMBER)
+        limit = whole_number(params, "limit", default=20, low=1, high=200)
+        offset = whole_number(params, "offset", default=0, low=0, high=MAX_NUMBER)
+        ids = consensus.disagreeing_solution_ids(project.pk, state=state, annotator_id=annotator,
+                                                 generation=generation, position=position)
         page = consensus.disagreements(ids[offset:offset + limit])
-        return Response(DisagreementPageSerializer({"count": len(ids), "results": page}).data)
+        return Response(DisagreementPageSerializer(
+            {"count": len(ids), "results": page, **consensus.disagreement_choices(project.pk)}).data)
 
 
 # Annotators' standing -------------------------------------------------------------------

@@ -180,22 +180,49 @@ def disagree(slot_votes):
     return len(set(slot_votes)) > 1
 
 
-def disagreeing_solution_ids(project_id, *, open_only=True):
+STATES = ("open", "ruled", "all")
+
+
+def disagreeing_solution_ids(project_id, *, state="open", annotator_id=None, generation=None, position=None):
     """Ids of the project's solutions, gold items apart, whose voting passes disagree on a step; sorted.
 
     The database counts the distinct values of each step's votes (``disagree``'s rule in SQL).
-    ``open_only`` keeps solutions with a disagreeing step that has no ruling yet.
+    ``state``: ``open`` keeps solutions with a disagreeing step that has no ruling yet, ``ruled``
+    those whose disagreeing steps are all ruled (the two split ``all``). The filters narrow it:
+    ``annotator_id`` to solutions that annotator's submitted pass votes on, ``generation`` to the
+    solutions of that generation's number, ``position`` to a disagreement at that step position
+    (0-based, any alternative; with ``state``, that step's ruling is what counts).
     """
+    passes = voting_passes(project_id=project_id)
     split = (
-        Rating.objects.filter(assignment__in=voting_passes(project_id=project_id).values("pk"),
-                              value__isnull=False, step__author__isnull=True)
+        Rating.objects.filter(assignment__in=passes.values("pk"), value__isnull=False, step__author__isnull=True)
         .order_by().values("step_id").annotate(n=Count("value", distinct=True)).filter(n__gt=1)
         .values("step_id")
     )
     steps = Step.objects.filter(pk__in=split, solution__is_gold=False)
-    if open_only:
-        steps = steps.filter(adjudication__isnull=True)
-    return sorted(set(steps.values_list("solution_id", flat=True)))
+    if annotator_id is not None:
+        steps = steps.filter(solution_id__in=passes.filter(annotator_id=annotator_id).values("solution_id"))
+    if generation is not None:
+        steps = steps.filter(solution__generation__number=generation)
+    if position is not None:
+        steps = steps.filter(position=position)
+    open_ids = set(steps.filter(adjudication__isnull=True).values_list("solution_id", flat=True))
+    if state == "open":
+        return sorted(open_ids)
+    every = set(steps.values_list("solution_id", flat=True))
+    return sorted(every - open_ids if state == "ruled" else every)
+
+
+def disagreement_choices(project_id):
+    """What the queue's filters can pick: ``{"annotators": [{"id", "name"}], "generations": [numbers]}``
+    of the project's disagreeing solutions (open or ruled), names sorted, numbers ascending."""
+    ids = disagreeing_solution_ids(project_id, state="all")
+    people = Annotator.objects.filter(
+        pk__in=voting_passes(ids).values("annotator_id")).select_related("user")
+    numbers = Solution.objects.filter(pk__in=ids, generation__isnull=False).values_list(
+        "generation__number", flat=True).distinct()
+    return {"annotators": sorted(({"id": a.pk, "name": str(a)} for a in people), key=lambda a: (a["name"], a["id"])),
+            "generations": sorted(set(numbers))}
 
 
 def disagreements(solution_ids):

@@ -30,8 +30,9 @@ def lead_project():
     return make_project(name="Phase 2 quality", overlap=3)
 
 
-def quality_page(page, live_server, project):
-    page.goto(f"{live_server.url}/projects/{project.pk}/quality/")
+def quality_page(page, live_server, project, tab="", query=""):
+    """The quality page on ``tab`` (a section's id: its tab is an address), the first tab without."""
+    page.goto(f"{live_server.url}/projects/{project.pk}/quality/{query}{'#' + tab if tab else ''}")
     page.wait_for_selector('#quality[data-state="ready"]')
 
 
@@ -121,11 +122,19 @@ def test_a_lead_rules_on_a_disagreement_and_the_consensus_export_carries_it(page
         rated_pass(agreed, person, [1, 1, -1])
 
     log_in(page, live_server, "lead")
-    quality_page(page, live_server, project)
+    quality_page(page, live_server, project, "disagreements")
     box = page.locator('[data-testid="disagreements"]')
     assert box.locator('[data-testid="disagreement-count"]').inner_text().startswith("1 solution where")
     item = box.locator(f'[data-solution="{split.pk}"]')
     assert box.locator(f'[data-solution="{agreed.pk}"]').count() == 0
+    # Collapsed: one line with the problem, the disagreeing step and who voted what; no steps yet.
+    assert item.get_attribute("open") is None and item.locator("table").count() == 0
+    line = item.locator("summary")
+    assert line.locator(".q-excerpt").inner_text().startswith("Find")
+    assert line.locator(".q-excerpt .katex").count() == 2  # the excerpt's math rendered
+    assert line.locator(".q-summary-step").count() == 1
+    assert " ".join(line.locator(".q-summary-step").inner_text().split()) == "Step 2 +1 ×1 cal −1 ×2 ann, bob"
+    line.click()
     step = item.locator('tr[data-position="1"]')
     assert "split" in step.get_attribute("class")
     assert step.locator("td.consensus").inner_text() == "−1"  # the majority
@@ -152,18 +161,29 @@ def test_a_lead_rules_on_a_disagreement_and_the_consensus_export_carries_it(page
         [1, 1, 1, 1], [1, 1, -1]]
     assert records[0]["label"]["finish_reason"] == "solution"
 
+    assert not item.locator(".q-summary-step .ruled-tag").is_hidden()
     page.reload()
     page.wait_for_selector('#quality[data-state="ready"]')
     assert page.locator('[data-testid="disagreement-count"]').inner_text() == "Nothing awaits a ruling."
-    page.check("#disagreements-all")
+    page.select_option('[data-testid="disagreement-filters"] select[name="state"]', "ruled")
+    page.wait_for_selector(f'[data-testid="disagreements"] [data-solution="{split.pk}"]')
+    assert "state=ruled" in page.url and page.url.endswith("#disagreements")
+    page.locator(f'[data-solution="{split.pk}"] summary').click()
     page.wait_for_selector(f'[data-testid="disagreements"] [data-solution="{split.pk}"] tr.ruled')
 
-    # The bar at the top reaches each section by its anchor, the settings (at the bottom) too.
-    nav = page.locator("nav.q-nav a")
-    assert nav.all_inner_texts() == ["Gold proposals", "Disagreements", "People vs PRM", "Settings"]
-    nav.filter(has_text="Settings").click()
+    # Tabs: one section shown at a time, each an address; the arrow keys move between them.
+    tabs = page.locator('[role="tablist"] [role="tab"]')
+    assert tabs.all_inner_texts() == ["Gold proposals", "Disagreements", "People vs PRM", "Settings"]
+    assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Disagreements"
+    assert page.locator("#settings").is_hidden() and page.locator("#proposals").is_hidden()
+    tabs.filter(has_text="Settings").click()
     page.wait_for_url("**#settings")
-    assert page.locator("#settings").evaluate("node => node.getBoundingClientRect().top < window.innerHeight")
+    assert page.locator("#settings").is_visible() and page.locator("#disagreements").is_hidden()
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate("document.activeElement.textContent") == "People vs PRM"
+    assert page.locator("#people-vs-prm").is_visible() and page.url.endswith("#people-vs-prm")
+    page.keyboard.press("Home")
+    assert page.locator("#proposals").is_visible()
 
 
 def test_a_lead_changes_the_quality_settings_and_a_bad_value_names_its_field(page, live_server, lead_project):
@@ -171,7 +191,7 @@ def test_a_lead_changes_the_quality_settings_and_a_bad_value_names_its_field(pag
     item = make_solution(project, STEPS, **PROBLEM)
     gold.set_gold(item, {(0, 0): 1}, screening=True)
     log_in(page, live_server, "lead")
-    quality_page(page, live_server, project)
+    quality_page(page, live_server, project, "settings")
     form = page.locator('[data-testid="settings-form"]')
     assert page.locator('[data-testid="screening-items"]').inner_text().startswith(
         "The screening set: 1 screening item in this project")
@@ -293,6 +313,12 @@ def test_the_quality_pages_have_no_serious_accessibility_violations(axe_context,
     log_in(page, live_server, "lead")
     quality_page(page, live_server, project)
     assert axe_violations(page) == []
+    # The Disagreements tab: its filter's controls and a collapsed then opened disagreement.
+    page.click("#tab-disagreements")
+    assert axe_violations(page) == []
+    page.click(f'#disagreements [data-solution="{split.pk}"] summary')
+    page.wait_for_selector(f'#disagreements [data-solution="{split.pk}"] table')
+    assert axe_violations(page) == []
     page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/annotators/{ann.pk}/")
     page.wait_for_selector('#dashboard[data-state="ready"]')
     page.click('[data-testid="make-gold"]')
@@ -312,9 +338,72 @@ def test_a_lead_sees_where_people_and_the_champion_prm_disagree(page, live_serve
     SolutionScore.objects.create(checkpoint=best, solution=solution, score=0.8, step_scores=[0.9, 0.6, 0.99, 0.9])
 
     log_in(page, live_server, "lead")
-    quality_page(page, live_server, project)
+    quality_page(page, live_server, project, "people-vs-prm")
     rows = page.locator('[data-testid="people-vs-prm"] [data-testid="people-vs-prm-table"] tbody tr')
     # Three steps rated and scored (the fourth is unrated): the trusted wrong step first.
     assert rows.count() == 3
     assert [rows.nth(i).get_attribute("data-position") for i in range(3)] == ["2", "1", "0"]
     assert rows.nth(0).locator("td").all_inner_texts()[:4] == ["0.99", "0.99", "−1 wrong", f"solution {solution.pk}"]
+
+
+def test_the_disagreements_filter_by_annotator_generation_and_step_and_stay_short(page, live_server, lead_project):
+    """Twelve split solutions over two generations: collapsed, the queue is a short page; a filter
+    narrows it, is kept in the address (a reload shows the same), and Clear shows all again."""
+    project = lead_project
+    people = {name: make_annotator(name) for name in ("ann", "bob", "cal", "dee")}
+    solutions = []
+    for n in range(12):
+        solution = make_solution(project, STEPS, generation=1 + n % 2,
+                                 problem=f"Problem {n}: find $x$ if $2x + {n} = 7$.")
+        # ann and bob split on step 2 of every one; dee (on the last four only) on step 3.
+        voters = [("ann", [1, 1, 1, 1]), ("bob", [1, -1, 1, 1]), ("cal", [1, 1, 1, 1])]
+        if n >= 8:
+            voters[2] = ("dee", [1, 1, -1, 1])
+        for name, values in voters:
+            rated_pass(solution, people[name], values)
+        solutions.append(solution)
+
+    page.set_viewport_size({"width": 1280, "height": 900})
+    log_in(page, live_server, "lead")
+    quality_page(page, live_server, project, "disagreements")
+    box = page.locator('[data-testid="disagreements"]')
+    items = box.locator("details.q-item")
+    assert items.count() == 12 and box.locator("details.q-item[open]").count() == 0
+    short = page.evaluate("document.documentElement.scrollHeight")
+    screenshot(page, "quality-disagreements-collapsed")
+    assert short < 3000  # the old page, every one open and the other sections below: 9,600 px
+    for i in range(items.count()):
+        items.nth(i).locator("summary").click()
+    assert box.locator("table").count() == 12
+    assert page.evaluate("document.documentElement.scrollHeight") > 2 * short  # what collapsing saves
+
+    filters = page.locator('[data-testid="disagreement-filters"]')
+    filters.locator('select[name="annotator"]').select_option(label="dee")
+    page.wait_for_function("() => document.querySelectorAll('#disagreements details.q-item').length === 4")
+    assert [int(items.nth(i).get_attribute("data-solution")) for i in range(4)] == [s.pk for s in solutions[8:]]
+    assert f"annotator={people['dee'].pk}" in page.url
+    assert box.locator('[data-testid="disagreement-count"]').inner_text() == (
+        "4 solutions where the passes disagree and a step awaits a ruling (filtered).")
+
+    filters.locator('select[name="generation"]').select_option("1")  # generation 1: the even ones
+    page.wait_for_function("() => document.querySelectorAll('#disagreements details.q-item').length === 2")
+    assert [int(items.nth(i).get_attribute("data-solution")) for i in range(2)] == [solutions[8].pk, solutions[10].pk]
+
+    # The step, as people count it: step 3 is where dee differs; step 2 (ann and bob's) too.
+    filters.locator("select[name=generation]").select_option("")
+    filters.locator('select[name="annotator"]').select_option("")
+    filters.locator('input[name="step"]').fill("3")
+    filters.locator('input[name="step"]').press("Enter")
+    page.wait_for_function("() => document.querySelectorAll('#disagreements details.q-item').length === 4")
+    assert "step=3" in page.url
+    page.reload()
+    page.wait_for_selector('#quality[data-state="ready"]')
+    assert items.count() == 4 and filters.locator('input[name="step"]').input_value() == "3"
+    assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Disagreements"
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(page, "quality-disagreements-phone")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    filters.locator("button", has_text="Clear").click()
+    page.wait_for_function("() => document.querySelectorAll('#disagreements details.q-item').length === 12")
+    assert "step=" not in page.url and "annotator=" not in page.url

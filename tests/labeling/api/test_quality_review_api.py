@@ -57,16 +57,80 @@ def test_the_adjudication_queue_lists_split_solutions_until_ruled(clients, proje
     ruled = lead.put(reverse("api:solution-consensus", args=[split["split"].pk]),
                      {"ratings": [{"position": 1, "value": 1}], "note": "the step holds"}, format="json")
     assert ruled.status_code == 200
-    assert lead.get(url).json() == {"count": 0, "results": []}
+    assert lead.get(url).json() | {"annotators": None} == {"count": 0, "results": [], "annotators": None,
+                                                           "generations": []}
     everything = lead.get(url, {"state": "all"}).json()["results"]
     assert everything[0]["steps"][1] | {"votes": None, "voters": None} == {
         "position": 1, "alternative": 0, "text": "step 1.0", "votes": None, "voters": None, "value": 1, "ruling": 1,
         "note": "the step holds", "disagree": True}
-    assert consensus.disagreeing_solution_ids(project.pk, open_only=False) == [split["split"].pk]
+    assert consensus.disagreeing_solution_ids(project.pk, state="all") == [split["split"].pk]
+    assert lead.get(url, {"state": "ruled"}).json()["count"] == 1
+
+
+@pytest.fixture
+def queue(project):
+    """Three split solutions: ``early`` (generation 1, split at step 0 by amy and bea), ``late``
+    (generation 2, split at step 1 by bea and cal) and ``ruled`` (generation 2, split at step 1 by amy
+    and cal, ruled on)."""
+    ann, bea, cal = (make_annotator(name) for name in ("amy", "bea", "cal"))
+    early = make_solution(project, steps=2, generation=1, problem="Early")
+    late = make_solution(project, steps=2, generation=2, problem="Late")
+    ruled = make_solution(project, steps=2, generation=2, problem="Ruled")
+    for solution, passes in ((early, ((ann, [1, 1]), (bea, [-1, 1]))), (late, ((bea, [1, 1]), (cal, [1, 0]))),
+                             (ruled, ((ann, [1, 1]), (cal, [1, -1])))):
+        for person, values in passes:
+            rated_pass(solution, person, values)
+    consensus.adjudicate(ruled, {(1, 0): 1}, None, "")
+    return {"early": early, "late": late, "ruled": ruled, "people": (ann, bea, cal)}
+
+
+def listed(clients, project, **query):
+    body = clients["lead"].get(reverse("api:project-disagreements", args=[project.pk]), query).json()
+    assert body["count"] == len(body["results"])
+    return [entry["problem"] for entry in body["results"]]
+
+
+def test_the_adjudication_queue_filters_by_state_annotator_generation_and_step(clients, project, queue):
+    ann, bea, cal = queue["people"]
+    assert listed(clients, project) == ["Early", "Late"]
+    assert listed(clients, project, state="ruled") == ["Ruled"]
+    assert listed(clients, project, state="all") == ["Early", "Late", "Ruled"]
+    assert listed(clients, project, annotator=ann.pk) == ["Early"]
+    assert listed(clients, project, annotator=ann.pk, state="all") == ["Early", "Ruled"]
+    assert listed(clients, project, annotator=cal.pk) == ["Late"]
+    assert listed(clients, project, generation=2) == ["Late"]
+    assert listed(clients, project, generation=2, state="all") == ["Late", "Ruled"]
+    assert listed(clients, project, generation=3) == []
+    assert listed(clients, project, position=0) == ["Early"]
+    assert listed(clients, project, position=1, state="all") == ["Late", "Ruled"]
+    assert listed(clients, project, position=1, annotator=bea.pk) == ["Late"]
+    assert listed(clients, project, position=0, generation=2) == []
+    # Empty values are "any", as the page's controls send them.
+    assert listed(clients, project, annotator="", generation="", position="", state="") == ["Early", "Late"]
+
+
+def test_the_adjudication_queue_offers_its_filters_choices(clients, project, queue):
+    ann, bea, cal = queue["people"]
+    body = clients["lead"].get(reverse("api:project-disagreements", args=[project.pk]), {"generation": 1}).json()
+    # The choices are the whole queue's, whatever the filter, so a filter can be changed.
+    assert body["annotators"] == [{"id": ann.pk, "name": "amy"}, {"id": bea.pk, "name": "bea"},
+                                  {"id": cal.pk, "name": "cal"}]
+    assert body["generations"] == [1, 2]
+
+
+def test_the_adjudication_queue_pages_a_filtered_list(clients, project, queue):
+    url = reverse("api:project-disagreements", args=[project.pk])
+    body = clients["lead"].get(url, {"state": "all", "generation": 2, "limit": 1, "offset": 1}).json()
+    assert body["count"] == 2 and [e["problem"] for e in body["results"]] == ["Ruled"]
 
 
 @pytest.mark.parametrize("query, field", [({"state": "closed"}, "state"), ({"limit": "0"}, "limit"),
-                                          ({"offset": "-1"}, "offset"), ({"limit": "x"}, "limit")])
+                                          ({"offset": "-1"}, "offset"), ({"limit": "x"}, "limit"),
+                                          ({"limit": "201"}, "limit"),
+                                          ({"annotator": "ann"}, "annotator"), ({"annotator": "0"}, "annotator"),
+                                          ({"generation": "-2"}, "generation"), ({"generation": "2.5"}, "generation"),
+                                          ({"position": "x"}, "position"), ({"position": "-1"}, "position"),
+                                          ({"position": "9" * 40}, "position")])
 def test_the_adjudication_queue_refuses_bad_input_naming_the_field(clients, project, split, query, field):
     answer = clients["lead"].get(reverse("api:project-disagreements", args=[project.pk]), query)
     assert answer.status_code == 400 and answer.json()["field"] == field
