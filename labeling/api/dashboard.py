@@ -24,15 +24,16 @@ from labeling.access.projects import annotator_in, project_for
 from labeling.access.roles import LEAD
 from labeling.access.permissions import IsLead
 from labeling.stats import cache as stats_cache
-from labeling.models import Project
+from labeling.models import Annotator, Project
 from labeling.stats import dashboard, outliers
 
 from .paging import MAX_NUMBER
 from .renderers import IgnoreFormatParameter
 from .settings_forms import LeadSettingsView, documented
 
+# ``labeler`` is the annotator's uuid, what the exports write as ``labeler``: the column to join them on.
 TABLE_COLUMNS = [
-    "id", "label", "status", "status_reason", "flags", "gold_score", "gold_passes", "kappa_majority",
+    "id", "labeler", "label", "status", "status_reason", "flags", "gold_score", "gold_passes", "kappa_majority",
     "kappa_majority_low", "kappa_majority_high", "majority_items", "kappa", "kappa_partners",
     "shared_items", "share_plus", "share_zero", "share_minus", "ratings", "passes", "steps",
     "median_step_seconds", "median_pass_seconds", "active_hours",
@@ -145,9 +146,12 @@ def table_rows(project, body):
     rows = _annotators(body)
     live = dashboard.statuses(project, [row["id"] for row in rows])
     flagged = outliers.flags(rows, outliers.thresholds_of(project))
+    # Looked up here, not cached: an annotator's uuid never changes, so the cached figures need not carry it.
+    labelers = dict(Annotator.objects.filter(pk__in=[row["id"] for row in rows]).values_list("pk", "uuid"))
     table = []
     for row in rows:
         shares = row.pop("distribution")
+        row["labeler"] = str(labelers[row["id"]]) if row["id"] in labelers else None
         row["flags"] = [f"{flag['label']}: {flag['text']}" for flag in flagged.get(row["id"], [])]
         row.update(live.get(row["id"], {"status": None, "status_reason": ""}))
         row.update(share_plus=shares["1"], share_zero=shares["0"], share_minus=shares["-1"], ratings=shares["ratings"])
@@ -215,7 +219,8 @@ class AnnotatorPassesView(APIView):
         paging.is_valid(raise_exception=True)
         answer = dashboard.annotator_passes(project, annotator, **paging.validated_data)
         standing = dashboard.statuses(project, [annotator.pk]).get(annotator.pk, {})
-        answer["annotator"] = {"id": annotator.pk, "label": str(annotator), **standing}
+        # labeler: the exports' id for them (leads only, as this whole view), to join the two.
+        answer["annotator"] = {"id": annotator.pk, "labeler": str(annotator.uuid), "label": str(annotator), **standing}
         return HttpResponse(_json(answer), content_type="application/json")
 
 
