@@ -99,6 +99,8 @@ def test_the_annotator_table_carries_the_exports_labeler_id_to_join_on(clients, 
     assert {row["label"]: row["labeler"] for row in table} == {"'=ann": str(ann.uuid), "bob": str(bob.uuid)}
     rows = clients["lead"].get(url).json()["annotators"]
     assert {row["id"]: row["labeler"] for row in rows} == {ann.pk: str(ann.uuid), bob.pk: str(bob.uuid)}
+    dashboard = clients["lead"].get(reverse("api:project-dashboard", args=[project.pk])).json()
+    assert dashboard["labelers"] == {str(ann.pk): str(ann.uuid), str(bob.pk): str(bob.uuid)}
 
 
 def test_drill_down_shows_gold_and_the_other_annotators(clients, project, rated):
