@@ -92,7 +92,6 @@ function showStanding(box, root, annotator) {
     root.dataset.status = state;
   };
   draw(annotator.status || "active", annotator.status_reason);
-  box.append(labelerLine(annotator.labeler));
   button.addEventListener("click", async () => {
     const action = button.dataset.action;
     if (action === "pause" && !reasonBox.value.trim()) {
@@ -114,7 +113,7 @@ function showStanding(box, root, annotator) {
       button.disabled = false;
     }
   });
-  box.append(line, reasonBox, button, message);
+  box.append(line, reasonBox, button, message, labelerLine(annotator.labeler));
 }
 
 /** Their labeler id: what the exports write as ``labeler`` (and the table's CSV carries), to join
