@@ -1,4 +1,5 @@
 """The lead dashboard API: figures, the annotator table (JSON and CSV), the drill-down; leads only."""
+import collections
 import csv
 import io
 import json
@@ -88,13 +89,10 @@ def test_annotator_table_as_json_and_csv(clients, project, rated):
 def test_the_annotator_table_carries_the_exports_labeler_id_to_join_on(clients, project, rated):
     # The PRM800K export's ``labeler`` of each pass is the id in the table's ``labeler`` column.
     exported = [json.loads(line) for line in get_exporter("prm800k")(ExportFilters(project_id=project.pk))]
-    labelers_by_label = {}
-    for record in exported:
-        labelers_by_label.setdefault(record["labeler"], 0)
-        labelers_by_label[record["labeler"]] += 1
+    passes_by_labeler = collections.Counter(record["labeler"] for record in exported)
     url = reverse("api:project-annotators", args=[project.pk])
     table = list(csv.DictReader(io.StringIO(clients["lead"].get(url, {"format": "csv"}).content.decode())))
-    assert {row["labeler"]: int(row["passes"]) for row in table} == labelers_by_label
+    assert {row["labeler"]: int(row["passes"]) for row in table} == passes_by_labeler
     ann, bob = rated
     assert {row["label"]: row["labeler"] for row in table} == {"'=ann": str(ann.uuid), "bob": str(bob.uuid)}
     rows = clients["lead"].get(url).json()["annotators"]
