@@ -24,15 +24,16 @@ from labeling.access.projects import annotator_in, project_for
 from labeling.access.roles import LEAD
 from labeling.access.permissions import IsLead
 from labeling.stats import cache as stats_cache
-from labeling.models import Project
+from labeling.models import Annotator, Project
 from labeling.stats import dashboard, outliers
 
 from .paging import MAX_NUMBER
 from .renderers import IgnoreFormatParameter
 from .settings_forms import LeadSettingsView, documented
 
+# ``labeler`` is the annotator's uuid, what the exports write as ``labeler``: the column to join them on.
 TABLE_COLUMNS = [
-    "id", "label", "status", "status_reason", "flags", "gold_score", "gold_passes", "kappa_majority",
+    "id", "labeler", "label", "status", "status_reason", "flags", "gold_score", "gold_passes", "kappa_majority",
     "kappa_majority_low", "kappa_majority_high", "majority_items", "kappa", "kappa_partners",
     "shared_items", "share_plus", "share_zero", "share_minus", "ratings", "passes", "steps",
     "median_step_seconds", "median_pass_seconds", "active_hours",
@@ -120,21 +121,31 @@ class DashboardView(APIView):
         responses={200: OpenApiTypes.OBJECT, 429: COMPUTES_SPENT},
         description="Agreement (alpha with bootstrap intervals overall, over time and per generation; "
         "first-error agreement), the kappa matrix, per-annotator figures and throughput. `cache` says how "
-        "fresh the figures are; `statuses` holds the standing, read live, of each annotator who is not simply active.",
+        "fresh the figures are; `statuses` holds the standing, read live, of each annotator who is not simply active; "
+        "`labelers` each annotator's id in the exports (`labeler`).",
     )
     def get(self, request, pk):
         project = project_for(request.user, pk, LEAD)
         body, meta = cached_dashboard(request, project)
         live = {str(k): v for k, v in dashboard.statuses(project).items()}
-        flagged = {str(k): v for k, v in outliers.flags(_annotators(body), outliers.thresholds_of(project)).items()}
+        annotators = _annotators(body)
+        flagged = {str(k): v for k, v in outliers.flags(annotators, outliers.thresholds_of(project)).items()}
+        labelers = {str(k): v for k, v in labelers_of(row["id"] for row in annotators).items()}
         # Splice the live parts in front of the cached object: no re-encode of it.
         head = (b'{"cache":' + _json(meta) + b',"statuses":' + _json(live) + b',"flags":' + _json(flagged)
+                + b',"labelers":' + _json(labelers)
                 + b',"flag_settings":' + _json(FlagSettingsSerializer(project).data) + b",")
         return HttpResponse(head + body[1:], content_type="application/json")
 
 
 def _annotators(body):
     return json.loads(body)["annotators"]
+
+
+def labelers_of(ids):
+    """``{annotator id: labeler}``: the uuid the exports write as ``labeler``, for a lead to join
+    an export to the table. Looked up on each read, not cached: the cached figures need not carry it."""
+    return {pk: str(uuid) for pk, uuid in Annotator.objects.filter(pk__in=list(ids)).values_list("pk", "uuid")}
 
 
 def table_rows(project, body):
@@ -145,9 +156,11 @@ def table_rows(project, body):
     rows = _annotators(body)
     live = dashboard.statuses(project, [row["id"] for row in rows])
     flagged = outliers.flags(rows, outliers.thresholds_of(project))
+    labelers = labelers_of(row["id"] for row in rows)
     table = []
     for row in rows:
         shares = row.pop("distribution")
+        row["labeler"] = labelers.get(row["id"])
         row["flags"] = [f"{flag['label']}: {flag['text']}" for flag in flagged.get(row["id"], [])]
         row.update(live.get(row["id"], {"status": None, "status_reason": ""}))
         row.update(share_plus=shares["1"], share_zero=shares["0"], share_minus=shares["-1"], ratings=shares["ratings"])
@@ -215,7 +228,8 @@ class AnnotatorPassesView(APIView):
         paging.is_valid(raise_exception=True)
         answer = dashboard.annotator_passes(project, annotator, **paging.validated_data)
         standing = dashboard.statuses(project, [annotator.pk]).get(annotator.pk, {})
-        answer["annotator"] = {"id": annotator.pk, "label": str(annotator), **standing}
+        # labeler: the exports' id for them (leads only, as this whole view), to join the two.
+        answer["annotator"] = {"id": annotator.pk, "labeler": str(annotator.uuid), "label": str(annotator), **standing}
         return HttpResponse(_json(answer), content_type="application/json")
 
 

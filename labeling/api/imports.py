@@ -21,11 +21,12 @@ from labeling.imports.registry import describe_formats, format_names
 from labeling.imports.splitting import SPLITS
 from labeling.models import ImportJob
 
+from .paging import BoundedPaging, page
+
 PREVIEW_RECORDS = 5  # records a preview shows
 
 # The formats the registry holds, for the docs; the registry decides.
 IMPORT_FORMATS = format_names()
-RECENT_JOBS = 20
 
 
 @extend_schema_field(OpenApiTypes.BINARY)
@@ -84,11 +85,15 @@ class ImportJobSerializer(serializers.ModelSerializer):
     error = serializers.SerializerMethodField()
     result = ImportResultSerializer(allow_null=True)
     url = serializers.SerializerMethodField()
+    requested_by = serializers.SerializerMethodField(help_text="Who uploaded it (null once their account is gone).")
 
     class Meta:
         model = ImportJob
         fields = ["id", "project", "format", "options", "file_name", "state", "bytes_total", "progress", "result",
-                  "error", "created_at", "started_at", "finished_at", "url"]
+                  "error", "requested_by", "created_at", "started_at", "finished_at", "url"]
+
+    def get_requested_by(self, job) -> str | None:
+        return job.requested_by.get_username() if job.requested_by_id else None
 
     @extend_schema_field(ProgressSerializer)
     def get_progress(self, job):
@@ -139,16 +144,19 @@ class ImportView(UploadView):
         data = ImportJobSerializer(job).data
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})
 
+    pagination_class = BoundedPaging  # the history is paged by ?limit=&offset= as every list
+
     @extend_schema(operation_id="projects_imports_list", responses={200: ImportJobSerializer(many=True)})
     def get(self, request, pk):
-        """The project's latest import jobs, newest first."""
+        """The project's import jobs, newest first, paged: each with its state, counts or error, who and when."""
         project = project_for(request.user, pk, RESEARCHER)
-        recent = ImportJob.objects.filter(project=project).order_by("-pk")[:RECENT_JOBS]
-        return Response(ImportJobSerializer(recent, many=True).data)
+        history = ImportJob.objects.filter(project=project).select_related("requested_by").order_by("-pk")
+        return page(self, request, history, lambda rows: ImportJobSerializer(rows, many=True).data)
 
 
 class ImportPreviewView(UploadView):
-    """The first records of a file split into steps as the import would, with their final answers; stores nothing."""
+    """The first records of a file split into steps as the import would, each final answer graded against the
+    ground truth it would get; stores nothing."""
 
     @extend_schema(
         operation_id="projects_imports_preview",
@@ -156,11 +164,12 @@ class ImportPreviewView(UploadView):
         responses={200: OpenApiTypes.OBJECT, 400: BAD_FILE},
     )
     def post(self, request, pk):
-        project_for(request.user, pk, RESEARCHER)
+        project = project_for(request.user, pk, RESEARCHER)
         form = self.form(request)
         upload = form.validated_data["file"]
         records = jobs.preview_upload(form.validated_data["format"], upload, form.options(),
-                                      requests=form.validated_data.get("requests"), n=PREVIEW_RECORDS)
+                                      requests=form.validated_data.get("requests"), n=PREVIEW_RECORDS,
+                                      project=project)
         return Response({"file": upload.name, "records": records})
 
 

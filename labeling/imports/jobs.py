@@ -130,13 +130,14 @@ def live(job):
     return {**counts, "fraction": round(how_far.fraction or 0.0, 4), "eta_s": eta}
 
 
-def preview_upload(format_name, upload, options=None, requests=None, n=5):
-    """The first ``n`` records of ``upload`` split as the import would split them; stores nothing."""
+def preview_upload(format_name, upload, options=None, requests=None, n=5, project=None):
+    """The first ``n`` records of ``upload`` split as the import would split them, each answer
+    graded against the ground truth it would get in ``project``; stores nothing."""
     options = clean_options(options)
     if requests is not None:
         options["requests"] = requests
     check_options(format_name, options)
-    return preview(format_name, upload, options or None, n=n, path=upload.name)
+    return preview(format_name, upload, options or None, n=n, path=upload.name, project=project)
 
 
 def live_key(job_id):

@@ -26,7 +26,7 @@ from itertools import islice
 
 from formats.errors import FormatError
 
-from ..grading.answers import extract_answer
+from ..grading.answers import extract_answer, grade_pairs
 from ..models import Problem
 from .candidates import MISSING, Candidate, store
 from .common import chunks, read_jsonl
@@ -98,9 +98,14 @@ def raw_format(name, *, reader=read_jsonl, options=OPTIONS, required=None):
     return decorator
 
 
-def preview(format_name, source, options=None, *, n=5, path=None):
-    """The first ``n`` records of ``source`` as the import would split them, without the database:
-    ``[{"line", "problem", "generator", "solutions": [{"field", "steps", "final_answer"}]}]``."""
+def preview(format_name, source, options=None, *, n=5, path=None, project=None):
+    """The first ``n`` records of ``source`` as the import would split them, storing nothing:
+    ``[{"line", "problem", "generator", "ground_truth_answer",
+    "solutions": [{"field", "steps", "final_answer", "is_correct"}]}]``.
+
+    Each final answer is graded as the import will grade it (``grade_pairs``) against the
+    ground truth the import will give the problem: the record's own, else (with ``project``)
+    that of the project's problem of the same text; ``is_correct`` is None without one."""
     load = get_importer(format_name)
     if not hasattr(load, "parse"):
         raise FormatError(f"format {format_name!r} is not a raw-output format; nothing to split")
@@ -113,10 +118,29 @@ def preview(format_name, source, options=None, *, n=5, path=None):
                 continue
             solutions = [{"field": where, "steps": steps, "final_answer": extract_answer(steps)}
                          for where, steps in _split(raw, ctx)]
-            shown.append({"line": line, "problem": raw.statement, "generator": raw.generator, "solutions": solutions})
+            shown.append({"line": line, "problem": raw.statement, "generator": raw.generator, "solutions": solutions,
+                          "truth": raw.truth})
     except FormatError as exc:
         raise exc.at(path) from None
+    known = known_truths(project, {r["problem"] for r in shown if r["truth"] is None}) if project else {}
+    for record in shown:
+        _, record["ground_truth_answer"] = record.pop("truth") or known.get(record["problem"], (None, None))
+    verdicts = grade_pairs([(s["final_answer"], r["ground_truth_answer"]) for r in shown for s in r["solutions"]])
+    for record in shown:
+        for solution in record["solutions"]:
+            solution["is_correct"] = verdicts[(solution["final_answer"], record["ground_truth_answer"])]
     return shown
+
+
+def known_truths(project, statements):
+    """``{statement: (ground truth solution, answer)}`` of the project's problems of those texts:
+    the oldest problem's where several have one text (what an import without ground truth takes)."""
+    known = {}
+    rows = (Problem.objects.filter(project=project, problem__in=statements).order_by("-id")
+            .values_list("problem", "ground_truth_solution", "ground_truth_answer"))
+    for statement, solution, answer in rows:
+        known[statement] = (solution, answer)  # newest first: the oldest is written last
+    return known
 
 
 def _split(raw, ctx):
@@ -130,12 +154,7 @@ def _split(raw, ctx):
 def _with_candidates(raws, project, ctx):
     """``(line, [Candidate])`` per record; problems without ground truth matched by text, a chunk at a time."""
     for chunk in chunks((raw for raw in raws if raw is not None), CHUNK):
-        wanted = {raw.statement for raw in chunk if raw.truth is None}
-        known = {}
-        rows = (Problem.objects.filter(project=project, problem__in=wanted).order_by("-id")
-                .values_list("problem", "ground_truth_solution", "ground_truth_answer"))
-        for statement, solution, answer in rows:
-            known[statement] = (solution, answer)  # newest first: the oldest is written last
+        known = known_truths(project, {raw.statement for raw in chunk if raw.truth is None})
         for raw in chunk:
             solution, answer = raw.truth or known.get(raw.statement, (None, None))
             problem = Problem(problem=raw.statement, ground_truth_solution=solution, ground_truth_answer=answer,

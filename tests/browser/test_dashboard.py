@@ -64,6 +64,7 @@ def test_lead_sees_a_paused_annotator_and_resumes_them(page, live_server, paused
     assert "ann" in paused.inner_text() and "rolling gold score" in paused.inner_text()
     row = page.locator(f'[data-testid="annotator-table"] tr[data-annotator="{ann.pk}"]')
     assert row.get_attribute("class") == "blocked" and row.get_attribute("data-status") == "paused"
+    assert row.get_attribute("data-labeler") == str(ann.uuid)  # the exports' labeler, to join them
     for chart in ("agreement-over-time", "gold-chart", "throughput-chart", "distribution-chart"):
         assert page.locator(f'[data-testid="{chart}"]').count() == 1
     assert page.locator('[data-testid="gold-chart"] g.bar').count() == 2
@@ -91,6 +92,9 @@ def test_lead_sees_a_paused_annotator_and_resumes_them(page, live_server, paused
     assert gold_pass.locator("tr.off-gold").count() == 1  # +1 where the gold says -1
     assert gold_pass.locator(".katex").count() > 0  # steps rendered with KaTeX
     page.wait_for_selector('[data-testid="figures"] dl')
+    assert page.locator('[data-testid="labeler-id"]').inner_text() == str(ann.uuid)
+    page.click('[data-testid="copy-labeler"]')
+    page.wait_for_function("""() => document.querySelector('[data-testid="copy-labeler"]').textContent !== 'Copy'""")
     screenshot(page, "dashboard-annotator-paused")
 
     page.click('[data-testid="standing-action"][data-action="resume"]')

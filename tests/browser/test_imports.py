@@ -11,6 +11,7 @@ import json
 import re
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.utils import timezone
 
@@ -58,6 +59,10 @@ def test_a_researcher_previews_imports_and_exports_parquet(page, live_server, pr
     assert first.locator(".import-problem .katex").count() == 1  # "$2 + 3$" drawn by KaTeX, not shown raw
     assert "So the answer is" in steps.nth(1).inner_text()
     assert "final answer: 5" in first.locator("p.small").inner_text()
+    # Each answer graded against the ground truth the import will give it: the third adds wrongly.
+    grades = page.locator('[data-testid="import-grade"]')
+    assert grades.all_inner_texts() == ["correct", "correct", "wrong", "correct", "correct"]
+    assert "ground truth: 9" in records.nth(2).locator(".import-answer").inner_text()
     assert not Solution.objects.exists()  # a preview stores nothing
 
     # Another file: the first file's records must not stay on show as if they were its own.
@@ -74,6 +79,10 @@ def test_a_researcher_previews_imports_and_exports_parquet(page, live_server, pr
     assert status.locator("progress").evaluate("p => p.value") == 1
     assert Solution.objects.filter(project=project).count() == 12
     assert {s.steps.count() for s in Solution.objects.filter(project=project)} == {2}
+    # The history heads with it, its outcome in words.
+    row = page.locator('[data-testid="import-history-table"] tbody tr[data-state="done"]')
+    row.wait_for()
+    assert "12 records read, 12 solutions added" in row.locator('[data-testid="import-outcome"]').inner_text()
 
     # An annotator rates three of the imported solutions; the researcher exports them for TRL.
     ann = make_annotator("ann")
@@ -132,6 +141,49 @@ def test_a_running_import_shows_its_counts_and_eta_and_is_cancelled(page, live_s
     page.wait_for_selector('[data-testid="import-job"][data-state="cancelled"]')
     assert "cancelled; nothing was stored" in page.locator('[data-testid="import-job"]').inner_text()
     assert ImportJob.objects.get(pk=job.pk).state == ImportJob.CANCELLED
+
+
+def test_the_history_lists_every_import_with_its_outcome_paged(page, live_server, project):
+    researcher = get_user_model().objects.get(username="res")
+    ended = timezone.now()
+    for i in range(11):  # eleven done: a page of ten, and one older
+        ImportJob.objects.create(project=project, requested_by=researcher, format="completions",
+                                 file_name=f"batch-{i:02d}.jsonl", path="", state=ImportJob.DONE, finished_at=ended,
+                                 result={"records": 100 + i, "created": 90 + i, "skipped": 10, "unit": "solutions",
+                                         "details": {}})
+    ImportJob.objects.create(project=project, requested_by=researcher, format="prm800k", file_name="phase2.jsonl.gz",
+                             path="", state=ImportJob.CANCELLED, finished_at=ended)
+    failed = ImportJob.objects.create(
+        project=project, requested_by=researcher, format="openai-batch", file_name="batch_output.jsonl", path="",
+        state=ImportJob.FAILED, finished_at=ended, error_line=7, error_field="response.body.choices",
+        error="batch_output.jsonl:7: field 'response.body.choices': expected a non-empty list of choices")
+    open_research(page, live_server, project)
+    history = page.locator('[data-testid="import-history"]')
+    table = history.locator('[data-testid="import-history-table"]')
+    table.wait_for()
+    assert "Import history (13)" in history.locator("h3").inner_text()
+    rows = table.locator("tbody tr")
+    assert rows.count() == 10
+    newest = rows.first
+    assert newest.get_attribute("data-job") == str(failed.pk) and newest.get_attribute("data-state") == "failed"
+    assert "batch_output.jsonl:7: field 'response.body.choices'" in newest.inner_text()
+    assert "openai-batch" in newest.inner_text() and "res" in newest.inner_text()
+    assert "cancelled; nothing stored" in rows.nth(1).inner_text()
+    assert "110 records read, 100 solutions added, 10 already there" in rows.nth(2).inner_text()
+    page.set_viewport_size({"width": 1280, "height": 900})
+    history.scroll_into_view_if_needed()
+    screenshot(page, "research-import-history")
+    page.set_viewport_size({"width": 390, "height": 844})
+    history.scroll_into_view_if_needed()
+    screenshot(page, "research-import-history-390")
+    # No part of the page is wider than the phone: the table scrolls in its own box.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+    page.click('[data-testid="import-history-older"]')
+    page.wait_for_function("""() => document.querySelectorAll('[data-testid="import-history-table"] tbody tr').length === 3""")
+    assert "batch-00.jsonl" in table.locator("tbody tr").last.inner_text()
+    page.click('[data-testid="import-history-newer"]')
+    page.wait_for_function("""() => document.querySelectorAll('[data-testid="import-history-table"] tbody tr').length === 10""")
 
 
 def test_a_bad_line_is_named_and_nothing_is_stored(page, live_server, project, eager, tmp_path):

@@ -113,7 +113,31 @@ function showStanding(box, root, annotator) {
       button.disabled = false;
     }
   });
-  box.append(line, reasonBox, button, message);
+  box.append(line, reasonBox, button, message, labelerLine(annotator.labeler));
+}
+
+/** Their labeler id: what the exports write as ``labeler`` (and the table's CSV carries), to join
+ * the two. Leads only, as this whole page: annotators never see one another's ids. */
+function labelerLine(labeler) {
+  const line = el("p", "small labeler-line");
+  if (!labeler) return line;
+  const id = el("code", null, labeler);
+  id.dataset.testid = "labeler-id";
+  const copy = el("button", "copy-labeler", "Copy");
+  copy.type = "button";
+  copy.dataset.testid = "copy-labeler";
+  copy.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(labeler);
+      copy.textContent = "Copied";
+    } catch {
+      // No clipboard (an insecure origin): select the id for a manual copy.
+      getSelection().selectAllChildren(id);
+      copy.textContent = "Selected: copy it";
+    }
+  });
+  line.append(el("span", "muted", "Labeler id in the exports: "), id, " ", copy);
+  return line;
 }
 
 function showFigures(box, row) {

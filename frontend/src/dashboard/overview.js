@@ -30,11 +30,13 @@ export async function showOverview(root) {
   root.dataset.state = "ready";
 }
 
-// The live parts the API puts beside the cached figures: each annotator's standing and flags.
+// The live parts the API puts beside the cached figures: each annotator's standing, flags and
+// labeler id (what the exports write as `labeler`).
 function live(data) {
   for (const row of data.annotators) {
     Object.assign(row, data.statuses[row.id] || { status: "active", status_reason: "" });
     row.flags = data.flags[row.id] || [];
+    row.labeler = data.labelers?.[row.id] ?? null;
   }
 }
 

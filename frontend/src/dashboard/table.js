@@ -94,6 +94,8 @@ export function annotatorTable(box, rows, linkOf) {
 function rowOf(row, linkOf) {
   const tr = el("tr");
   tr.dataset.annotator = row.id;
+  // The exports' labeler id (the CSV's labeler column), for a lead to join them on.
+  if (row.labeler) tr.dataset.labeler = row.labeler;
   tr.dataset.status = row.status || "active";
   if (BLOCKED.has(row.status)) tr.className = "blocked";
   else if (row.flags.length) tr.className = "flagged";
@@ -107,6 +109,7 @@ function rowOf(row, linkOf) {
     } else if (key === "label") {
       const link = el("a", null, row.label);
       link.href = linkOf(row);
+      if (row.labeler) link.title = `Labeler id in the exports: ${row.labeler}`;
       td.append(link);
     } else if (key === "status") {
       td.append(statusTag(row.status));

@@ -2,19 +2,22 @@
 // the format chosen from the server's registry and its options (those the format requires asked
 // for before anything is sent), a preview of the first records split into steps, then the job's
 // progress (lines read, records stored, ETA), cancel, its result counted in the format's unit
-// (solutions, problems or records), and on failure the error naming file, line and field. Text
-// from the file is rendered by math.js.
+// (solutions, problems or records), and on failure the error naming file, line and field; the
+// preview grades each final answer against the ground truth it would get. Below, the project's
+// history of imports, newest first and paged: what each stored or why it failed, who and when.
+// Text from the file is rendered by math.js.
 import "./imports.css";
 import { call } from "../dashboard/api.js";
 import { count, duration } from "../dashboard/dom.js";
-import { el } from "../dom.js";
+import { el, table } from "../dom.js";
 import { optionsFromData, renderMath } from "../math.js";
-import { button, bytes, poll, rows } from "./util.js";
+import { button, bytes, poll, rows, when } from "./util.js";
 
 const OPEN = new Set(["queued", "running"]);
 // A preview reads the first records only: a large line-by-line file is sent cut to its head.
 const PREVIEW_HEAD = 4 * 1024 * 1024;
 const WHOLE_FILE_FORMATS = new Set(["hf-parquet", "vllm"]); // Parquet's index is at the end; a JSON array is read whole
+const HISTORY_PAGE = 10;
 
 export async function showImports(box, urls) {
   const catalogue = await call(urls.importFormatsUrl);
@@ -48,6 +51,7 @@ export async function showImports(box, urls) {
         status.replaceChildren(bar(sent / total), el("span", null, `Uploading ${bytes(sent)} of ${bytes(total)}`));
       });
       follow(job, status);
+      history.load(0).catch(() => {}); // the new job heads the history
     } catch (error) {
       status.dataset.state = "refused";
       status.replaceChildren(refusal(error, "The upload was refused"));
@@ -58,11 +62,86 @@ export async function showImports(box, urls) {
   form.node.addEventListener("change", () => preview.replaceChildren());
   form.node.append(el("div", "job-bar import-actions"));
   form.node.lastChild.append(previewButton, startButton);
-  box.append(form.node, status, preview);
+  const history = importHistory(urls.importsUrl);
+  box.append(form.node, status, preview, history.node);
 
-  const latest = rows(await call(urls.importsUrl))[0];
+  const first = await history.load(0);
+  const latest = rows(first)[0];
   if (latest) follow(latest, status);
   form.update();
+  // A job that ends while shown is written into the history at once.
+  status.addEventListener("import-ended", () => history.load(0).catch(() => {}));
+}
+
+/** The project's imports, newest first, ``HISTORY_PAGE`` at a time. ``load(offset)`` draws a page
+ * and resolves to the API's answer. */
+function importHistory(url) {
+  const node = el("div", "import-history");
+  node.dataset.testid = "import-history";
+  const heading = el("h3", null, "Import history");
+  const body = el("div");
+  const pager = el("div", "job-bar import-pager");
+  node.append(heading, body, pager);
+  let shownOffset = 0;
+  const load = async (offset) => {
+    const answer = await call(`${url}?limit=${HISTORY_PAGE}&offset=${offset}`);
+    shownOffset = offset;
+    const jobs = rows(answer);
+    const total = answer.count ?? jobs.length;
+    heading.textContent = total ? `Import history (${count(total)})` : "Import history";
+    body.replaceChildren(jobs.length ? historyTable(jobs) : el("p", "muted", "No imports yet."));
+    pager.replaceChildren();
+    if (offset > 0) pager.append(button("Newer", "import-history-newer", () => load(Math.max(0, shownOffset - HISTORY_PAGE))));
+    if (offset + jobs.length < total) {
+      pager.append(el("span", "muted small", `${offset + 1}–${offset + jobs.length} of ${count(total)}`),
+        button("Older", "import-history-older", () => load(shownOffset + HISTORY_PAGE)));
+    } else if (offset > 0) {
+      pager.append(el("span", "muted small", `${offset + 1}–${offset + jobs.length} of ${count(total)}`));
+    }
+    return answer;
+  };
+  return { node, load };
+}
+
+const HISTORY_HEADERS = ["When", "File", "Format", "State", "Outcome", "By"];
+
+function historyTable(jobs) {
+  const node = table(HISTORY_HEADERS, jobs, (job, tr) => {
+    tr.dataset.job = String(job.id);
+    tr.dataset.state = job.state;
+    const state = el("span", `tag import-state import-state-${job.state}`, job.state);
+    const outcome = el("span", job.state === "failed" ? "failed" : null, outcomeOf(job));
+    outcome.dataset.testid = "import-outcome";
+    return [when(job.finished_at ?? job.created_at), job.file_name, job.format, state, outcome, job.requested_by ?? "—"];
+  }, "import-history-table");
+  node.classList.add("import-history-table");
+  // A phone shows each job as a card of labelled lines (imports.css): the labels are the headers.
+  for (const tr of node.tBodies[0].rows) [...tr.cells].forEach((td, i) => { td.dataset.label = HISTORY_HEADERS[i]; });
+  const box = el("div", "table-scroll");
+  box.tabIndex = 0;
+  box.setAttribute("role", "region");
+  box.setAttribute("aria-label", "Import history");
+  box.append(node);
+  return box;
+}
+
+/** What a job stored, or why it stored nothing, in words. */
+function outcomeOf(job) {
+  switch (job.state) {
+    case "done": {
+      const r = job.result;
+      const unit = r.unit && r.unit !== "records" ? ` ${r.unit}` : "";
+      return `${count(r.records)} records read, ${count(r.created)}${unit} added, ${count(r.skipped)} already there`;
+    }
+    case "failed":
+      return job.error?.message ?? "failed; no reason given";
+    case "cancelled":
+      return "cancelled; nothing stored";
+    case "running":
+      return `${count(job.progress.lines_read)} lines read so far`;
+    default:
+      return "waiting for a worker";
+  }
 }
 
 /** The form: format, file, and the chosen format's options. ``body()`` is its FormData (or null). */
@@ -174,13 +253,25 @@ function previewOf(answer, render) {
     for (const solution of record.solutions) {
       const steps = el("ol", "import-steps");
       for (const step of solution.steps) steps.append(renderMath(el("li"), step, render));
-      const answerLine = el("p", "small");
+      const answerLine = el("p", "small import-answer");
       answerLine.append(el("span", "muted", `${solution.steps.length} steps · final answer: `),
-        solution.final_answer === null ? el("span", "muted", "none found") : renderMath(el("span"), solution.final_answer, render));
+        solution.final_answer === null ? el("span", "muted", "none found") : renderMath(el("span"), solution.final_answer, render),
+        ...gradeOf(solution, record, render));
       item.append(steps, answerLine);
     }
     return item;
   })];
+}
+
+/** The answer's grade against the ground truth the import would give it (the API grades it). */
+function gradeOf(solution, record, render) {
+  const verdict = solution.is_correct === true ? "correct" : solution.is_correct === false ? "wrong" : "ungraded";
+  const tag = el("span", `tag grade grade-${verdict}`, verdict);
+  tag.dataset.testid = "import-grade";
+  if (record.ground_truth_answer === null || record.ground_truth_answer === undefined) {
+    return [" ", tag, el("span", "muted", " (no ground truth)")];
+  }
+  return [" ", tag, el("span", "muted", " · ground truth: "), renderMath(el("span"), record.ground_truth_answer, render)];
 }
 
 const polling = new WeakMap(); // status node -> stop its poll (a new job replaces the one shown)
@@ -193,7 +284,9 @@ function follow(job, status) {
   polling.set(status, poll(status, async () => {
     const fresh = await call(job.url);
     draw(fresh, status);
-    return !OPEN.has(fresh.state);
+    const ended = !OPEN.has(fresh.state);
+    if (ended) status.dispatchEvent(new Event("import-ended")); // the history shows its outcome
+    return ended;
   }, 1000));
 }
 

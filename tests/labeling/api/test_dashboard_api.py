@@ -1,10 +1,13 @@
 """The lead dashboard API: figures, the annotator table (JSON and CSV), the drill-down; leads only."""
+import collections
 import csv
 import io
+import json
 
 import pytest
 from django.urls import reverse
 
+from labeling.exports import ExportFilters, get_exporter
 from labeling.models import Assignment, GoldRating, Rating
 from labeling.quality import screening
 from tests.factories import careless_team, make_annotator, make_solution, rated_pass
@@ -83,6 +86,21 @@ def test_annotator_table_as_json_and_csv(clients, project, rated):
     assert clients["lead"].get(url, {"format": "xml"}).status_code == 400
 
 
+def test_the_annotator_table_carries_the_exports_labeler_id_to_join_on(clients, project, rated):
+    # The PRM800K export's ``labeler`` of each pass is the id in the table's ``labeler`` column.
+    exported = [json.loads(line) for line in get_exporter("prm800k")(ExportFilters(project_id=project.pk))]
+    passes_by_labeler = collections.Counter(record["labeler"] for record in exported)
+    url = reverse("api:project-annotators", args=[project.pk])
+    table = list(csv.DictReader(io.StringIO(clients["lead"].get(url, {"format": "csv"}).content.decode())))
+    assert {row["labeler"]: int(row["passes"]) for row in table} == passes_by_labeler
+    ann, bob = rated
+    assert {row["label"]: row["labeler"] for row in table} == {"'=ann": str(ann.uuid), "bob": str(bob.uuid)}
+    rows = clients["lead"].get(url).json()["annotators"]
+    assert {row["id"]: row["labeler"] for row in rows} == {ann.pk: str(ann.uuid), bob.pk: str(bob.uuid)}
+    dashboard = clients["lead"].get(reverse("api:project-dashboard", args=[project.pk])).json()
+    assert dashboard["labelers"] == {str(ann.pk): str(ann.uuid), str(bob.pk): str(bob.uuid)}
+
+
 def test_drill_down_shows_gold_and_the_other_annotators(clients, project, rated):
     ann, bob = rated
     first = Assignment.objects.filter(annotator=ann).order_by("pk").first()
@@ -90,7 +108,8 @@ def test_drill_down_shows_gold_and_the_other_annotators(clients, project, rated)
     GoldRating.objects.create(step=step, value=1)
     answer = clients["lead"].get(reverse("api:project-annotator-passes", args=[project.pk, ann.pk]), {"limit": 5})
     body = answer.json()
-    assert body["annotator"] == {"id": ann.pk, "label": "=ann", "status": "active", "status_reason": ""}
+    assert body["annotator"] == {"id": ann.pk, "labeler": str(ann.uuid), "label": "=ann", "status": "active",
+                                 "status_reason": ""}
     assert body["count"] == 2
     passed = next(p for p in body["passes"] if p["id"] == first.pk)
     cell = passed["steps"][2]

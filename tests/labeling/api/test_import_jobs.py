@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from labeling.imports import jobs
 from labeling.models import ImportJob, Problem, Solution
-from tests.factories import raw_completions
+from tests.factories import client_for, make_project, make_user, raw_completions
 
 
 @pytest.fixture(autouse=True)
@@ -70,6 +70,57 @@ def test_the_preview_shows_the_first_five_records_split_and_stores_nothing(clien
     assert solution["steps"] == ["We add the two numbers.\n\nFirst, $2 + 3 = 5$.", "So the answer is $\\boxed{5}$."]
     assert solution["final_answer"] == "5"
     assert not Problem.objects.filter(project=project).exists() and not ImportJob.objects.exists()
+
+
+def test_the_preview_grades_each_answer_against_the_ground_truth_it_would_get(clients, project):
+    # Records 0-2 carry their ground truth (the third adds wrongly); the fourth carries none and
+    # takes that of the project's problem of its text, the fifth has none anywhere.
+    Problem.objects.create(project=project, problem="What is $1 + 1$?", ground_truth_answer="2")
+    data = raw_completions(3) + "".join(json.dumps({"problem": text, "completion": f"So it is $\\boxed{{{answer}}}$."}) + "\n"
+                                        for text, answer in (("What is $1 + 1$?", "2"), ("Name it.", "x"))).encode()
+    answer = post(clients["researcher"], project, data, route="api:project-import-preview")
+    assert answer.status_code == 200, answer.content
+    records = answer.json()["records"]
+    assert [r["ground_truth_answer"] for r in records] == ["5", "7", "9", "2", None]
+    assert [(s["final_answer"], s["is_correct"]) for r in records for s in r["solutions"]] == [
+        ("5", True), ("7", True), ("10", False), ("2", True), ("x", None)]
+    assert Problem.objects.filter(project=project).count() == 1 and not ImportJob.objects.exists()
+
+
+def test_the_history_lists_the_projects_jobs_with_their_outcomes_newest_first_paged(clients, project):
+    client = clients["researcher"]
+    done = job_of(client, post(client, project, raw_completions(4), name="good.jsonl"))
+    bad = raw_completions(1) + json.dumps({"problem": "x", "completion": " "}).encode() + b"\n"
+    failed = job_of(client, post(client, project, bad, name="bad.jsonl"))
+    url = reverse("api:project-import", args=[project.pk])
+    history = client.get(url).json()
+    assert history["count"] == 2 and [j["id"] for j in history["results"]] == [failed["id"], done["id"]]
+    newest, oldest = history["results"]
+    assert (newest["state"], newest["file_name"], newest["format"]) == ("failed", "bad.jsonl", "completions")
+    assert (newest["error"]["line"], newest["error"]["field"]) == (2, "completion") and newest["result"] is None
+    assert oldest["state"] == "done" and (oldest["result"]["created"], oldest["result"]["unit"]) == (4, "solutions")
+    assert {j["requested_by"] for j in history["results"]} == {"res"}
+    assert all(j["created_at"] and j["finished_at"] for j in history["results"])
+    second_page = client.get(url, {"limit": 1, "offset": 1}).json()
+    assert [j["id"] for j in second_page["results"]] == [done["id"]] and second_page["previous"]
+    assert client.get(url, {"limit": 0}).status_code == 400
+
+
+@pytest.mark.parametrize("role", ["lead", "annotator", "nobody"])
+def test_the_history_is_the_projects_researchers_only(clients, project, role):
+    job_of(clients["researcher"], post(clients["researcher"], project, raw_completions(1)))
+    assert clients[role].get(reverse("api:project-import", args=[project.pk])).status_code in (403, 404)
+    assert clients["anonymous"].get(reverse("api:project-import", args=[project.pk])).status_code in (401, 403)
+
+
+def test_a_researcher_of_another_project_sees_neither_this_history_nor_its_jobs(clients, project):
+    job = job_of(clients["researcher"], post(clients["researcher"], project, raw_completions(1)))
+    other = make_project(name="other")
+    outsider = client_for(make_user("olga", "researcher", projects=[other]))
+    assert outsider.get(reverse("api:project-import", args=[project.pk])).status_code in (403, 404)
+    assert outsider.get(job["url"]).status_code in (403, 404)
+    theirs = outsider.get(reverse("api:project-import", args=[other.pk]))
+    assert theirs.status_code == 200 and theirs.json()["count"] == 0
 
 
 def test_a_preview_of_a_bad_record_names_its_line_and_field(clients, project):
@@ -224,7 +275,7 @@ def test_a_finished_job_cannot_be_cancelled_and_the_list_is_newest_first(clients
     refused = client.post(reverse("api:import-job-cancel", args=[first["id"]]))
     assert refused.status_code == 409 and "has ended (done)" in refused.json()["detail"]
     listed = client.get(reverse("api:project-import", args=[project.pk])).json()
-    assert [j["id"] for j in listed] == [second["id"], first["id"]]
+    assert [j["id"] for j in listed["results"]] == [second["id"], first["id"]]
 
 
 def test_a_redelivered_job_runs_again(clients, project):

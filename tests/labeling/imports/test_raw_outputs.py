@@ -196,13 +196,14 @@ def test_preview_shows_the_first_records_split_without_storing(project, tmp_path
         {"problem": PROBLEM, "completion": "Third."},
     ])
     shown = preview("completions", path, {"split": "lines"}, n=2)
+    # No ground truth in the file and no project to take one from: the answers are ungraded.
     assert shown == [
-        {"line": 1, "problem": PROBLEM, "generator": "", "solutions": [
+        {"line": 1, "problem": PROBLEM, "generator": "", "ground_truth_answer": None, "solutions": [
             {"field": "completion", "steps": ["We add the two numbers.", "$2 + 3 = 5$.", "The answer is $\\boxed{5}$."],
-             "final_answer": "5"}]},
-        {"line": 2, "problem": PROBLEM, "generator": "", "solutions": [
+             "final_answer": "5", "is_correct": None}]},
+        {"line": 2, "problem": PROBLEM, "generator": "", "ground_truth_answer": None, "solutions": [
             {"field": "completion", "steps": ["We multiply.", "$2 \\cdot 3 = 6$, so the answer is $\\boxed{6}$."],
-             "final_answer": "6"}]},
+             "final_answer": "6", "is_correct": None}]},
     ]
     assert not Solution.objects.filter(project=project).exists()
     with pytest.raises(FormatError, match="not a raw-output format"):
