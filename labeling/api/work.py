@@ -24,7 +24,7 @@ from labeling.errors import DomainError
 from labeling.models import Annotator, Assignment, Project, Rating
 from labeling.models.unique import unique_or_none
 from labeling.work import queue
-from labeling.work.submission import check_size, save_draft, submit
+from labeling.work.submission import UNDO_SECONDS, check_size, save_draft, submit, unsubmit
 
 from .content import project_filter
 from .work_serializers import (
@@ -174,6 +174,30 @@ class SubmitView(LoopView):
             client_elapsed_ms=data.get("client_elapsed_ms"),
             revision=data.get("revision"),
         )
+        return render(assignment)
+
+
+class UnsubmitView(LoopView):
+    """Undo a submit: reopen the caller's own pass, ratings as sent, within seconds of its submit.
+
+    The rule (the window, "nothing has used it yet") is ``submission.unsubmit``'s. Idempotent: an
+    assignment already open answers 200 as it is.
+    """
+
+    @extend_schema(
+        operation_id="assignments_unsubmit_create",
+        request=None,
+        responses={
+            200: OpenApiResponse(AssignmentSerializer, description="The pass, open again with a fresh lease."),
+            404: _REFUSED[404],
+            409: OpenApiResponse(description=f"More than {UNDO_SECONDS} s since the submit, the pass was "
+                                             "already used (scored, counted in a review), it is not "
+                                             "submitted, or the project was deactivated."),
+        },
+    )
+    def post(self, request, pk):
+        assignment = own_assignment(request, pk)
+        unsubmit(assignment)
         return render(assignment)
 
 
