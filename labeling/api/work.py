@@ -24,6 +24,7 @@ from labeling.errors import DomainError
 from labeling.models import Annotator, Assignment, Project, Rating
 from labeling.models.unique import unique_or_none
 from labeling.work import queue
+from labeling.work.history import submitted_passes
 from labeling.work.submission import UNDO_SECONDS, check_size, save_draft, submit, unsubmit
 
 from .content import project_filter
@@ -203,23 +204,15 @@ class UnsubmitView(LoopView):
 
 @extend_schema(parameters=[OpenApiParameter("project", int, description="Only this project's passes.")])
 class HistoryView(LoopView, generics.ListAPIView):
-    """The caller's submitted passes, newest first."""
+    """The caller's submitted passes, newest first, with the ratings as sent (labeling/work/history.py)."""
 
     serializer_class = MyPassSerializer
 
     def get_queryset(self):
-        rows = Assignment.objects.filter(state=Assignment.SUBMITTED).select_related("project")
-        if getattr(self, "swagger_fake_view", False):
-            return rows.none()
         annotator = annotator_of(self.request.user)
-        if annotator is None:
-            return rows.none()
-        rows = rows.filter(annotator=annotator, project__in=projects_of(self.request.user, ANNOTATOR))
-        project = project_filter(self.request)
-        if project is not None:
-            rows = rows.filter(project_id=project)
-        rated = Count("ratings", filter=Q(ratings__value__isnull=False))
-        return rows.annotate(steps_rated=rated).order_by("-submitted_at", "-pk")
+        if getattr(self, "swagger_fake_view", False) or annotator is None:
+            return Assignment.objects.none()
+        return submitted_passes(annotator, projects_of(self.request.user, ANNOTATOR), project_filter(self.request))
 
 
 class CountsView(LoopView):

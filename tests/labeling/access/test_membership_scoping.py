@@ -44,7 +44,7 @@ ROLES_OF = {
     "scoring:checkpoint-report": {R}, "scoring:checkpoint-champion": {R}, "scoring:checkpoint-evaluate": {R},
     "scoring:project-people-vs-prm": {L, R}, "scoring:project-simulations": {R}, "scoring:simulation-detail": {R},
     "workspace": {A}, "dashboard": {L}, "dashboard-annotator": {L}, "research": {R}, "members": {L},
-    "quality": {L}, "my-missed": {A},
+    "quality": {L}, "my-missed": {A}, "my-passes": {A},
     "api:project-audit": {L, R}, "api:project-reports": {L}, "api:assignment-resolve": {L},
     "audit": {L, R}, "inbox": {L},
 }

@@ -393,3 +393,32 @@ def test_an_undo_after_the_window_is_a_409_that_says_why(ann):
     answer = unsubmit(ann, task["id"])
     assert answer.status_code == 409 and "10 seconds after the submit" in answer.json()["detail"]
     assert Assignment.objects.get(pk=task["id"]).state == "submitted"
+
+
+def test_my_history_carries_my_ratings_as_sent_and_the_page_shows_them(ann, other):
+    from django.contrib.auth.models import User
+
+    project = make_project(name="Recent", allow_alternatives=True, allow_human_steps=True, stop_at_first_error=False)
+    make_solution(project, steps=2, alternatives={1: 1})
+    task = take(ann, project)
+    ratings = [r(0, 1, flagged=True), r(1, -1), r(1, -1, alternative=1), {"position": 1, "text": "Mine: x = 2.", "value": 1}]
+    assert finish(ann, task["id"], finish_reason="solution", ratings=ratings).status_code == 200, "submitted"
+    [row] = ann.get(reverse("api:me-assignments")).json()["results"]
+    assert row["ratings"] == [
+        {"position": 0, "alternative": 0, "value": 1, "flagged": True, "chosen": True, "text": None},
+        {"position": 1, "alternative": 0, "value": -1, "flagged": False, "chosen": False, "text": None},
+        {"position": 1, "alternative": 1, "value": -1, "flagged": False, "chosen": False, "text": None},
+        {"position": 1, "alternative": None, "value": 1, "flagged": False, "chosen": True, "text": "Mine: x = 2."},
+    ]
+    alice, bob = APIClient(), APIClient()  # the page takes a session, as a browser has
+    alice.force_login(User.objects.get(username="alice"))
+    bob.force_login(User.objects.get(username="bob"))
+    page = alice.get(reverse("my-passes", args=[project.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200 and f'data-assignment="{task["id"]}"' in html
+    assert html.count('data-rating="1"') == 2 and html.count('data-rating="-1"') == 2 and "Mine: x = 2." in html
+    assert "unsure" in html and "your own" in html
+    home = alice.get("/").content.decode()
+    assert f'href="/projects/{project.pk}/passes/"' in home
+    theirs = bob.get(reverse("my-passes", args=[project.pk])).content.decode()  # a member with no pass of theirs
+    assert 'data-testid="no-passes"' in theirs and "Mine: x = 2." not in theirs
