@@ -270,9 +270,15 @@ def _counts(client):
 
 
 def _score_gold():
-    from labeling.quality.gold_passes import score_pending_gold_passes
+    from datetime import timedelta
 
-    score_pending_gold_passes()
+    from django.utils import timezone
+
+    from labeling.quality.gold_passes import UNDO_MARGIN, score_pending_gold_passes
+    from labeling.work.submission import UNDO_SECONDS
+
+    # As the job runs once the passes' undo window is past (it leaves them alone inside it).
+    score_pending_gold_passes(now=timezone.now() + timedelta(seconds=UNDO_SECONDS + UNDO_MARGIN + 1))
 
 
 def lookup_accuracy(pairs):

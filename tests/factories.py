@@ -206,8 +206,15 @@ def analyze_counts(*models):
 
 
 def score_gold():
-    """Run the scheduled job that scores gold passes (labeling/quality/gold_passes.py); how many it scored."""
-    return gold_passes.score_pending_gold_passes()
+    """Run the scheduled job that scores gold passes (labeling/quality/gold_passes.py) as it runs once
+    the undo window of every pass so far is past; how many it scored."""
+    return gold_passes.score_pending_gold_passes(now=gold_sweep_time())
+
+
+def gold_sweep_time():
+    """A time at which the gold sweep takes every pass submitted so far (past their undo window)."""
+    latest = max(filter(None, [timezone.now(), *Assignment.objects.values_list("submitted_at", flat=True)]))
+    return latest + datetime.timedelta(seconds=submission.UNDO_SECONDS + gold_passes.UNDO_MARGIN + 1)
 
 
 # Finished passes written as rows ----------------------------------------------------------

@@ -38,6 +38,7 @@ urlpatterns: list = [
     path("assignments/<int:pk>/", work.AssignmentView.as_view(), name="assignment-detail"),
     path("assignments/<int:pk>/draft/", work.DraftView.as_view(), name="assignment-draft"),
     path("assignments/<int:pk>/submit/", work.SubmitView.as_view(), name="assignment-submit"),
+    path("assignments/<int:pk>/unsubmit/", work.UnsubmitView.as_view(), name="assignment-unsubmit"),
     path("me/assignments/", work.HistoryView.as_view(), name="me-assignments"),
     path("me/counts/", work.CountsView.as_view(), name="me-counts"),
     # Quality control (labeling/api/quality.py): leads, but my-status (the annotator's own).

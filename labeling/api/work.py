@@ -24,7 +24,8 @@ from labeling.errors import DomainError
 from labeling.models import Annotator, Assignment, Project, Rating
 from labeling.models.unique import unique_or_none
 from labeling.work import queue
-from labeling.work.submission import check_size, save_draft, submit
+from labeling.work.history import submitted_passes
+from labeling.work.submission import UNDO_SECONDS, check_size, save_draft, submit, unsubmit
 
 from .content import project_filter
 from .work_serializers import (
@@ -177,25 +178,41 @@ class SubmitView(LoopView):
         return render(assignment)
 
 
+class UnsubmitView(LoopView):
+    """Undo a submit: reopen the caller's own pass, ratings as sent, within seconds of its submit.
+
+    The rule (the window, "nothing has used it yet") is ``submission.unsubmit``'s. Idempotent: an
+    assignment already open answers 200 as it is.
+    """
+
+    @extend_schema(
+        operation_id="assignments_unsubmit_create",
+        request=None,
+        responses={
+            200: OpenApiResponse(AssignmentSerializer, description="The pass, open again with a fresh lease."),
+            404: _REFUSED[404],
+            409: OpenApiResponse(description=f"More than {UNDO_SECONDS} s since the submit, the pass was "
+                                             "already used (scored, counted in a review), it is not "
+                                             "submitted, or the project was deactivated."),
+        },
+    )
+    def post(self, request, pk):
+        assignment = own_assignment(request, pk)
+        unsubmit(assignment)
+        return render(assignment)
+
+
 @extend_schema(parameters=[OpenApiParameter("project", int, description="Only this project's passes.")])
 class HistoryView(LoopView, generics.ListAPIView):
-    """The caller's submitted passes, newest first."""
+    """The caller's submitted passes, newest first, with the ratings as sent (labeling/work/history.py)."""
 
     serializer_class = MyPassSerializer
 
     def get_queryset(self):
-        rows = Assignment.objects.filter(state=Assignment.SUBMITTED).select_related("project")
-        if getattr(self, "swagger_fake_view", False):
-            return rows.none()
         annotator = annotator_of(self.request.user)
-        if annotator is None:
-            return rows.none()
-        rows = rows.filter(annotator=annotator, project__in=projects_of(self.request.user, ANNOTATOR))
-        project = project_filter(self.request)
-        if project is not None:
-            rows = rows.filter(project_id=project)
-        rated = Count("ratings", filter=Q(ratings__value__isnull=False))
-        return rows.annotate(steps_rated=rated).order_by("-submitted_at", "-pk")
+        if getattr(self, "swagger_fake_view", False) or annotator is None:
+            return Assignment.objects.none()
+        return submitted_passes(annotator, projects_of(self.request.user, ANNOTATOR), project_filter(self.request))
 
 
 class CountsView(LoopView):

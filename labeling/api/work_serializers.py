@@ -14,6 +14,7 @@ Requests are checked here for shape and type; the labelling rules themselves liv
 """
 from collections import namedtuple
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from labeling.markdown_text import render_markdown
@@ -151,6 +152,27 @@ def _own_step_numbers(entries):
     return {(e.step.position, e.step.alternative): models.get(e.step.position, 0) + 1 for e in entries if e.human}
 
 
+class SentRatingSerializer(serializers.Serializer):
+    """One rating of a submitted pass as its annotator sent it."""
+
+    position = serializers.IntegerField()
+    alternative = serializers.IntegerField(allow_null=True, help_text="Null for your own step (``text``).")
+    value = serializers.IntegerField(allow_null=True)
+    flagged = serializers.BooleanField(allow_null=True)
+    chosen = serializers.BooleanField()
+    text = serializers.CharField(allow_null=True, help_text="Your own step's text; null for the model's steps.")
+
+
+def sent_rating(rating):
+    """A stored rating (its step loaded) as ``SentRatingSerializer`` says. An own step has no
+    alternative number: the stored one counts other people's hidden steps at its position, more on
+    gold items (``_own_step_numbers`` says why a payload never shows it)."""
+    step = rating.step
+    own = step.author_id is not None
+    return {"position": step.position, "alternative": None if own else step.alternative, "value": rating.value,
+            "flagged": rating.flagged, "chosen": rating.chosen, "text": step.text if own else None}
+
+
 class MyPassSerializer(serializers.Serializer):
     """One submitted pass in the annotator's history."""
 
@@ -161,6 +183,11 @@ class MyPassSerializer(serializers.Serializer):
     finish_reason = serializers.ChoiceField(choices=FinishReason.choices)
     total_time = serializers.IntegerField(allow_null=True, help_text="Milliseconds spent labelling.")
     steps_rated = serializers.IntegerField(help_text="Ratings with a value (-1, 0 or +1).")
+    ratings = serializers.SerializerMethodField(help_text="Your ratings as sent, steps in order.")
+
+    @extend_schema_field(SentRatingSerializer(many=True))
+    def get_ratings(self, row):
+        return [sent_rating(r) for r in getattr(row, "sent", ())]
 
 
 class MyCountsSerializer(serializers.Serializer):

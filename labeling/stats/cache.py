@@ -7,7 +7,7 @@ load must take well under 200 ms. So the rendered JSON is kept in Django's ``sta
 *version* of the project it was computed at.
 
 - Versions. Each project has a counter in the same cache. A post-save signal on Assignment
-  bumps it whenever a saved assignment is submitted (``on_submit`` below, connected in
+  bumps it whenever a saved assignment is submitted or its submit undone (``on_submit`` below, connected in
   ``LabelingConfig.ready``), and a post-delete signal when one is removed. The bump runs on
   commit, so nobody can compute at the new version without seeing the new rows. A reader
   takes the version *before* it loads any rating, so a submit that lands during a compute
@@ -126,10 +126,13 @@ def _bump_redis(cache, key):
 
 
 def on_submit(sender, instance, created=False, **kwargs):
-    """Signal receiver: bump the project's version once a submitted assignment is committed."""
+    """Signal receiver: bump the project's version once a submitted (or undone) assignment is committed."""
     from labeling.models import Assignment
 
-    if kwargs.get("signal_name") != "delete" and instance.state != Assignment.SUBMITTED:
+    # An undo (labeling/work/submission.py ``unsubmit``) saves an active assignment, writing
+    # ``submitted_at``: the pass leaves the figures, so that bumps too.
+    undone = "submitted_at" in (kwargs.get("update_fields") or ())
+    if kwargs.get("signal_name") != "delete" and instance.state != Assignment.SUBMITTED and not undone:
         return
     project = Project(pk=instance.project_id, created_at=_created_at(instance))
     # robust: the work is committed by now; a cache that cannot be reached (Redis down) must

@@ -15,6 +15,7 @@ from labeling.access.projects import annotator_in, project_for, visible_projects
 from labeling.markdown_text import render_markdown
 from labeling.models import AnnotatorProjectStatus, Assignment, Problem, Solution
 from labeling.quality.screening import BLOCKED
+from labeling.work.history import submitted_passes
 
 
 def project_summaries(user, projects):
@@ -145,6 +146,20 @@ def audit_log(request, pk):
 def inbox(request, pk):
     """The lead's inbox of annotators' give-up and bad-problem reports, with resolve and a note."""
     return render(request, "labeling/inbox.html", {"project": _lead_project(request, pk)})
+
+
+# How many of one's own passes "Your recent passes" shows.
+RECENT_PASSES = 20
+
+
+@login_required
+def my_passes(request, pk):
+    """An annotator's last submitted passes in the project, read-only, with the ratings as sent."""
+    project = project_for(request.user, pk, roles.ANNOTATOR)
+    annotator = getattr(request.user, "annotator", None)
+    passes = [] if annotator is None else list(
+        submitted_passes(annotator, [project], project.pk)[:RECENT_PASSES])
+    return render(request, "labeling/my_passes.html", {"project": project, "passes": passes, "most": RECENT_PASSES})
 
 
 @login_required

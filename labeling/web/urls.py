@@ -14,6 +14,7 @@ urlpatterns = [
     path("projects/<int:pk>/audit/", pages.audit_log, name="audit"),
     path("projects/<int:pk>/inbox/", pages.inbox, name="inbox"),
     path("projects/<int:pk>/checks/", pages.my_missed, name="my-missed"),
+    path("projects/<int:pk>/passes/", pages.my_passes, name="my-passes"),
     path("projects/<int:pk>/research/", pages.research, name="research"),
     path("projects/<int:pk>/members/", members.members_page, name="members"),
     path("account/tokens/", account.tokens_page, name="account-tokens"),

@@ -249,7 +249,7 @@ def _bypasses_overlap(solution):
 def _resume_own(annotator, project, now):
     """The annotator's own unfinished assignment in the project, lease renewed, or None.
 
-    The newest active one, else the expired one touched last whose slot is free. At most one
+    The active one touched last, else the expired one touched last whose slot is free. At most one
     candidate: holding one blocking solution lock at a time cannot deadlock.
     """
     # The state IN (...) lets PostgreSQL read an index by state with a plain scan, which skips
@@ -262,12 +262,14 @@ def _resume_own(annotator, project, now):
     active, free = [], []
     for pk, solution_id, state, touched, live, gold, screening_item in unfinished:
         if state == Assignment.ACTIVE:
-            active.append((pk, solution_id))
+            # Touched last, not newest: a pass reopened by an undo (submission.unsubmit) comes back
+            # before the task handed out after its submit.
+            active.append((touched is not None, touched, pk, solution_id))
         elif live < project.overlap or gold or screening_item:
             free.append((touched is not None, touched, pk, solution_id))
     if not active and not free:
         return None
-    assignment_id, solution_id = max(active) if active else max(free)[2:]
+    assignment_id, solution_id = max(active)[2:] if active else max(free)[2:]
     solution = Solution.objects.select_for_update(of=("self",)).select_related("problem").get(pk=solution_id)
     assignment = Assignment.objects.get(pk=assignment_id)  # read under the lock
     assignment.project, assignment.solution = project, solution

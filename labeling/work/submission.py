@@ -23,13 +23,18 @@ take it; tests/vectors/submission_rules.json holds scenarios that both must answ
 without the time the tab was hidden. The client counts its visible time and sends it as
 ``client_elapsed_ms``; the server clamps it to [0, wall time since hand-out], never trusting
 more. Without a client figure the wall time since hand-out is used.
+
+Undo (``unsubmit``): for ``UNDO_SECONDS`` after a submit its annotator may reopen the pass,
+ratings as sent, as long as nothing has used it yet (the rule is in ``unsubmit``'s docstring).
 """
+from datetime import timedelta
+
 from django.db import transaction
-from django.db.models import Case, Count, F, FilteredRelation, Q, Value, When
+from django.db.models import Case, Count, Exists, F, FilteredRelation, OuterRef, Q, Value, When
 from django.utils import timezone
 
 from labeling.errors import DomainError
-from labeling.models import Assignment, FinishReason, Rating, Step
+from labeling.models import Adjudication, Annotator, Assignment, FinishReason, GoldProposal, GoldScore, Rating, Step
 from labeling.quality import screening
 from labeling.work import queue
 from labeling.work.revision import CHANGED, of_sheet, stale
@@ -142,6 +147,78 @@ def submit(assignment, *, finish_reason, note="", ratings=None, submit_key=None,
         raise failure
     assignment.sheet = change.sheet
     return assignment
+
+
+# How long after its submit a pass may be reopened by its annotator (``unsubmit``): long enough to
+# press the key the confirmation offers, short enough that nothing downstream waits on it. The gold
+# sweep leaves a pass alone for longer (labeling/quality/gold_passes.py), so that no gold pass is
+# scored inside the window and an undo answers alike for gold and ordinary work.
+UNDO_SECONDS = 10
+
+UNDO_WINDOW_PASSED = (f"This pass can no longer be reopened: an undo is possible for {UNDO_SECONDS} seconds "
+                      "after the submit. It stays submitted as sent.")
+UNDO_USED = "This pass can no longer be reopened: it has already been used (scored or counted in a review)."
+UNDO_NOT_SUBMITTED = "This assignment is not submitted: there is nothing to undo."
+
+
+def unsubmit(assignment, *, now=None):
+    """Reopen the annotator's just-submitted pass: active again, ratings as sent, lease renewed.
+
+    Allowed only within ``UNDO_SECONDS`` of ``submitted_at`` and while nothing has used the
+    pass. What consumes a submitted pass, and so makes it used:
+
+    - a ``GoldScore`` of it: screening passes are scored with their submit (their undo is
+      always refused; the annotator knows they are in screening), gold passes by the sweep,
+      which waits past the window, so for a gold pass this never holds within it;
+    - a ``GoldProposal`` of its solution created since the submit (its votes may count it);
+    - an ``Adjudication`` of one of its solution's steps decided since the submit (a lead
+      ruled having seen its vote).
+
+    Consensus figures and the dashboard read submitted passes live; the dashboard's cache is
+    told (labeling/stats/cache.py ``on_submit``: the save writes ``submitted_at``).
+
+    Gold must stay unobservable: the checks and writes are the same statements for every pass;
+    nothing here asks whether the solution is gold.
+
+    Idempotent: an assignment already active is returned as is. Locks: the annotator's row, then
+    the solution's, as the queue takes them (labeling/work/queue.py); the gold sweep takes the
+    annotator's row before it scores, so an undo and a score never pass each other. The
+    reopened pass keeps its slot (submitted and active are both live) and gets a fresh lease.
+    Refusals are ``LabelingError`` with status 409.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        Annotator.objects.select_for_update().filter(pk=assignment.annotator_id).first()
+        solution = queue.lock_solution(assignment)
+        if assignment.state == Assignment.ACTIVE:
+            return assignment
+        if not assignment.project.is_active:
+            raise LabelingError(PROJECT_CLOSED, status=409)
+        if assignment.state != Assignment.SUBMITTED or assignment.submitted_at is None:
+            raise LabelingError(UNDO_NOT_SUBMITTED, status=409)
+        if (now - assignment.submitted_at).total_seconds() > UNDO_SECONDS:
+            raise LabelingError(UNDO_WINDOW_PASSED, status=409)
+        if solution.is_screening or assignment.is_screening or _used(assignment):
+            raise LabelingError(UNDO_USED, status=409)
+        assignment.state = Assignment.ACTIVE
+        assignment.finish_reason = None
+        assignment.finish_note = ""
+        assignment.submit_key = None
+        assignment.submitted_at = None
+        assignment.last_activity_at = now
+        assignment.lease_expires_at = now + timedelta(seconds=assignment.project.lease_seconds)
+        assignment.save(update_fields=[*_SUBMIT_FIELDS, "lease_expires_at"])
+    return assignment
+
+
+def _used(assignment):
+    """Whether something has consumed the submitted pass (``unsubmit`` lists what), in one statement."""
+    since = assignment.submitted_at
+    return Assignment.objects.filter(pk=assignment.pk).annotate(
+        scored=Exists(GoldScore.objects.filter(assignment=OuterRef("pk"))),
+        proposed=Exists(GoldProposal.objects.filter(solution=OuterRef("solution_id"), created_at__gte=since)),
+        ruled=Exists(Adjudication.objects.filter(step__solution=OuterRef("solution_id"), decided_at__gte=since)),
+    ).filter(Q(scored=True) | Q(proposed=True) | Q(ruled=True)).exists()
 
 
 def total_time(assignment, client_elapsed_ms, now):

@@ -52,6 +52,9 @@ export const saveDraft = (id, ratings, revision) =>
 /** Finish the assignment; ``body`` = {finish_reason, note, ratings, submit_key, client_elapsed_ms, revision}. */
 export const submit = (id, body) => call("POST", `/api/assignments/${id}/submit/`, body);
 
+/** Undo a submit within seconds of it: 200 with the pass open again, 409 when too late or already used. */
+export const unsubmit = (id) => call("POST", `/api/assignments/${id}/unsubmit/`);
+
 /** The caller's standing in the project: {project, state, done, total, message}. */
 export const myStatus = (projectId) => call("GET", `/api/projects/${projectId}/my-status/`);
 

@@ -18,12 +18,15 @@ import * as local from "./local.js";
 import { resultsNews, standingOf } from "./standing.js";
 import * as state from "./task.js";
 import {
-  buildShell, finishedText, listenKeys, showDay, showFinished, showPanel, showRated, showSaveState, showStanding,
-  showSubmittedCount, showTask, showWork, toggleInstructions,
+  buildShell, finishedText, listenKeys, offersUndo, showConfirmation, showDay, showFinished, showPanel, showRated,
+  showSaveState, showStanding, showSubmittedCount, showTask, showUndoOffer, showWork, toggleInstructions,
 } from "./view.js";
 import { createWriter } from "./writer.js";
 
 const RETRY_SUBMIT_MS = 3000;
+// How long the undo of a submit is offered: the server's window (UNDO_SECONDS in
+// labeling/work/submission.py, 10 s) less a margin for the request's way there; the server decides.
+const UNDO_OFFER_MS = 8000;
 
 /** Start the workspace in ``root`` (its data-project-id names the project). */
 export function start(root) {
@@ -35,6 +38,8 @@ export function start(root) {
   let panelKeys = {};
   let doneToday = null; // this project's submitted_today (/api/me/counts/), null until known
   let timerOn = local.timerShown();
+  let lastSubmitted = null; // {id, timer}: the pass whose undo is on offer
+  let loads = 0; // each load of work (loadNext, an undo) counts: an older one that answers late is dropped
 
   const actions = {
     good: () => rate(state.RATING_VALUES.good),
@@ -55,6 +60,7 @@ export function start(root) {
       tick();
     },
     leaveWriter,
+    undoSubmit,
   };
   const ui = buildShell(root, actions);
   const writer = createWriter({ onSave: saveWritten, onCancel: leaveWriter, onInput: keepWriting });
@@ -92,12 +98,14 @@ export function start(root) {
 
   async function loadNext(title = "Loading…") {
     stopTask();
+    const mine = ++loads;
     panel("loading", { title });
     const asked = api.myStatus(projectId).then((a) => (a.status === 200 ? a.body : null), () => null);
     let answer;
     try {
       answer = await api.next(projectId);
     } catch {
+      if (mine !== loads) return;
       window.addEventListener("online", () => loadNext(), { once: true });
       panel("offline", {
         title: "No connection",
@@ -106,7 +114,9 @@ export function start(root) {
       });
       return;
     }
-    const standing = showStandingOf(await asked);
+    const status = await asked;
+    if (mine !== loads) return; // an undo took over meanwhile
+    const standing = showStandingOf(status);
     if (standing.blocked) {
       // Paused or failed screening: the queue hands out nothing; say why instead of "no work".
       panel(standing.kind, {
@@ -338,8 +348,52 @@ export function start(root) {
     if (local.standingSeen(projectId) === "passed-new") local.setStandingSeen(projectId, "passed-seen");
     if (doneToday !== null) doneToday += 1; // until the server's count comes
     showFinished(ui, reason, doneToday);
+    offerUndo(t.assignment.id);
     countToday().then((n) => showSubmittedCount(ui, n));
     loadNext(`${finishedText(reason)} Loading the next solution…`);
+  }
+
+  // Undoing a submit ----------------------------------------------------------------------
+  // For a few seconds after a submit its confirmation offers "undo (z)": the pass opens again
+  // (POST unsubmit) with its ratings as sent, in place of the task loaded after it (which stays
+  // the annotator's and comes back after the pass is submitted again).
+
+  function offerUndo(id) {
+    if (lastSubmitted) clearTimeout(lastSubmitted.timer);
+    const timer = setTimeout(() => {
+      lastSubmitted = null;
+      showUndoOffer(ui, false);
+    }, UNDO_OFFER_MS);
+    lastSubmitted = { id, timer };
+    showUndoOffer(ui, true);
+  }
+
+  async function undoSubmit() {
+    if (!lastSubmitted || !offersUndo(ui)) return;
+    const { id, timer } = lastSubmitted;
+    clearTimeout(timer);
+    lastSubmitted = null;
+    showUndoOffer(ui, false);
+    if (task) persist(task); // the task loaded meanwhile keeps what was rated in it
+    stopTask();
+    const mine = ++loads;
+    panel("loading", { title: "Reopening your last pass…" });
+    let answer;
+    try {
+      answer = await api.unsubmit(id);
+    } catch {
+      answer = null;
+    }
+    if (mine !== loads) return;
+    if (answer && answer.status === 200) {
+      begin(answer.body);
+      showConfirmation(ui, "Reopened: your pass is back as you sent it. Submit it again when it is right.");
+      countToday();
+      return;
+    }
+    const why = answer ? detailOf(answer) : "The server cannot be reached: the pass stays submitted.";
+    await loadNext();
+    showConfirmation(ui, why);
   }
 
   // States ------------------------------------------------------------------------------
@@ -424,6 +478,10 @@ export function start(root) {
   // Keys --------------------------------------------------------------------------------
 
   listenKeys((key) => {
+    if (key === "z" && offersUndo(ui) && !(task && task.editing !== null)) {
+      undoSubmit();
+      return true;
+    }
     if (!task || ui.body.hidden) {
       // A panel: its own keys (r, n, h...).
       const handler = panelKeys[key];

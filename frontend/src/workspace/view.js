@@ -52,6 +52,13 @@ export function buildShell(root, actions) {
   confirm.setAttribute("role", "status");
   confirm.dataset.testid = "submit-confirmation";
   confirm.hidden = true;
+  // The submit's undo, offered beside its confirmation for a few seconds (app.js ``undoSubmit``).
+  const undoOffer = el("button", "ws-undo-offer");
+  undoOffer.type = "button";
+  undoOffer.dataset.testid = "undo-submit";
+  undoOffer.textContent = "undo (z)";
+  undoOffer.hidden = true;
+  undoOffer.addEventListener("click", () => actions.undoSubmit && actions.undoSubmit());
 
   const task = el("section", "ws-task");
   task.setAttribute("aria-label", "Problem");
@@ -150,9 +157,9 @@ export function buildShell(root, actions) {
   body.append(task, stepsPane, side);
   const panel = el("div", "ws-panel card");
   panel.hidden = true;
-  root.append(banner, standing, confirm, body, bar, panel);
+  root.append(banner, standing, confirm, undoOffer, body, bar, panel);
   const ui = {
-    root, banner, standing, confirm, body, bar, panel, title, fresh, done, timer, problem, answer, progress, legend,
+    root, banner, standing, confirm, undoOffer, body, bar, panel, title, fresh, done, timer, problem, answer, progress, legend,
     stepsPane, steps, hint, side, sideTitle, sideBody, helpButton, saveState, rateButtons, flagButton, submitButton,
     writeButton, actions, cards: new Map(),
   };
@@ -205,7 +212,21 @@ export function showDay(ui, doneToday, timerMs) {
 export function showConfirmation(ui, text) {
   ui.confirm.hidden = !text;
   if (ui.confirm.textContent !== (text || "")) ui.confirm.textContent = text || ""; // every key calls this: write only a change
-  if (!text) delete ui.confirm.dataset.finished;
+  if (!text) {
+    delete ui.confirm.dataset.finished;
+    showUndoOffer(ui, false);
+  }
+}
+
+/** Offer the last submit's undo (z), or take the offer away. */
+export function showUndoOffer(ui, shown) {
+  if (ui.undoOffer.hidden === !shown) return;
+  ui.undoOffer.hidden = !shown;
+}
+
+/** Whether the undo is on offer now. */
+export function offersUndo(ui) {
+  return !ui.undoOffer.hidden;
 }
 
 // What a finished pass is called: a give-up or a report is not "Submitted." to the person who sent it.

@@ -28,7 +28,7 @@ ROLES_OF = {
     "api:project-import": {R}, "api:project-import-preview": {R}, "api:import-job": {R},
     "api:import-job-cancel": {R}, "api:project-export": {L, R},
     "api:project-next": {A}, "api:assignment-detail": {A}, "api:assignment-draft": {A},
-    "api:assignment-submit": {A},
+    "api:assignment-submit": {A}, "api:assignment-unsubmit": {A},
     "api:solution-gold": {L}, "api:solution-gold-from-assignment": {L}, "api:solution-gold-propose": {L},
     "api:solution-consensus": {L}, "api:project-gold-proposals": {L}, "api:gold-proposal-approve": {L},
     "api:gold-proposal-reject": {L}, "api:project-quality-settings": {L},
@@ -44,14 +44,14 @@ ROLES_OF = {
     "scoring:checkpoint-report": {R}, "scoring:checkpoint-champion": {R}, "scoring:checkpoint-evaluate": {R},
     "scoring:project-people-vs-prm": {L, R}, "scoring:project-simulations": {R}, "scoring:simulation-detail": {R},
     "workspace": {A}, "dashboard": {L}, "dashboard-annotator": {L}, "research": {R}, "members": {L},
-    "quality": {L}, "my-missed": {A},
+    "quality": {L}, "my-missed": {A}, "my-passes": {A},
     "api:project-audit": {L, R}, "api:project-reports": {L}, "api:assignment-resolve": {L},
     "audit": {L, R}, "inbox": {L},
 }
 # Routes whose GET may be a 404 for a member too: the sample names no real snapshot or diagram.
 NAMED_FILES = {"api:project-snapshot-download", "api:project-diagram"}
 # Routes of one's own rows: the member who reads them is the pass's annotator.
-OWN_ROWS = {"api:assignment-detail", "api:assignment-draft", "api:assignment-submit"}
+OWN_ROWS = {"api:assignment-detail", "api:assignment-draft", "api:assignment-submit", "api:assignment-unsubmit"}
 # Routes without a project in them: each caller's own rows or lists filtered to their projects.
 UNSCOPED = {"openapi-schema", "api-docs", "api:auth-token", "api:me", "api:me-tokens", "api:me-token",
             "api:me-logout-everywhere", "api:me-assignments", "api:me-counts", "api:project-list",

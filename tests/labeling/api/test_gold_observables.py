@@ -4,8 +4,8 @@ An annotator is played through a phase-1 project whose hand-outs alternate betwe
 ordinary work (the draw is scripted; which kind each was is read from the database afterwards).
 Around every hand-out it records everything it can see: the home page's card before, during and
 after, the status and payload of ``next``, its standing, its checked results, its counts and
-history, the answers of a draft that writes an own step (its number) and withdraws it, and of
-the submit, with the gold job run in between. The record of each gold hand-out must be one an
+history, the answers of a draft that writes an own step (its number) and withdraws it, of the submit,
+of its undo and of the submit again, with the gold job run in between. The record of each gold hand-out must be one an
 ordinary hand-out also produced, observable by observable. Other annotators' hidden activity
 differs on purpose: gold items, which bypass overlap, carry three other people's own steps at
 the position the annotator writes at; ordinary ones one.
@@ -116,6 +116,11 @@ def play_one(client, project):
     assert [a["alternative"] for a in own] == [3]  # after the model's 0, 1 and 2 at that position
     seen["submit"] = answer(client.post(reverse("api:assignment-submit", args=[pk]),
                                         {"finish_reason": "give_up", "note": "unsure"}, format="json"))
+    # The confirmation's undo, then the submit again: in the window gold and ordinary answer alike.
+    seen["undo"] = answer(client.post(reverse("api:assignment-unsubmit", args=[pk])))
+    seen["submit again"] = answer(client.post(reverse("api:assignment-submit", args=[pk]),
+                                              {"finish_reason": "give_up", "note": "unsure"}, format="json"))
+    assert seen["undo"]["status"] == seen["submit again"]["status"] == 200, seen
     score_gold()  # the every-minute job, run here
     seen["card after"], mine_after = card(client, project)
     seen["passes by you moved"] = [mine_during - mine, mine_after - mine]

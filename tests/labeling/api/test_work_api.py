@@ -354,3 +354,71 @@ def test_yesterdays_work_counts_in_the_total_only(ann):
     Assignment.objects.filter(pk=task["id"]).update(submitted_at=timezone.now() - timedelta(days=1, hours=1))
     [row] = ann.get(reverse("api:me-counts")).json()
     assert (row["submitted_today"], row["submitted_total"], row["in_progress"]) == (0, 1, 0)
+
+
+# Undo a submit ----------------------------------------------------------------------------
+
+
+def unsubmit(client, assignment_id):
+    return client.post(reverse("api:assignment-unsubmit", args=[assignment_id]))
+
+
+def test_an_undo_reopens_my_pass_with_its_ratings_and_the_counts_follow(ann, other):
+    project, _ = phase_two(steps=2)
+    task = take(ann, project)
+    assert finish(ann, task["id"], finish_reason="solution", ratings=[r(0, 1), r(1, 0)]).status_code == 200
+    assert unsubmit(other, task["id"]).status_code == 404  # not theirs: it does not exist for them
+    [row] = ann.get(reverse("api:me-counts")).json()
+    assert (row["submitted_today"], row["in_progress"]) == (1, 0)
+
+    answer = unsubmit(ann, task["id"])
+    assert answer.status_code == 200, answer.content
+    body = answer.json()
+    assert body["state"] == "active" and body["id"] == task["id"] and body["lease_expires_at"]
+    assert [(x["position"], x["value"]) for x in body["ratings"]] == [(0, 1), (1, 0)]
+    assert unsubmit(ann, task["id"]).json()["state"] == "active"  # again: the same, nothing changes
+    [row] = ann.get(reverse("api:me-counts")).json()
+    assert (row["submitted_today"], row["in_progress"]) == (0, 1)
+    assert ann.get(reverse("api:me-assignments")).json()["count"] == 0
+    assert take(ann, project, expect=200)["id"] == task["id"]  # it is my unfinished task again
+    assert finish(ann, task["id"], finish_reason="solution", ratings=[r(1, 1)]).status_code == 200
+    assert stored(task["id"]) == {(0, 0): (1, False, True), (1, 0): (1, False, True)}
+
+
+def test_an_undo_after_the_window_is_a_409_that_says_why(ann):
+    project, _ = phase_two(steps=1)
+    task = take(ann, project)
+    finish(ann, task["id"], finish_reason="solution", ratings=[r(0, 1)])
+    Assignment.objects.filter(pk=task["id"]).update(submitted_at=timezone.now() - timedelta(minutes=1))
+    answer = unsubmit(ann, task["id"])
+    assert answer.status_code == 409 and "10 seconds after the submit" in answer.json()["detail"]
+    assert Assignment.objects.get(pk=task["id"]).state == "submitted"
+
+
+def test_my_history_carries_my_ratings_as_sent_and_the_page_shows_them(ann, other):
+    from django.contrib.auth.models import User
+
+    project = make_project(name="Recent", allow_alternatives=True, allow_human_steps=True, stop_at_first_error=False)
+    make_solution(project, steps=2, alternatives={1: 1})
+    task = take(ann, project)
+    ratings = [r(0, 1, flagged=True), r(1, -1), r(1, -1, alternative=1), {"position": 1, "text": "Mine: x = 2.", "value": 1}]
+    assert finish(ann, task["id"], finish_reason="solution", ratings=ratings).status_code == 200, "submitted"
+    [row] = ann.get(reverse("api:me-assignments")).json()["results"]
+    assert row["ratings"] == [
+        {"position": 0, "alternative": 0, "value": 1, "flagged": True, "chosen": True, "text": None},
+        {"position": 1, "alternative": 0, "value": -1, "flagged": False, "chosen": False, "text": None},
+        {"position": 1, "alternative": 1, "value": -1, "flagged": False, "chosen": False, "text": None},
+        {"position": 1, "alternative": None, "value": 1, "flagged": False, "chosen": True, "text": "Mine: x = 2."},
+    ]
+    alice, bob = APIClient(), APIClient()  # the page takes a session, as a browser has
+    alice.force_login(User.objects.get(username="alice"))
+    bob.force_login(User.objects.get(username="bob"))
+    page = alice.get(reverse("my-passes", args=[project.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200 and f'data-assignment="{task["id"]}"' in html
+    assert html.count('data-rating="1"') == 2 and html.count('data-rating="-1"') == 2 and "Mine: x = 2." in html
+    assert "unsure" in html and "your own" in html
+    home = alice.get("/").content.decode()
+    assert f'href="/projects/{project.pk}/passes/"' in home
+    theirs = bob.get(reverse("my-passes", args=[project.pk])).content.decode()  # a member with no pass of theirs
+    assert 'data-testid="no-passes"' in theirs and "Mine: x = 2." not in theirs

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from labeling.models import GoldScore
 from labeling.quality import gold_passes, screening
 from labeling.work import queue
-from tests.factories import later, make_annotator, make_gold, make_project, make_solution, submit, take
+from tests.factories import gold_sweep_time, later, make_annotator, make_gold, make_project, make_solution, submit, take
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +33,7 @@ def test_a_gold_submit_runs_the_statements_of_an_ordinary_one_and_scores_later()
     assert gold_pass.solution_id == item.pk and not ordinary_pass.is_quality_control
     assert statements(gold_pass, [1, 0]) == statements(ordinary_pass, [1, 0])
     assert not GoldScore.objects.exists() and screening.status_of(ann, project) is None
-    assert gold_passes.score_pending_gold_passes() == 1
+    assert gold_passes.score_pending_gold_passes(now=gold_sweep_time()) == 1
     assert GoldScore.objects.get(assignment=gold_pass).exact_share == 0.5
     assert screening.status_of(ann, project).state == screening.PAUSED
     assert take(ann, project, 5) is None  # the next hand-out says so
@@ -50,9 +50,9 @@ def test_the_job_scores_each_pending_pass_once():
             a = take(ann, project, n)
             submit(a, [1, 1], now=later(n))
             passes.append(a.pk)
-    assert gold_passes.score_pending_gold_passes() == 4
+    assert gold_passes.score_pending_gold_passes(now=gold_sweep_time()) == 4
     assert sorted(GoldScore.objects.values_list("assignment_id", flat=True)) == sorted(passes)
-    assert gold_passes.score_pending_gold_passes() == 0
+    assert gold_passes.score_pending_gold_passes(now=gold_sweep_time()) == 0
 
 
 def test_a_pass_deleted_before_the_job_is_left_alone():
