@@ -2,8 +2,9 @@
 from django.contrib import admin
 
 from .models import (
-    Adjudication, Annotator, AnnotatorProjectStatus, ApiToken, Assignment, Diagram, DiagramProject, Generation,
-    GoldProposal, GoldRating, GoldScore, ImportJob, Membership, Problem, Project, Rating, Solution, Step,
+    Adjudication, Annotator, AnnotatorProjectStatus, ApiToken, Assignment, AuditEntry, Diagram, DiagramProject,
+    Generation, GoldProposal, GoldRating, GoldScore, ImportJob, Membership, Problem, Project, Rating,
+    ReportResolution, Solution, Step,
 )
 
 
@@ -192,3 +193,30 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+class _ReadOnly(admin.ModelAdmin):
+    """Rows the actions themselves write (labeling/audit, the inbox's resolve): read here, never made,
+    changed or deleted, or the log would no longer say what happened."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(_ReadOnly):
+    list_display = ["at", "project", "actor_name", "action", "target"]
+    list_filter = ["action", "project"]
+    search_fields = ["actor_name", "target", "reason"]
+
+
+@admin.register(ReportResolution)
+class ReportResolutionAdmin(_ReadOnly):
+    list_display = ["assignment", "resolved_by", "resolved_at"]
+    raw_id_fields = ["assignment", "resolved_by"]

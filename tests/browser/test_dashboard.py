@@ -48,7 +48,7 @@ def paused_by_gold():
     gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): -1})
     submit(item, bob, [1, 1, -1])
     submit(item, ann, [1, 1, 1, 1])  # misses the error the gold marks
-    gold_passes.score_pending_gold_passes(now=factories.gold_sweep_time())  # the scheduled job scores both passes: ann is paused
+    gold_passes.score_pending_gold_passes(now=gold_sweep_time())  # the scheduled job scores both passes: ann is paused
     assert screening.status_of(ann, project).state == screening.PAUSED
     return project, ann, bob
 

@@ -7,12 +7,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from labeling.models import (
-    Annotator, ApiToken, Assignment, Generation, GoldRating, Problem, Project, Rating, Solution, Step,
+    Annotator, ApiToken, Assignment, AuditEntry, Generation, GoldRating, Problem, Project, Rating, ReportResolution,
+    Solution, Step,
 )
 from tests.factories import make_project
 
 MODELS = list(apps.get_app_config("labeling").get_models())
-MADE_ELSEWHERE = {ApiToken}
+# API tokens are made by their owners; the audit log and a report's resolution by the actions they record.
+MADE_ELSEWHERE = {ApiToken, AuditEntry, ReportResolution}
 
 
 def test_every_labeling_model_is_registered():
@@ -60,9 +62,21 @@ def test_changelist_add_and_change_pages_render(admin_client, rows, model):
     assert changelist.status_code == 200
     # API tokens are made by their owners, who see the key once; the admin only revokes them.
     assert admin_client.get(url(model, "add")).status_code == (403 if model in MADE_ELSEWHERE else 200)
+
     if model in rows:
         assert admin_client.get(url(model, "change", rows[model].pk)).status_code == 200
         assert model.objects.exists()
+
+
+def test_the_audit_log_is_read_in_the_admin_never_changed(admin_client, rows):
+    entry = AuditEntry.objects.create(project=rows[Project], actor_name="root", action="settings.change",
+                                      before={"overlap": 3}, after={"overlap": 2})
+    assert admin_client.get(url(AuditEntry, "change", entry.pk)).status_code == 200  # a read-only view
+    answer = admin_client.post(url(AuditEntry, "change", entry.pk), {"actor_name": "someone else"})
+    assert answer.status_code == 403
+    assert admin_client.post(url(AuditEntry, "delete", entry.pk), {"post": "yes"}).status_code == 403
+    entry.refresh_from_db()
+    assert entry.actor_name == "root"
 
 
 def test_text_from_imports_is_escaped_in_the_admin(admin_client, rows):
