@@ -3,8 +3,8 @@ from django.contrib import admin
 
 from .models import (
     Adjudication, Annotator, AnnotatorProjectStatus, ApiToken, Assignment, AuditEntry, Diagram, DiagramProject,
-    Generation, GoldProposal, GoldRating, GoldScore, ImportJob, Membership, Problem, Project, Rating,
-    ReportResolution, Solution, Step,
+    Generation, GoldProposal, GoldRating, GoldScore, ImportJob, LabelSource, Membership, Problem, Project, Rating,
+    ReportResolution, Solution, Step, StepLabel,
 )
 
 
@@ -220,3 +220,16 @@ class AuditEntryAdmin(_ReadOnly):
 class ReportResolutionAdmin(_ReadOnly):
     list_display = ["assignment", "resolved_by", "resolved_at"]
     raw_id_fields = ["assignment", "resolved_by"]
+
+
+@admin.register(LabelSource)
+class LabelSourceAdmin(admin.ModelAdmin):
+    list_display = ["project", "kind", "name", "created_at"]
+    list_filter = ["kind", "project"]
+
+
+@admin.register(StepLabel)
+class StepLabelAdmin(_ReadOnly):
+    list_display = ["step", "source", "value", "score", "status"]
+    list_filter = ["status", "source__kind"]
+    raw_id_fields = ["step", "source"]

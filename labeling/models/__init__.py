@@ -9,6 +9,8 @@
 - ``tokens``: ApiToken (an account's API tokens, hashed, with their expiry).
 - ``audit``: AuditEntry (a lead's or researcher's action) and ReportResolution (a lead's answer to
   an annotator's give-up or bad-problem report).
+- ``machine``: LabelSource and StepLabel (step labels from a PRM, an LLM judge, Monte Carlo
+  rollouts or an imported file, with their provenance, kept beside people's ratings).
 - ``quality``: GoldRating (a gold item's reference ratings, approved by a lead), GoldScore,
   AnnotatorProjectStatus, GoldProposal and Adjudication.
 """
@@ -16,6 +18,7 @@ from .audit import AuditEntry, ReportResolution
 from .content import Generation, Problem, Solution, Step
 from .diagrams import Diagram, DiagramProject
 from .imports import ImportJob
+from .machine import LabelSource, StepLabel
 from .projects import Membership, Project
 from .quality import Adjudication, AnnotatorProjectStatus, GoldProposal, GoldRating, GoldScore
 from .tokens import ApiToken
@@ -33,6 +36,7 @@ __all__ = [
     "FinishReason",
     "Generation",
     "ImportJob",
+    "LabelSource",
     "GoldProposal",
     "GoldRating",
     "GoldScore",
@@ -43,4 +47,5 @@ __all__ = [
     "ReportResolution",
     "Solution",
     "Step",
+    "StepLabel",
 ]

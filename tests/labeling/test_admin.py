@@ -8,13 +8,14 @@ from django.utils import timezone
 
 from labeling.models import (
     Annotator, ApiToken, Assignment, AuditEntry, Generation, GoldRating, Problem, Project, Rating, ReportResolution,
-    Solution, Step,
+    Solution, Step, StepLabel,
 )
 from tests.factories import make_project
 
 MODELS = list(apps.get_app_config("labeling").get_models())
-# API tokens are made by their owners; the audit log and a report's resolution by the actions they record.
-MADE_ELSEWHERE = {ApiToken, AuditEntry, ReportResolution}
+# API tokens are made by their owners; the audit log and a report's resolution by the actions they record;
+# machine labels by the jobs and imports that record their provenance.
+MADE_ELSEWHERE = {ApiToken, AuditEntry, ReportResolution, StepLabel}
 
 
 def test_every_labeling_model_is_registered():
