@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from labeling.analyze import analyze
 from labeling.models import Generation, Project, Solution
-from scoring import shards, worker
+from scoring import prelabels, shards, worker
 from scoring.shards import solution_texts  # noqa: F401 (read from here by scoring.retrain)
 from scoring.champions import ensure_champion
 from labeling.locks import GENERATION_LOCK, advisory_lock
@@ -174,4 +174,7 @@ def select(run):
         run.save(update_fields=["generation", "selected", "state", "finished_at"])
     # The queue plans by generation: its statistics must know the new one (labeling/analyze.py).
     analyze(Solution, SolutionScore)
+    if run.generation is not None:
+        # The champion's view of what it selected, kept beside people's ratings to come (issue #31).
+        prelabels.record(run.checkpoint, Solution.objects.filter(generation=run.generation).values_list("pk", flat=True))
     return run

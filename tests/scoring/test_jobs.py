@@ -11,10 +11,10 @@ import pytest
 
 from labeling.data import open_text
 from labeling.imports import run_import
-from labeling.models import Annotator, Assignment, Generation, Project, Rating, Solution
+from labeling.models import Annotator, Assignment, Generation, LabelSource, Project, Rating, Solution, StepLabel
 from labeling.work import queue
 from labeling.work.submission import submit
-from scoring import jobs, runs, worker
+from scoring import jobs, prelabels, runs, worker
 from scoring.champions import champion, ensure_champion
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from scoring.progress import RetrainProgress
@@ -90,6 +90,17 @@ def test_a_generation_scores_the_pool_and_selects_convincing_wrong_answers(proje
     # The queue serves the generation in rank order.
     first = queue.next_assignment(Annotator.objects.create(), project)
     assert first.solution_id == chosen[0].pk and first.generation == 1
+    # The champion's step scores of what it chose are kept as its labels, beside people's ratings.
+    source = LabelSource.objects.get(project=project, kind=LabelSource.PRM)
+    assert source.details["checkpoint_id"] == run.checkpoint_id
+    step_scores = dict(SolutionScore.objects.filter(checkpoint=run.checkpoint).values_list("solution_id", "step_scores"))
+    labels = StepLabel.objects.filter(source=source).values_list("step__solution_id", "step__position", "value", "score")
+    assert {s for s, _, _, _ in labels} == {s.pk for s in chosen}
+    for solution_id, position, value, score in labels:
+        assert score == step_scores[solution_id][position] and value == (1 if score >= 0.5 else -1)
+    assert len(labels) == sum(s.num_steps for s in chosen)
+    assert prelabels.record(run.checkpoint, [s.pk for s in chosen]) == len(labels)  # again: nothing new
+    assert StepLabel.objects.filter(source=source).count() == len(labels)
 
 
 def _reasons(generation):
