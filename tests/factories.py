@@ -27,12 +27,14 @@ from labeling.models import (
     Generation,
     GoldProposal,
     ImportJob,
+    LabelSource,
     Membership,
     Problem,
     Project,
     Rating,
     Solution,
     Step,
+    StepLabel,
 )
 from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
 from labeling.quality import gold, gold_passes
@@ -242,6 +244,18 @@ def rated_pass(solution, annotator, values, *, at=T0, seconds=60, state=Assignme
     Rating.objects.bulk_create(
         [Rating(assignment=assignment, step=steps[key], value=v, rated_at=at) for key, v in slots.items()])
     return assignment
+
+
+def machine_labels(solution, values, *, kind=LabelSource.JUDGE, name="judge", scores=None):
+    """``StepLabel`` rows of one machine source (made when missing) on ``solution``'s own steps:
+    ``values`` by position (None: no usable value, recorded as unparseable)."""
+    source, _ = LabelSource.objects.get_or_create(project=solution.project, kind=kind, name=name)
+    steps = {s.position: s for s in solution.steps.filter(alternative=0)}
+    StepLabel.objects.bulk_create([
+        StepLabel(source=source, step=steps[p], value=v, score=(scores or {}).get(p),
+                  status=StepLabel.OK if v is not None else StepLabel.UNPARSEABLE)
+        for p, v in enumerate(values)])
+    return source
 
 
 # What a URL's {pk} names, by the path's first segment under /api/: the key of make_world's ids.

@@ -26,6 +26,7 @@ from labeling.access.permissions import IsResearcher, LeadOrResearcher
 from labeling.access.projects import project_for
 from labeling.access.roles import LEAD, RESEARCHER
 from labeling.exports import ExportFilters, downloads, get_exporter, snapshots
+from labeling.quality import sources as label_sources
 from labeling.quality.screening import paused_annotator_ids
 
 from .paging import MAX_NUMBER
@@ -49,6 +50,15 @@ class ExportQuerySerializer(serializers.Serializer):
     provenance = serializers.BooleanField(
         default=False, help_text="TRL formats: 1 adds the labeler and generation columns to every row."
     )
+    agree = serializers.CharField(
+        required=False, help_text="TRL formats: rows of the labels these sources agree on, comma-separated "
+                                  "(people, prm, judge, rollouts, import or source:<id>; two or more).")
+
+    def validate_agree(self, value):
+        selectors = [s.strip() for s in value.split(",") if s.strip()]
+        if len(selectors) < 2:
+            raise serializers.ValidationError("name two or more sources, separated by commas.")
+        return tuple(selectors)
 
     def validate_format(self, value):
         try:
@@ -64,13 +74,22 @@ class ExportQuerySerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"provenance": f"the {data['format']} format has no such columns to add (only the TRL formats take it; "
                                "PRM800K records carry labeler and generation already)."})
+        if data.get("agree"):
+            if not get_exporter(data["format"]).agree:
+                raise serializers.ValidationError({"agree": f"the {data['format']} format cannot be filtered by "
+                                                            "agreement (only the TRL formats can)."})
+            passes_only = [k for k in ("since", "until") if k in data] + [
+                k for k in ("provenance", "exclude_paused") if data[k]]
+            if passes_only:
+                raise serializers.ValidationError({passes_only[0]: "applies to people's passes, not to an export by "
+                                                                   "agreement (one row per solution)."})
         return data
 
 
 def export_query(query_params):
     """The export's query string as serializer input; ``generation`` may repeat or use commas."""
     data = {key: query_params.get(key) for key in ("format", "gzip", "since", "until", "quality_control",
-                                                   "exclude_paused", "provenance") if key in query_params}
+                                                   "exclude_paused", "provenance", "agree") if key in query_params}
     generations = [g.strip() for value in query_params.getlist("generation") for g in value.split(",")]
     if generations:
         data["generation"] = [g for g in generations if g]
@@ -110,6 +129,9 @@ class ExportView(APIView):
                              description="true leaves out the labels of annotators paused in the project."),
             OpenApiParameter("provenance", bool, default=False,
                              description="TRL formats: true adds labeler and generation columns to every row."),
+            OpenApiParameter("agree", str, description="TRL formats: rows of the labels these sources agree on "
+                                                       "(comma-separated: people, prm, judge, rollouts, import, "
+                                                       "source:<id>; two or more)."),
         ],
         # Each format's own media type (trl-parquet's is Parquet's), or gzip's with ?gzip=true.
         responses={
@@ -132,7 +154,10 @@ class ExportView(APIView):
             include_quality_control=options["quality_control"],
             exclude_annotator_ids=paused_annotator_ids(project) if options["exclude_paused"] else (),
             provenance=options["provenance"],
+            agree=options.get("agree", ()),
         )
+        if filters.agree:
+            label_sources.resolve_sources(project, filters.agree, field="agree")  # a 400 before the stream starts
         exporter = get_exporter(options["format"])
         compress = options["gzip"]
         response = StreamingHttpResponse(

@@ -7,7 +7,8 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from . import (
-    audit, auth, content, dashboard, diagrams, exports, imports, members, projects, quality, research, tokens, work,
+    audit, auth, content, dashboard, diagrams, exports, imports, members, projects, quality, research,
+    source_agreement, tokens, work,
 )
 
 app_name = "api"
@@ -67,6 +68,11 @@ urlpatterns: list = [
     # The audit log of leads' and researchers' actions, and the reports inbox (labeling/api/audit.py).
     path("projects/<int:pk>/audit/", audit.AuditLogView.as_view(), name="project-audit"),
     path("projects/<int:pk>/reports/", audit.ReportListView.as_view(), name="project-reports"),
+    # Agreement between label sources: people, PRM, judge, rollouts (labeling/api/source_agreement.py).
+    path("projects/<int:pk>/source-agreement/", source_agreement.SourceAgreementView.as_view(),
+         name="project-source-agreement"),
+    path("projects/<int:pk>/source-disagreements/", source_agreement.SourceDisagreementsView.as_view(),
+         name="project-source-disagreements"),
     path("assignments/<int:pk>/resolve/", audit.ReportResolveView.as_view(), name="assignment-resolve"),
     # The export, snapshots (labeling/api/exports.py) and research figures (research.py).
     path("projects/<int:pk>/export/", exports.ExportView.as_view(), name="project-export"),

@@ -21,6 +21,7 @@ def download(project, by, name, filters, *, compress=False):
             "quality_control": filters.include_quality_control,
             "excluded_annotators": list(filters.exclude_annotator_ids),
             "provenance": filters.provenance,
+            "agree": list(filters.agree),
         })
     return stream_export(name, filters, compress=compress)
 

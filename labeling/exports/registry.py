@@ -22,17 +22,22 @@ class ExportFilters:
     # Not a filter but an option of the rows, carried here so that every way out (stream, file,
     # snapshot, command) passes it: the TRL rows also carry ``labeler`` and ``generation``.
     provenance: bool = False
+    # The TRL formats' rows from the labels these sources agree on, one row per solution, instead
+    # of people's passes (``labeling.quality.sources`` selectors: "people", "judge", "source:7").
+    agree: tuple = ()
 
 
-def register(name, *, content_type="application/x-ndjson", extension=".jsonl", binary=False, provenance=False):
+def register(name, *, content_type="application/x-ndjson", extension=".jsonl", binary=False, provenance=False,
+             agree=False):
     """A line exporter yields JSON lines; a ``binary`` one yields ``(bytes, records)`` pieces (Parquet).
 
-    ``provenance``: the format can add the labeler and generation columns (``ExportFilters.provenance``).
+    ``provenance``: the format can add the labeler and generation columns (``ExportFilters.provenance``);
+    ``agree``: it can be made of the labels chosen sources agree on (``ExportFilters.agree``).
     """
 
     def decorator(export):
         export.content_type, export.extension, export.binary = content_type, extension, binary
-        export.provenance = provenance
+        export.provenance, export.agree = provenance, agree
         EXPORTERS[name] = export
         return export
 

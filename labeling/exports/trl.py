@@ -17,17 +17,26 @@ A pass with no labelled step gives no line.
 With ``ExportFilters.provenance`` each row also carries ``labeler`` (the PRM800K export's labeler
 id for the pass) and ``generation`` (null for a pass outside any generation), so a training row
 can be traced to who rated it and which generation selected it; TRL ignores extra columns.
+
+With ``ExportFilters.agree`` (two or more sources: people, the PRM, a judge, rollouts; see
+``labeling.quality.sources``) the rows are the labels those sources agree on instead, one row per
+solution they all labelled: its own steps, each with the agreed value, cut by the same rule (after
+the first false label, before a step they do not agree on), as Qwen's consensus filtering keeps
+only what Monte Carlo estimates and a judge agree on. Each row then names its sources in
+``label_sources``, so a file says what it was filtered by wherever it travels.
 """
 import json
 
 from formats import prm800k as rule
+from labeling.models import Project
+from labeling.quality import sources as label_sources
 
 from .prm800k import record
 from .prm800k_passes import iter_passes
 from .registry import register
 
 
-@register("trl", provenance=True)
+@register("trl", provenance=True, agree=True)
 def export(filters, *, neutral_is_positive=True):
     """Yield one TRL stepwise-supervision JSON line per submitted assignment with labels."""
     dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -39,6 +48,9 @@ def rows(filters, *, neutral_is_positive=True):
     """``{"prompt", "completions", "labels"}`` per submitted assignment with labels (JSONL and Parquet),
     and ``labeler``, ``generation`` with ``filters.provenance``."""
     neutral = "positive" if neutral_is_positive else "negative"
+    if filters.agree:
+        yield from agreed_rows(filters, neutral)
+        return
     for p in iter_passes(filters):
         pass_record = record(p)
         completions, labels = rule.trajectory(pass_record, neutral)
@@ -49,7 +61,27 @@ def rows(filters, *, neutral_is_positive=True):
             yield row
 
 
-@register("trl_neutral_negative", provenance=True)
+@register("trl_neutral_negative", provenance=True, agree=True)
 def export_neutral_negative(filters):
     """As ``trl``, with 0 ratings labelled false."""
     return export(filters, neutral_is_positive=False)
+
+
+def agreed_rows(filters, neutral):
+    """One row per solution every source in ``filters.agree`` labelled: the steps they agree on."""
+    project = Project.objects.get(pk=filters.project_id)
+    chosen = label_sources.resolve_sources(project, filters.agree)
+    names = [s.name for s in chosen]
+    generations = filters.generations or (None,)
+    for generation in generations:
+        agreed = label_sources.agreeing(project, chosen, generation=generation, neutral=neutral)
+        solutions = label_sources.solutions_in(project, agreed)
+        if not filters.include_quality_control:
+            solutions = solutions.filter(is_gold=False)
+        for solution in solutions.order_by("pk").prefetch_related("steps"):
+            texts = {s.position: s.text for s in solution.steps.all() if s.alternative == 0}
+            steps = agreed[solution.pk]
+            completions, labels = label_sources.agreed_trajectory(steps, [texts[p] for p, _ in steps], neutral)
+            if completions:
+                yield {"prompt": solution.problem.problem, "completions": completions, "labels": labels,
+                       "label_sources": names}

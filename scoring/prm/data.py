@@ -11,6 +11,10 @@ Formats:
   ``label`` the 0-based index of the earliest wrong step, -1 when there is none.
 - ``gsm8k-examples``: OpenAI's ``example_model_solutions.jsonl`` (several model solutions per
   GSM8K problem, each with ``is_correct``), read as candidates, one step per line.
+- ``trl``: TRL's stepwise supervision, ``{"prompt", "completions", "labels"}`` a row, as JSONL or
+  Parquet (a name ending in ``.parquet``): Stepmark's TRL exports, those filtered by agreement
+  between label sources among them. Labels are the export's already (true, false): a row is one
+  labelled example, and the neutral policy was applied when it was written.
 
 Every reader also takes the file gzip-compressed: a name ending in ``.gz`` is decompressed.
 
@@ -26,7 +30,9 @@ from formats import prm800k
 from formats.errors import FormatError
 from scoring.prm.model import CORRECT, INCORRECT
 
-FORMATS = ("prm800k", "candidates", "processbench", "gsm8k-examples")
+FORMATS = ("prm800k", "trl", "candidates", "processbench", "gsm8k-examples")
+# The formats that carry step labels, which training reads.
+LABELLED = ("prm800k", "trl")
 # What a rating-0 ("neutral": correct but no progress) step is trained as; the rule is
 # formats.prm800k's (the PRM800K paper counts neutral as positive).
 NEUTRAL_POLICIES = tuple(prm800k.NEUTRAL_POLICIES)
@@ -136,6 +142,53 @@ def read_prm800k(path, *, neutral="positive", alternatives=True, limit=None):
     return examples
 
 
+def read_trl(path, *, limit=None):
+    """The labelled examples of a TRL stepwise-supervision file (JSONL, or Parquet by its name)."""
+    examples = []
+    for count, (line, record) in enumerate(_trl_rows(path)):
+        if limit is not None and count >= limit:
+            break
+        problem = _get(record, "prompt", str, path=path, line=line)
+        steps = _get(record, "completions", list, path=path, line=line)
+        labels = _get(record, "labels", list, path=path, line=line)
+        if len(labels) != len(steps):
+            raise FormatError(f"{len(labels)} labels for {len(steps)} completions", path=path, line=line,
+                              field="labels")
+        for i, (step, label) in enumerate(zip(steps, labels)):
+            if not isinstance(step, str):
+                raise FormatError("expected a string", path=path, line=line, field=f"completions[{i}]")
+            if not isinstance(label, bool):
+                raise FormatError("expected true or false", path=path, line=line, field=f"labels[{i}]")
+        if steps:
+            examples.append(Example(problem, list(steps), [_TARGETS[label] for label in labels]))
+    return examples
+
+
+def _trl_rows(path):
+    """``(line, row)`` of a TRL file: JSONL lines, or a Parquet file's rows numbered from 1."""
+    if not str(path).endswith(".parquet"):
+        yield from read_jsonl(path)
+        return
+    import pyarrow.parquet  # only where a Parquet file is read
+
+    try:
+        table = pyarrow.parquet.read_table(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise FormatError(f"not a Parquet file ({exc})", path=path) from None
+    for number, row in enumerate(table.to_pylist(), start=1):
+        yield number, row
+
+
+def read_training(path, *, neutral="positive", alternatives=True, limit=None):
+    """The labelled examples of a PRM800K or TRL file (by ``detect_format``), for training."""
+    fmt = detect_format(path)
+    if fmt == "prm800k":
+        return read_prm800k(path, neutral=neutral, alternatives=alternatives, limit=limit)
+    if fmt == "trl":
+        return read_trl(path, limit=limit)
+    raise FormatError(f"reads as {fmt}, which has no step labels to train on: give PRM800K or TRL files", path=path)
+
+
 def read_candidates(path):
     """Candidate solutions from JSONL: the records, checked to have ``problem`` and ``steps``."""
     records = []
@@ -188,6 +241,8 @@ def read_gsm8k_examples(path):
 def detect_format(path):
     """Guess a file's format from its first record."""
     path = Path(path)
+    if path.suffix == ".parquet":
+        return "trl"
     with open_text(path) as handle:
         head = handle.read(4096).lstrip()
     if head.startswith("["):
@@ -195,6 +250,8 @@ def detect_format(path):
     for _, record in read_jsonl(path):
         if "label" in record and "question" in record:
             return "prm800k"
+        if {"prompt", "completions", "labels"} <= set(record):
+            return "trl"
         if "question" in record:
             return "gsm8k-examples"
         return "candidates"
@@ -210,6 +267,8 @@ def read_solutions(path, fmt="auto", *, neutral="positive"):
     fmt = detect_format(path) if fmt == "auto" else fmt
     if fmt == "prm800k":
         return [dataclasses.asdict(e) for e in read_prm800k(path, neutral=neutral)]
+    if fmt == "trl":
+        return [dataclasses.asdict(e) for e in read_trl(path)]
     if fmt == "candidates":
         return read_candidates(path)
     if fmt == "processbench":

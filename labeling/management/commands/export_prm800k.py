@@ -11,9 +11,11 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from labeling.errors import DomainError
 from labeling.exports import ExportFilters, write_export
 from labeling.imports import Progress
 from labeling.models import Project
+from labeling.quality import sources as label_sources
 from labeling.quality.screening import paused_annotator_ids
 
 
@@ -51,7 +53,15 @@ class Command(BaseCommand):
             exclude_annotator_ids=paused_annotator_ids(project) if options["exclude_paused"] else (),
             # export_trl's --provenance (export_prm800k has no such option: its records carry both).
             provenance=options.get("provenance", False),
+            agree=options.get("agree", ()),  # export_trl's --agree
         )
+        if filters.agree:
+            if len(filters.agree) < 2:
+                raise CommandError("--agree: name two or more sources, separated by commas")
+            try:
+                label_sources.resolve_sources(project, filters.agree, field="--agree")
+            except DomainError as exc:
+                raise CommandError(f"--agree: {exc}") from None
         name = self.format(options)
         start = time.monotonic()
         progress = Progress(f"export {name}", stream=self.stderr._out, enabled=not quiet)

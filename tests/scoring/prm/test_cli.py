@@ -87,3 +87,43 @@ def test_bad_input_fails_with_file_line_and_field(files, capsys):
     assert "broken.jsonl:2: field 'steps': missing" in capsys.readouterr().err
     assert main(["evaluate", "--input", str(files["candidates"])]) == 2  # no scores, no checkpoint
     assert "candidates.jsonl:1: field 'step_scores'" in capsys.readouterr().err
+
+
+def test_train_and_evaluate_read_trl_files_as_written(files, tiny_bases, capsys):
+    """A TRL export (an export filtered by agreement between label sources among them) trains and
+    evaluates as it is: JSONL and Parquet, its labels taken as written, bad rows named."""
+    import pyarrow
+    import pyarrow.parquet
+
+    from scoring.prm.data import detect_format, read_training
+
+    tmp = files["dir"]
+    rows = [{"prompt": f"Find {i}.", "completions": [f"step {i}.{j}" for j in range(3)],
+             "labels": [True, i % 2 == 0, False], "label_sources": ["people", "judge"]}
+            for i in range(8)][:-1] + [{"prompt": "Find 7.", "completions": ["a", "b"], "labels": [True, True]}]
+    jsonl = tmp / "agreed.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    parquet = tmp / "agreed.parquet"
+    pyarrow.parquet.write_table(pyarrow.Table.from_pylist([{k: r[k] for k in ("prompt", "completions", "labels")}
+                                                           for r in rows]), parquet)
+    assert detect_format(jsonl) == detect_format(parquet) == "trl"
+    from_jsonl, from_parquet = read_training(jsonl), read_training(parquet)
+    assert from_jsonl == from_parquet and len(from_jsonl) == 8
+    assert from_jsonl[0].labels == [1, 1, 0] and from_jsonl[1].labels == [1, 0, 0]
+
+    ckpt = tmp / "prm-agreed"
+    assert main(["train", "--data", str(parquet), "--out", str(ckpt), "--base", str(tiny_bases["bert"]),
+                 "--max-steps", "2", "--epochs", "3", "--max-batch", "8", "--max-length", "128", "--val-fraction", "0.25",
+                 "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["steps"] == 2
+    assert main(["evaluate", "--checkpoint", str(ckpt), "--input", str(jsonl)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["steps"]["steps"] == 23 and report["steps"]["negative_steps"] == 7 + 3
+
+    bad = tmp / "bad.jsonl"
+    bad.write_text(json.dumps(rows[0]) + "\n" + json.dumps({**rows[0], "labels": [True, "yes", False]}) + "\n")
+    assert main(["train", "--data", str(bad), "--out", str(tmp / "never"), "--base", str(tiny_bases["bert"])]) == 2
+    assert "bad.jsonl:2: field 'labels[1]': expected true or false" in capsys.readouterr().err
+    assert main(["train", "--data", str(files["candidates"]), "--out", str(tmp / "never"),
+                 "--base", str(tiny_bases["bert"])]) == 2
+    assert "no step labels to train on" in capsys.readouterr().err
