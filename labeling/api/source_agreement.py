@@ -8,6 +8,7 @@
 
 Thin views over ``labeling.stats.sources``; a bad source is a DomainError naming its parameter.
 """
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -58,10 +59,14 @@ class AgreementSerializer(serializers.Serializer):
 
 class DisagreementSerializer(serializers.Serializer):
     solution = serializers.IntegerField()
+    url = serializers.SerializerMethodField(help_text="The solution's API route (steps and problem).")
     position = serializers.IntegerField()
     alternative = serializers.IntegerField()
     a = serializers.IntegerField(help_text="Source a's value (+1, 0, -1).")
     b = serializers.IntegerField(help_text="Source b's value.")
+
+    def get_url(self, row) -> str:
+        return reverse("api:solution-detail", args=[row["solution"]])
 
 
 class DisagreementsSerializer(serializers.Serializer):

@@ -241,3 +241,37 @@ def test_a_done_simulation_shows_its_learning_curves_and_savings(page, live_serv
     assert saved.locator("td").all_inner_texts() == ["convincing wrong", "29", "6.0", "11 (28%)", "2.0 (25%)"]
     page.locator('[data-testid="plot-simulation"]').scroll_into_view_if_needed()
     screenshot(page, "research-simulations")
+
+
+def test_label_sources_show_their_agreement_disagreements_and_the_agreed_export(page, live_server, project):
+    from labeling.models import LabelSource
+    from tests.factories import machine_labels
+
+    cat, dan = make_annotator("cat"), make_annotator("dan")
+    judged = make_solution(project, steps=["Let <b>x</b> = 2.", "So $x^2 = 5$.", "Done."], generation=1)
+    for who in (cat, dan):
+        rated_pass(judged, who, [1, -1])
+    machine_labels(judged, [1, 1, 1], kind=LabelSource.JUDGE, name="judge <script>gpt</script> v1")
+    open_research(page, live_server, project)
+
+    box = page.locator('[data-testid="label-sources"]')
+    kinds = box.locator('[data-testid="sources-table"] tbody tr td:nth-child(2)').all_inner_texts()
+    assert kinds == ["people", "judge"]
+    assert box.locator("script").count() == 0 and "judge <script>gpt</script> v1" in box.inner_text()
+    pair = box.locator('[data-testid="source-pairs-table"] tbody tr')
+    assert pair.count() == 1
+    cells = pair.nth(0).locator("td").all_inner_texts()
+    assert cells[1:3] == ["2", "50%"]  # two steps both labelled, the second differs
+    judge = LabelSource.objects.get(project=project)
+    link = pair.nth(0).locator('[data-testid="agreed-export-trl"]').get_attribute("href")
+    assert link.endswith(f"format=trl&agree=people%2Csource%3A{judge.pk}")
+    pair.nth(0).locator('[data-testid="source-disagreements"]').click()
+    rows = box.locator('[data-testid="source-disagreements-table"] tbody tr')
+    rows.first.wait_for()
+    assert rows.nth(0).locator("td").all_inner_texts() == [f"solution {judged.pk}", "2", "0", "−1", "+1"]
+    with page.expect_download() as download:
+        pair.nth(0).locator('[data-testid="agreed-export-trl"]').click()
+    line = open(download.value.path(), encoding="utf-8").read().splitlines()
+    assert [__import__("json").loads(x)["completions"] for x in line] == [["Let <b>x</b> = 2."]]
+    box.scroll_into_view_if_needed()
+    screenshot(page, "research-label-sources")

@@ -7,6 +7,7 @@ import { showImports } from "./imports.js";
 import { showPeopleVsPrm } from "./people.js";
 import { showLoopSettings } from "./settings.js";
 import { showSimulations } from "./simulations.js";
+import { showSources } from "./sources.js";
 import { guarded } from "./util.js";
 
 export async function showResearch(root) {
@@ -15,6 +16,7 @@ export async function showResearch(root) {
     [section("Import", "imports"), showImports],
     [section("Generations", "generations"), showGenerations],
     [section("People vs PRM", "people-vs-prm"), showPeopleVsPrm],
+    [section("Label sources", "label-sources"), showSources],
     [section("Checkpoints", "checkpoints"), showCheckpoints],
     [section("Does the selection pay off?", "simulations"), showSimulations],
     [section("Exports", "snapshots"), showExports],
