@@ -268,7 +268,8 @@ def make_world(tag):
     """A project with one of each row a route can name; returns ``(project, {kind: id})``.
 
     A solution (two steps) with a submitted pass by ``worker`` (an annotator), a gold proposal,
-    a generation run, a rejected checkpoint, an import job, and a lead (``membership``).
+    a generation run, a rejected checkpoint, an import job, a label source with a machine label on the
+    solution's first step, and a lead (``membership``).
     """
     project = make_project(name=f"{tag} project", overlap=2)
     solution = make_solution(project, steps=2)
@@ -281,6 +282,10 @@ def make_world(tag):
     checkpoint = Checkpoint.objects.create(project=project, status=Checkpoint.REJECTED)
     simulation = SimulationRun.objects.create(project=project, state=SimulationRun.DONE)
     job = ImportJob.objects.create(project=project, format="completions", file_name="x.jsonl", path="/nonexistent")
+    source = LabelSource.objects.create(project=project, kind=LabelSource.ROLLOUTS, name=f"{tag} rollouts",
+                                        details={"format": "mc-rollouts", "file": "x.jsonl", "rollouts": 8})
+    StepLabel.objects.create(source=source, step=solution.steps.get(position=0, alternative=0), value=1, score=0.5,
+                             rollouts=8, successes=4)
     boss = make_user(f"{tag}-lead", projects=[])
     grant_role(boss, LEAD, project)
     return project, {

@@ -45,9 +45,14 @@ class ImportRequestSerializer(serializers.Serializer):
                                       help_text="Raw-output formats: the model's name, over what the file says; "
                                                 "required for vllm, whose files do not name it.")
     requests = UploadField(required=False, help_text="openai-batch: the Batch input file (its messages hold the problems).")
+    tag = serializers.CharField(required=False, allow_blank=True, max_length=20,
+                                help_text="math-shepherd: the step tag (default ки).")
+    label_source = serializers.CharField(required=False, allow_blank=True, max_length=200,
+                                         help_text="Step-label formats: the label source's name "
+                                                   "(default '<format>: <file name>').")
 
     def options(self):
-        return {key: self.validated_data.get(key) for key in ("split", "pattern", "generator")}
+        return {key: self.validated_data.get(key) for key in ("split", "pattern", "generator", "tag", "label_source")}
 
 
 class ImportResultSerializer(serializers.Serializer):
@@ -56,9 +61,10 @@ class ImportResultSerializer(serializers.Serializer):
     skipped = serializers.IntegerField(help_text="How many were there already (a re-import, or repeated in the file), "
                                                  "counted in `unit`.")
     # A job that ended before `unit` existed counted records.
-    unit = serializers.ChoiceField(choices=["solutions", "problems", "records"], default="records",
+    unit = serializers.ChoiceField(choices=["solutions", "problems", "records", "labels"], default="records",
                                    help_text="What created and skipped count: solutions (candidate and raw-output "
-                                             "formats), problems (problem files) or records (PRM800K, one pass each).")
+                                             "formats), problems (problem files), records (PRM800K, one pass each) "
+                                             "or labels (machine step labels: math-shepherd, mc-rollouts).")
     details = serializers.DictField()
 
 

@@ -7,8 +7,8 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from . import (
-    audit, auth, content, dashboard, diagrams, exports, imports, members, projects, quality, research,
-    source_agreement, tokens, work,
+    audit, auth, content, dashboard, diagrams, exports, imports, label_sources, members, projects, quality,
+    research, source_agreement, tokens, work,
 )
 
 app_name = "api"
@@ -35,6 +35,9 @@ urlpatterns: list = [
     path("import-jobs/<int:pk>/", imports.ImportJobView.as_view(), name="import-job"),
     path("import-jobs/<int:pk>/cancel/", imports.ImportJobCancelView.as_view(), name="import-job-cancel"),
     path("import-formats/", imports.ImportFormatsView.as_view(), name="import-formats"),
+    # Machine labels' sources with their counts (labeling/api/label_sources.py).
+    path("projects/<int:pk>/label-sources/", label_sources.LabelSourceListView.as_view(),
+         name="project-label-sources"),
     path("projects/<int:pk>/next/", work.NextView.as_view(), name="project-next"),
     path("assignments/<int:pk>/", work.AssignmentView.as_view(), name="assignment-detail"),
     path("assignments/<int:pk>/draft/", work.DraftView.as_view(), name="assignment-draft"),

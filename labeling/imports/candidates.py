@@ -148,21 +148,24 @@ def store(lines, project, progress):
     lock_project(project)
     result = ImportResult(unit="solutions", details={"problems": 0, "solutions": 0, "steps": 0, "graded": 0})
     for chunk in chunks(lines, CHUNK):
-        _flush(project, chunk, result)
+        flush(project, chunk, result)
         progress.advance(len(chunk))
     return result
 
 
-def _flush(project, chunk, result):
+def flush(project, chunk, result):
+    """Store one chunk of ``(line, [Candidate, ...])``; returns ``{content hash: solution id}`` of
+    every candidate in it, stored now or before (the step-label formats label their steps)."""
     candidates = [c for _, cs in chunk for c in cs]
     problem_ids, created, _ = ensure_problems(project, [c.problem for c in candidates])
     result.details["problems"] += created
 
-    fresh, seen = {}, set(
+    ids = dict(
         Solution.objects.filter(
             project=project, content_hash__in=list({c.content_hash for c in candidates})
-        ).values_list("content_hash", flat=True)
+        ).values_list("content_hash", "id")
     )
+    fresh, seen = {}, set(ids)
     for c in candidates:
         if c.content_hash not in seen:
             seen.add(c.content_hash)
@@ -206,3 +209,5 @@ def _flush(project, chunk, result):
     result.skipped += len(candidates) - len(solutions)
     result.details["solutions"] += len(solutions)
     result.details["steps"] += len(steps)
+    ids.update((solution.content_hash, solution.id) for solution in solutions)
+    return ids

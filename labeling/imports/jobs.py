@@ -35,7 +35,7 @@ from labeling.progress import pace
 
 from .common import Progress
 from .raw_outputs import preview
-from .registry import check_options, run_import
+from .registry import check_options, get_importer, run_import
 
 CHECK_EVERY = 500  # lines between two progress writes and cancel checks
 LIVE_SECONDS = 24 * 3600  # how long the cache keeps a job's live counts
@@ -137,7 +137,9 @@ def preview_upload(format_name, upload, options=None, requests=None, n=5, projec
     if requests is not None:
         options["requests"] = requests
     check_options(format_name, options)
-    return preview(format_name, upload, options or None, n=n, path=upload.name, project=project)
+    load = get_importer(format_name)
+    show = load.preview if hasattr(load, "preview") else preview  # the step-label formats show their labels
+    return show(format_name, upload, options or None, n=n, path=upload.name, project=project)
 
 
 def live_key(job_id):
@@ -214,7 +216,7 @@ def _run(job, will_retry):
         with open(job.path, "rb") as source, transaction.atomic():
             progress = JobProgress(job, source)
             result = run_import(job.format, source, job.project, path=job.file_name, progress=progress,
-                                options=options or None)
+                                options=options or None, job_id=job.pk)
             progress.check()
             if not ImportJob.objects.filter(pk=job.pk, state=ImportJob.RUNNING).update(
                     state=ImportJob.DONE, result=result.as_dict(), finished_at=timezone.now(), **progress.counts()):

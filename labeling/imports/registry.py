@@ -6,24 +6,27 @@ from django.db import transaction
 from formats.errors import FormatError
 from labeling.analyze import analyze
 from labeling.diagrams.tasks import queue_after_commit as queue_diagrams
-from labeling.models import Annotator, Assignment, Generation, Problem, Rating, Solution, Step
+from labeling.models import Annotator, Assignment, Generation, Problem, Rating, Solution, Step, StepLabel
 
 from .common import Progress, read_jsonl
 
 IMPORTERS = {}
 
 
-def register(name, *, reader=read_jsonl, options=(), required=None):
+def register(name, *, reader=read_jsonl, options=(), required=None, origin=False):
     """Register ``load(records, project, *, progress) -> ImportResult`` under ``name``.
 
     ``reader(source, path=...)`` yields the ``(line, record)`` pairs (JSONL by default; a
     Parquet format numbers rows). A format that takes ``options`` (their names) is called with
     ``options=<dict>``; ``run_import`` refuses an option the format does not name, and one of
-    ``required`` (``{option: why}``, a subset of ``options``) left out or empty.
+    ``required`` (``{option: why}``, a subset of ``options``) left out or empty. A format with
+    ``origin`` is called with ``origin={"file", "format", "import_job_id"}``: the provenance its
+    machine labels keep (``LabelSource.details``).
     """
 
     def decorator(load):
         load.reader, load.options, load.required = reader, tuple(options), dict(required or {})
+        load.origin = origin
         IMPORTERS[name] = load
         return load
 
@@ -38,16 +41,21 @@ def get_importer(name):
         raise FormatError(f"unknown import format {name!r}; known: {', '.join(sorted(IMPORTERS))}") from None
 
 
-def run_import(format_name, source, project, *, path=None, progress=None, show_progress=False, options=None):
+def run_import(format_name, source, project, *, path=None, progress=None, show_progress=False, options=None,
+               job_id=None):
     """Import ``source`` (a path or a binary file) into ``project``: all or nothing.
 
     Raises FormatError (naming file, line and field) and leaves the database untouched on
-    bad input. ``options`` are the format's own (a raw-output import's step splitting).
+    bad input. ``options`` are the format's own (a raw-output import's step splitting);
+    ``job_id`` the ImportJob that runs it, which machine labels name as their origin.
     """
     load = get_importer(format_name)
     if path is None and isinstance(source, (str, Path)):
         path = str(source)
     extra = format_options(load, options)
+    if load.origin:
+        extra["origin"] = {"file": Path(path).name if path else None, "format": format_name,
+                           "import_job_id": job_id}
     progress = progress or Progress(f"import {format_name}", enabled=show_progress)
     records = load.reader(source, path=path)
     if hasattr(progress, "watch"):  # a job's progress counts the lines read and may stop the import
@@ -61,7 +69,7 @@ def run_import(format_name, source, project, *, path=None, progress=None, show_p
         raise exc.at(path) from None
     # The planner's statistics for what was just written: without them a fresh project runs the
     # annotator loop at half speed until autovacuum comes by (labeling/analyze.py).
-    analyze(Problem, Solution, Step, Annotator, Assignment, Rating, Generation)
+    analyze(Problem, Solution, Step, Annotator, Assignment, Rating, Generation, StepLabel)
     progress.done()
     return result
 
@@ -76,7 +84,7 @@ def describe_formats():
     """``[{"name", "options", "required", "preview"}]``: what the upload form offers for each format
     (``required``: ``{option: why}``, the options the form must have filled in)."""
     return [{"name": name, "options": list(load.options), "required": dict(load.required),
-             "preview": hasattr(load, "parse")}
+             "preview": hasattr(load, "parse") or hasattr(load, "preview")}
             for name, load in ((name, IMPORTERS[name]) for name in format_names())]
 
 
@@ -106,5 +114,5 @@ def _load_builtin_formats():
     # wherever run_import is called from (commands, API, tasks).
     from importlib import import_module
 
-    for module in ("prm800k", "candidates", "problems", "raw_outputs"):
+    for module in ("prm800k", "candidates", "problems", "raw_outputs", "step_labels"):
         import_module(f"{__package__}.{module}")

@@ -26,7 +26,7 @@ A, L, R = ANNOTATOR, LEAD, RESEARCHER
 ROLES_OF = {
     "api:project-members": {L}, "api:project-member": {L},
     "api:project-import": {R}, "api:project-import-preview": {R}, "api:import-job": {R},
-    "api:import-job-cancel": {R}, "api:project-export": {L, R},
+    "api:import-job-cancel": {R}, "api:project-export": {L, R}, "api:project-label-sources": {L, R},
     "api:project-next": {A}, "api:assignment-detail": {A}, "api:assignment-draft": {A},
     "api:assignment-submit": {A}, "api:assignment-unsubmit": {A},
     "api:solution-gold": {L}, "api:solution-gold-from-assignment": {L}, "api:solution-gold-propose": {L},
