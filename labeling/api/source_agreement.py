@@ -23,12 +23,12 @@ from labeling.stats import sources as source_stats
 from .paging import MAX_NUMBER
 
 
-class FiltersSerializer(serializers.Serializer):
+class SourceFiltersSerializer(serializers.Serializer):
     generation = serializers.IntegerField(required=False, min_value=-1, max_value=MAX_NUMBER)
     neutral = serializers.ChoiceField(["positive", "negative"], default="positive")
 
 
-class PairQuerySerializer(FiltersSerializer):
+class SourcePairQuerySerializer(SourceFiltersSerializer):
     a = serializers.CharField(help_text="A source: people, prm, judge, rollouts, import or source:<id>.")
     b = serializers.CharField(help_text="The other source.")
 
@@ -41,7 +41,7 @@ class SourceSerializer(serializers.Serializer):
     details = serializers.DictField(help_text="Its provenance: checkpoint, judge model and prompt, file.")
 
 
-class PairSerializer(serializers.Serializer):
+class SourcePairSerializer(serializers.Serializer):
     a = SourceSerializer()
     b = SourceSerializer()
     shared = serializers.IntegerField(help_text="Steps both labelled.")
@@ -52,12 +52,12 @@ class PairSerializer(serializers.Serializer):
     reason = serializers.CharField(allow_blank=True, help_text="Why kappa is undefined, where it is.")
 
 
-class AgreementSerializer(serializers.Serializer):
+class SourceAgreementSerializer(serializers.Serializer):
     sources = SourceSerializer(many=True)
-    pairs = PairSerializer(many=True)
+    pairs = SourcePairSerializer(many=True)
 
 
-class DisagreementSerializer(serializers.Serializer):
+class SourceDisagreementSerializer(serializers.Serializer):
     solution = serializers.IntegerField()
     url = serializers.SerializerMethodField(help_text="The solution's API route (steps and problem).")
     position = serializers.IntegerField()
@@ -69,9 +69,9 @@ class DisagreementSerializer(serializers.Serializer):
         return reverse("api:solution-detail", args=[row["solution"]])
 
 
-class DisagreementsSerializer(serializers.Serializer):
+class SourceDisagreementsSerializer(serializers.Serializer):
     count = serializers.IntegerField(help_text="Steps where they differ, in all.")
-    rows = DisagreementSerializer(many=True, help_text="The first 200, by solution and position.")
+    rows = SourceDisagreementSerializer(many=True, help_text="The first 200, by solution and position.")
 
 
 GENERATION = OpenApiParameter("generation", int, description="Only this generation's solutions.")
@@ -82,25 +82,25 @@ NEUTRAL = OpenApiParameter("neutral", str, enum=["positive", "negative"], defaul
 class SourceAgreementView(APIView):
     permission_classes = [LeadOrResearcher]
 
-    @extend_schema(parameters=[GENERATION, NEUTRAL], responses=AgreementSerializer)
+    @extend_schema(parameters=[GENERATION, NEUTRAL], responses=SourceAgreementSerializer)
     def get(self, request, pk):
         project = project_for(request.user, pk, LEAD, RESEARCHER)
-        query = FiltersSerializer(data=request.query_params)
+        query = SourceFiltersSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         result = source_stats.pairwise(project, **query.validated_data)
-        return Response(AgreementSerializer(result).data)
+        return Response(SourceAgreementSerializer(result).data)
 
 
 class SourceDisagreementsView(APIView):
     permission_classes = [LeadOrResearcher]
 
     @extend_schema(parameters=[OpenApiParameter("a", str, required=True), OpenApiParameter("b", str, required=True),
-                               GENERATION, NEUTRAL], responses=DisagreementsSerializer)
+                               GENERATION, NEUTRAL], responses=SourceDisagreementsSerializer)
     def get(self, request, pk):
         project = project_for(request.user, pk, LEAD, RESEARCHER)
-        query = PairQuerySerializer(data=request.query_params)
+        query = SourcePairQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         options = dict(query.validated_data)
         a = label_sources.resolve_sources(project, [options.pop("a")], field="a")[0]
         b = label_sources.resolve_sources(project, [options.pop("b")], field="b")[0]
-        return Response(DisagreementsSerializer(source_stats.disagreements(project, a, b, **options)).data)
+        return Response(SourceDisagreementsSerializer(source_stats.disagreements(project, a, b, **options)).data)
