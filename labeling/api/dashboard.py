@@ -33,7 +33,8 @@ from .settings_forms import LeadSettingsView, documented
 
 # ``labeler`` is the annotator's uuid, what the exports write as ``labeler``: the column to join them on.
 TABLE_COLUMNS = [
-    "id", "labeler", "label", "status", "status_reason", "flags", "gold_score", "gold_passes", "kappa_majority",
+    "id", "labeler", "label", "status", "status_reason", "flags", "gold_score", "gold_passes", "wrong_prelabels",
+    "wrong_prelabels_accepted", "kappa_majority",
     "kappa_majority_low", "kappa_majority_high", "majority_items", "kappa", "kappa_partners",
     "shared_items", "share_plus", "share_zero", "share_minus", "ratings", "passes", "steps",
     "median_step_seconds", "median_pass_seconds", "active_hours",

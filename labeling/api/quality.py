@@ -22,6 +22,7 @@ from labeling.models import (
     Assignment,
     GoldProposal,
     GoldRating,
+    LabelSource,
     Project,
     Solution,
 )
@@ -224,6 +225,25 @@ class QualitySettingsSerializer(serializers.ModelSerializer):
 
     def get_screening_items(self, project) -> int:
         return screening.screening_items(project).count()  # at most screening_size of them
+
+
+class PrelabelSettingsSerializer(serializers.ModelSerializer):
+    """What annotators see of machine pre-labels (labeling/work/prelabels.py), and the traps' rate."""
+
+    prelabel_source = serializers.PrimaryKeyRelatedField(
+        queryset=LabelSource.objects.none(), allow_null=True, required=False,
+        help_text="The label source whose labels are shown (GET /api/projects/{id}/label-sources/); null: none.")
+
+    class Meta:
+        model = Project
+        fields = ["prelabel_mode", "prelabel_source", "trap_rate"]
+        extra_kwargs = {"trap_rate": {"min_value": 0, "max_value": 1}}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        project = self.instance
+        # Only this project's sources: another project's id reads as one that does not exist.
+        self.fields["prelabel_source"].queryset = LabelSource.objects.filter(project=project)
 
 
 def slots(items):
@@ -485,6 +505,13 @@ class ResumeView(StandingChangeView):
     """Let the annotator work again (after a pause or a failed screening)."""
 
     change = staticmethod(screening.resume)
+
+
+@documented("prelabel_settings", PrelabelSettingsSerializer)
+class PrelabelSettingsView(LeadSettingsView):
+    """``GET/PATCH /api/projects/{id}/prelabel-settings/``: the pre-label policy (leads)."""
+
+    form = PrelabelSettingsSerializer
 
 
 @documented("quality_settings", QualitySettingsSerializer)

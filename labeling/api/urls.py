@@ -54,6 +54,8 @@ urlpatterns: list = [
     path("projects/<int:pk>/gold-proposals/", quality.ProposalListView.as_view(), name="project-gold-proposals"),
     path("gold-proposals/<int:pk>/approve/", quality.ProposalApproveView.as_view(), name="gold-proposal-approve"),
     path("gold-proposals/<int:pk>/reject/", quality.ProposalRejectView.as_view(), name="gold-proposal-reject"),
+    path("projects/<int:pk>/prelabel-settings/", quality.PrelabelSettingsView.as_view(),
+         name="project-prelabel-settings"),
     path("projects/<int:pk>/quality-settings/", quality.QualitySettingsView.as_view(),
          name="project-quality-settings"),
     path("projects/<int:pk>/annotators/<int:annotator_id>/pause/", quality.PauseView.as_view(),

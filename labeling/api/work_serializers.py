@@ -19,6 +19,7 @@ from rest_framework import serializers
 
 from labeling.markdown_text import render_markdown
 from labeling.models import FinishReason
+from labeling.work import prelabels
 from labeling.work.revision import of_payload
 from labeling.work.submission import read_sheet
 
@@ -75,6 +76,13 @@ class OwnRatingSerializer(serializers.Serializer):
     flagged = serializers.BooleanField(allow_null=True)
 
 
+class PrelabelSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    alternative = serializers.IntegerField()
+    value = serializers.IntegerField(min_value=-1, max_value=1, help_text="The source's label: +1, 0 or -1.")
+    reason = serializers.CharField(allow_blank=True, help_text="Its reason, where the project shows reasons.")
+
+
 class AssignmentSerializer(serializers.Serializer):
     """One assignment as its annotator sees it: the same keys for every kind of work."""
 
@@ -91,6 +99,12 @@ class AssignmentSerializer(serializers.Serializer):
     steps = StepPositionSerializer(many=True, source="shown.steps", help_text="In order; alternatives in index order.")
     ratings = OwnRatingSerializer(many=True, source="shown.ratings",
                                   help_text="This assignment's own ratings (the draft, or what was submitted).")
+    prelabel_mode = serializers.ChoiceField(
+        choices=["hidden", "suggest", "verify"],
+        help_text="What the project shows of machine pre-labels: none, suggestions beside the steps, or pre-labels "
+        "to confirm or correct one by one.")
+    prelabels = PrelabelSerializer(many=True, source="shown.prelabels",
+                                   help_text="The pre-labels shown on the steps (none when hidden).")
     revision = serializers.CharField(
         source="shown.revision",
         help_text="A fingerprint of the stored ratings and own steps: send it back with a draft or submit, which is"
@@ -98,7 +112,7 @@ class AssignmentSerializer(serializers.Serializer):
     )
 
 
-Shown = namedtuple("Shown", "steps ratings revision")
+Shown = namedtuple("Shown", "steps ratings revision prelabels")
 
 
 def present(assignment):
@@ -124,17 +138,18 @@ def shown(assignment):
         sheet = read_sheet(assignment, fresh=getattr(assignment, "served_by", "resumed") != "resumed")
     entries = [entry for _, entry in sorted(sheet.items())]
     local = _own_step_numbers(entries)
-    positions, ratings = {}, []
+    positions, ratings, seen = {}, [], []
     for entry in entries:
         step = entry.step
         alternative = local.get((step.position, step.alternative), step.alternative)
+        seen.append((step, alternative))
         positions.setdefault(step.position, []).append(
             {"alternative": alternative, "text": step.text, "source": step.source})
         if entry.stored:
             ratings.append({"position": step.position, "alternative": alternative, "value": entry.value,
                             "flagged": entry.flagged})
     steps = [{"position": p, "alternatives": alts} for p, alts in positions.items()]
-    return Shown(steps, ratings, of_payload(ratings, steps))
+    return Shown(steps, ratings, of_payload(ratings, steps), prelabels.shown(assignment, seen))
 
 
 def _own_step_numbers(entries):

@@ -84,6 +84,20 @@ class Project(models.Model):
         default=0.25, help_text="Flag an annotator whose share of one rating (+1, 0 or -1) is more than this away "
         "from the team's median share, 0 to 1 (0: never)."
     )
+    # Machine pre-labels (labeling/work/prelabels.py): whether annotators see one source's labels
+    # of the steps (issue #31), and how often a gold pass carries a planted wrong one (a trap).
+    # The lead sets them on the quality page (GET/PATCH /api/projects/{id}/prelabel-settings/).
+    PRELABELS_HIDDEN, PRELABELS_SUGGEST, PRELABELS_VERIFY = "hidden", "suggest", "verify"
+    PRELABEL_MODES = [(PRELABELS_HIDDEN, "hidden (PRM800K's practice)"), (PRELABELS_SUGGEST, "shown as suggestions"),
+                      (PRELABELS_VERIFY, "verify: confirm or correct each")]
+    prelabel_mode = models.CharField(max_length=10, choices=PRELABEL_MODES, default=PRELABELS_HIDDEN,
+                                     help_text="What annotators see of the pre-labels.")
+    prelabel_source = models.ForeignKey(
+        "labeling.LabelSource", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Whose labels annotators see (a PRM checkpoint, a judge, rollouts); none: no pre-labels.")
+    trap_rate = models.FloatField(
+        default=0.0, help_text="Share of gold passes, where pre-labels are shown, whose pre-label on one step with a "
+        "known gold value is made wrong, 0 to 1 (0: none).")
     # Active learning (scoring/jobs.py): how a generation is selected and when the PRM retrains.
     # Researchers edit these on the research page (GET/PATCH /api/projects/{id}/loop-settings/,
     # scoring/loop_settings.py, which validates them).
@@ -177,6 +191,10 @@ class Project(models.Model):
                 & Q(flag_agreement_margin__gte=0) & Q(flag_agreement_margin__lte=2)
                 & Q(flag_distribution_margin__gte=0) & Q(flag_distribution_margin__lte=1),
                 name="project_flag_thresholds_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(trap_rate__gte=0) & Q(trap_rate__lte=1),
+                name="project_trap_rate_range",
             ),
             models.CheckConstraint(condition=Q(lease_seconds__gte=MIN_LEASE_SECONDS), name="project_lease_seconds_min"),
             models.CheckConstraint(

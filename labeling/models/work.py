@@ -77,6 +77,13 @@ class Assignment(models.Model):
     submit_key = models.CharField(max_length=100, null=True, blank=True)
     source_hash = models.CharField(max_length=64, null=True, blank=True)
     source_shape = models.JSONField(null=True, blank=True)
+    # The project's pre-label policy when this assignment was handed out (labeling/work/prelabels.py):
+    # what it showed, from which source, and whether (a gold pass only) one of them is a trap.
+    prelabel_mode = models.CharField(max_length=10, default="hidden", db_default="hidden")
+    # The LabelSource's id, not a foreign key: a key would need an index written on every hand-out, and
+    # a deleted source takes its labels with it anyway, so a stale id shows nothing.
+    prelabel_source_id = models.PositiveIntegerField(null=True, blank=True)
+    prelabel_trap = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [

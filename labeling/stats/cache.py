@@ -65,8 +65,8 @@ WAIT_SECONDS, WAIT_POLL = 10, 0.1  # with nothing to serve, how long a read wait
 FILTERED_ENTRIES, FILTERED_BYTES, FILTERED_TIMEOUT = 16, 1024 ** 2, 3600  # per project, each, seconds
 # The shape of the cached figures, in every entry's key: raise it when build_dashboard's answer
 # changes shape, so a release never serves the entries an older one cached (2: issue #30's
-# kappa against the others' majority replaced alpha per annotator).
-SHAPE = 2
+# kappa against the others' majority replaced alpha per annotator; 3: issue #31's pre-label figures).
+SHAPE = 3
 
 
 def _alias():

@@ -4,8 +4,9 @@
 bootstrap interval overall, per day or week and per generation; first-error agreement), the
 annotator x annotator Cohen's kappa matrix, one row per annotator (gold score,
 rating distribution, kappa against the others' majority with its interval, mean pairwise kappa,
-throughput; status and outlier flags are added live by the API) and the project's
-throughput (labeling/stats/throughput.py). The statistics are labeling/stats/agreement.py's, on the
+throughput, the wrong pre-labels their gold passes showed and how many they accepted; status and
+outlier flags are added live by the API), the project's throughput (labeling/stats/throughput.py)
+and, where pre-labels were ever shown, time and agreement per pre-label mode (labeling/stats/prelabels.py). The statistics are labeling/stats/agreement.py's, on the
 ratings labeling/stats/agreement_data.py defines (submitted alternative-0 ratings with a value,
 passes with an annotator); ``load_columns`` reads the same rows, plus the day and generation
 of each pass, packed into a few binary values by PostgreSQL (a million ratings reach numpy
@@ -35,6 +36,8 @@ from labeling.models import (
     Rating,
 )
 from labeling.stats import agreement, agreement_data, throughput
+from labeling.stats import prelabels as prelabel_stats
+from labeling.work import prelabels as work_prelabels
 
 DOMAIN = (-1, 0, 1)
 NO_GENERATION = -2  # stands for a pass without a generation in the int64 columns
@@ -245,11 +248,12 @@ def statuses(project, annotator_ids=None):
     return result
 
 
-def annotator_rows(project, table, work, gold, agreeing=None):
+def annotator_rows(project, table, work, gold, agreeing=None, wrong=None):
     """One dict per annotator who rated or submitted anything in the filtered data.
 
     ``work`` is ``throughput.annotator_throughput``'s answer, ``gold`` ``gold_scores``',
-    ``agreeing`` ``agreement.per_annotator``'s (computed when not given).
+    ``agreeing`` ``agreement.per_annotator``'s (computed when not given), ``wrong``
+    ``labeling.work.prelabels.wrong_prelabels``' (read when not given).
     Status is left out: it changes without a submit, so readers add it live (``statuses``).
     """
     ids = sorted(set(table.annotators.tolist()) | set(work))
@@ -257,6 +261,8 @@ def annotator_rows(project, table, work, gold, agreeing=None):
     if agreeing is None:
         agreeing = agreement.per_annotator(table, replicates=0) if len(table.rater) else {}
     distribution = rating_distribution(table)
+    if wrong is None:
+        wrong = work_prelabels.wrong_prelabels(project, ids)
     rows = []
     for pk in ids:
         person, ag, done = people.get(pk), agreeing.get(pk), work.get(pk, {})
@@ -265,6 +271,9 @@ def annotator_rows(project, table, work, gold, agreeing=None):
             "label": str(person) if person else str(pk),
             "gold_score": gold.get(pk, {}).get("score"),
             "gold_passes": gold.get(pk, {}).get("passes", 0),
+            # Wrong pre-labels (traps, the source's mistakes) their gold passes showed, and of them accepted.
+            "wrong_prelabels": wrong.get(pk, (0, 0))[0],
+            "wrong_prelabels_accepted": wrong.get(pk, (0, 0))[1],
             # Leave-one-out: their ratings against the majority of the others' (agreement.per_annotator).
             "kappa_majority": _r(ag.majority.estimate) if ag and ag.majority else None,
             "kappa_majority_low": _r(ag.majority.low) if ag and ag.majority and ag.majority.replicates else None,
@@ -297,7 +306,8 @@ def build_dashboard(project, *, generation=None, since=None, until=None, bucket=
 
     def database_side():
         return (throughput.annotator_throughput(project, since=since, until=until),
-                throughput.project_throughput(project, now=now), gold_scores(project))
+                throughput.project_throughput(project, now=now), gold_scores(project),
+                work_prelabels.wrong_prelabels(project), prelabel_stats.by_mode(project, generation=generation))
 
     # The aggregates run in PostgreSQL while this thread loads the ratings and does the numpy
     # work: two cores busy instead of one.
@@ -310,7 +320,7 @@ def build_dashboard(project, *, generation=None, since=None, until=None, bucket=
     agreeing = agreement.per_annotator(table, replicates=replicates) if len(table.rater) else {}
     figures = agreement_figures(columns, table, bucket=bucket, replicates=replicates)
     matrix = kappa_matrix(table)
-    work, project_figures, gold = aside()
+    work, project_figures, gold, wrong, modes = aside()
     return {
         "project": {"id": project.pk, "name": project.name, "overlap": project.overlap},
         "filters": {"generation": generation, "since": _iso(since), "until": _iso(until)},
@@ -318,7 +328,8 @@ def build_dashboard(project, *, generation=None, since=None, until=None, bucket=
         "ratings": int(len(table.rater)),
         "agreement": figures,
         "kappa_matrix": matrix,
-        "annotators": annotator_rows(project, table, work, gold, agreeing),
+        "annotators": annotator_rows(project, table, work, gold, agreeing, wrong),
+        "prelabels": modes,
         "throughput": {"daily": throughput.daily_totals(work), **project_figures},
     }
 

@@ -53,6 +53,8 @@ from labeling.models.projects import full_now
 from labeling.models.unique import unique_or_none
 from labeling.quality import screening
 
+from . import prelabels
+
 log = logging.getLogger(__name__)
 
 LIVE_STATES = (Assignment.ACTIVE, Assignment.SUBMITTED)
@@ -429,6 +431,8 @@ def _hand_out(annotator, project, solution, generation_number, now, live):
         generation=generation_number,
         is_quality_control=solution.is_gold,
         is_screening=solution.is_screening,
+        # Drawn for every hand-out, gold or not, as gold's own draw is (``quality_control_due``).
+        **prelabels.policy_at_hand_out(project, solution, _draw.random()),
     )
     _set_live(solution.pk, live + 1)
     return assignment

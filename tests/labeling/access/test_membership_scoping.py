@@ -46,7 +46,7 @@ ROLES_OF = {
     "workspace": {A}, "dashboard": {L}, "dashboard-annotator": {L}, "research": {R}, "members": {L},
     "quality": {L}, "my-missed": {A}, "my-passes": {A},
     "api:project-audit": {L, R}, "api:project-reports": {L}, "api:assignment-resolve": {L},
-    "api:project-source-agreement": {L, R}, "api:project-source-disagreements": {L, R},
+    "api:project-prelabel-settings": {L}, "api:project-source-agreement": {L, R}, "api:project-source-disagreements": {L, R},
     "audit": {L, R}, "inbox": {L},
 }
 # Routes whose GET may be a 404 for a member too: the sample names no real snapshot or diagram.
