@@ -209,18 +209,21 @@ def judge_all(config, items, *, sleep=time.sleep):
                 pending[pool.submit(judge_solution, client, config, problem, steps, budget, limiter,
                                     stop=stop, sleep=sleep)] = key
 
-        fill()
-        while pending:
-            done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
-            for future in done:
-                key = pending.pop(future)
-                try:
-                    verdict = future.result()
-                except JudgeStopped as error:
-                    stopped = stopped or error
-                    verdict = Verdict(ERROR, detail=str(error), requests=error.requests)
-                yield key, verdict
+        try:
             fill()
+            while pending:
+                done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in done:
+                    key = pending.pop(future)
+                    try:
+                        verdict = future.result()
+                    except JudgeStopped as error:
+                        stopped = stopped or error
+                        verdict = Verdict(ERROR, detail=str(error), requests=error.requests)
+                    yield key, verdict
+                fill()
+        finally:
+            stop.set()  # the caller gave up (an error, a closed generator): what is queued asks nothing
     client.close()
     if stopped is not None:
         raise stopped

@@ -150,6 +150,7 @@ def _judge(job, config, source, sleep):
             "done": done, "total": len(todo), "requests": counts["requests"], "budget": config.budget,
             "fraction": at.fraction, "rate": at.rate, "eta_s": at.eta_s, "updated_at": timezone.now().isoformat()})
 
+    flush()  # total and requests from the start
     try:
         for solution_id, verdict in judge.judge_all(config, items(), sleep=sleep):
             counts["requests"] += verdict.requests

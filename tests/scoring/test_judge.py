@@ -185,3 +185,21 @@ def test_a_tiny_random_model_behind_the_api_answers_garbage_which_is_recorded_un
         assert labels[0][2].strip()  # the model's own words, kept as the reason
         assert len(server.requests) == 2 and run.result["requests"] == 2
         assert server.requests[0][0] == "Bearer none"  # no key named: a placeholder, as vLLM takes
+
+
+def test_the_command_judges_in_this_process_and_prints_the_result(project):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    solution = make_solution(project, steps=2, generation=3, problem="By command")
+    with ScriptedServer({"By command": [ok([1, 0])]}) as server:
+        set_judge(project, server)
+        out = StringIO()
+        call_command("judge_labels", "--project", "judged", "--generation", "3", stdout=out)
+        assert '"labelled": 2' in out.getvalue() and '"requests": 1' in out.getvalue()
+        assert labels_of(solution) == [(1, "ok", "checked 1"), (0, "ok", "checked 2")]
+        with pytest.raises(CommandError, match="No generation 9"):
+            call_command("judge_labels", "--project", "judged", "--generation", "9")
+        with pytest.raises(CommandError, match="no project named"):
+            call_command("judge_labels", "--project", "nobody", "--solutions", str(solution.pk))
