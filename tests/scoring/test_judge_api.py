@@ -112,3 +112,15 @@ def test_the_task_routes_to_the_default_queue():
     from annotator.celery import app
 
     assert app.amqp.router.route({}, run_judge.name)["queue"].name == "default"
+
+
+def test_the_admin_lists_and_shows_judge_settings_and_runs(project, client):
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.create_superuser("judge-root", password=None))
+    judge = JudgeSettings.objects.create(project=project, base_url="http://vllm:8000/v1", model="m")
+    run = JudgeRun.objects.create(project=project, generation=0, result={"labelled": 1})
+    for model, row in ((JudgeSettings, judge), (JudgeRun, run)):
+        name = f"admin:scoring_{model._meta.model_name}"
+        assert client.get(reverse(f"{name}_changelist")).status_code == 200
+        assert client.get(reverse(f"{name}_change", args=[row.pk])).status_code == 200
