@@ -47,6 +47,7 @@ def render_prompt(template, problem, steps):
     return re.sub(r"\{(?:problem|steps|num_steps)\}", lambda match: values[match[0]], template)
 
 
+_THINKING = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _VALUE = r"(?P<value>[+-]?1|0|[−–]1)"
 _LINE = re.compile(
     r"^[\s>*#_-]*step\s*(?P<step>\d+)\s*[*_]*\s*[:.)=\-–—]?\s*[*_]*\s*\(?" + _VALUE + r"\)?(?![\d.])[*_]*"
@@ -56,7 +57,8 @@ _LINE = re.compile(
 def parse_answer(text, num_steps):
     """[(value, reason)] for steps 1..``num_steps``, or None when the answer does not give each step
     exactly one value (a missing, repeated or extra step, or a line without a readable value)."""
-    text = (text or "").strip()
+    # A reasoning model's thinking (DeepSeek-R1, Qwen3 through vLLM) drafts the lines it then gives.
+    text = _THINKING.sub("", text or "").strip()
     if not text or num_steps < 1:
         return None
     found = _parse_json(text)

@@ -21,6 +21,8 @@ def test_the_default_prompt_shows_the_problem_and_numbered_steps_and_asks_for_th
     ('```json\n{"steps": [{"step": 2, "rating": -1, "reason": "b"}, {"step": 1, "rating": "+1"}]}\n```',
      [(1, ""), (-1, "b")]),
     ('[{"step": 1, "value": 0, "reason": "ok"}, {"step": 2, "value": 1}]', [(0, "ok"), (1, "")]),
+    ("<think>Step 1: -1 | maybe?\nStep 2: 0</think>\nStep 1: +1 | fine\nStep 2: +1 | fine",
+     [(1, "fine"), (1, "fine")]),
 ])
 def test_an_answer_that_rates_every_step_once_is_read(answer, expected):
     assert parse_answer(answer, 2) == expected
@@ -34,6 +36,7 @@ def test_an_answer_that_rates_every_step_once_is_read(answer, expected):
     "Step 1: correct\nStep 2: wrong",
     '[{"step": 1, "rating": 2}, {"step": 2, "rating": 1}]', '[{"step": 1, "rating": true}, {"step": 2, "rating": 1}]',
     '{"steps": "all fine"}',
+    "<think>Step 1: +1\nStep 2: +1",  # thinking cut off by max_tokens: no answer
 ])
 def test_anything_else_is_unparseable_never_guessed(answer):
     assert parse_answer(answer, 2) is None
