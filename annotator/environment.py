@@ -166,6 +166,10 @@ VARIABLES = (
     Variable("STEPMARK_SHARD_SIZE", "int", 2000,
              "Pool solutions in one shard of a generation run: the unit every GPU worker claims and scores"
              " (scoring/shards.py); a worker that dies costs one shard."),
+    Variable("STEPMARK_JUDGE_KEY_VARS", "names", ["OPENAI_API_KEY", "STEPMARK_JUDGE_API_KEY"],
+             "Comma-separated names of the workers' environment variables a project's LLM judge may take its API"
+             " key from (its `api_key_env` setting names one): a researcher can never point a judge at another"
+             " secret, such as `DJANGO_SECRET_KEY`."),
     Variable("STEPMARK_GRADING_TIMEOUT", "float", 5.0,
              "Seconds an answer-equivalence check may take before it counts as \"not equivalent\"."),
     Variable("STEPMARK_GRADING_WORKERS", "int", 2,

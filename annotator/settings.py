@@ -390,6 +390,8 @@ STEPMARK_EXPORT_RETENTION_DAYS = env["STEPMARK_EXPORT_RETENTION_DAYS"]
 # grading worker processes running such checks at once (labeling/grading/answers.py).
 STEPMARK_GRADING_TIMEOUT = env["STEPMARK_GRADING_TIMEOUT"]
 STEPMARK_GRADING_WORKERS = env["STEPMARK_GRADING_WORKERS"]
+# The environment variables an LLM judge may read its API key from (scoring/judge_settings.py).
+STEPMARK_JUDGE_KEY_VARS = env["STEPMARK_JUDGE_KEY_VARS"]
 # Limits on one Asymptote run drawing an [asy] diagram in a worker (labeling/diagrams/asy.py):
 # wall-clock seconds, and the address space of asy and the LaTeX it runs, in MB.
 STEPMARK_DIAGRAM_TIMEOUT = env["STEPMARK_DIAGRAM_TIMEOUT"]

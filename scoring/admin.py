@@ -1,7 +1,7 @@
 """Admin pages for the model side's records (read mostly: the jobs write them)."""
 from django.contrib import admin
 
-from .models import Checkpoint, GenerationRun, SolutionScore
+from .models import Checkpoint, GenerationRun, JudgeRun, JudgeSettings, SolutionScore
 
 
 @admin.register(Checkpoint)
@@ -25,3 +25,17 @@ class SolutionScoreAdmin(admin.ModelAdmin):
     list_display = ["id", "solution", "checkpoint", "score", "created_at"]
     list_filter = ["checkpoint"]
     raw_id_fields = ["solution", "checkpoint"]
+
+
+@admin.register(JudgeSettings)
+class JudgeSettingsAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "model", "prompt_version", "base_url", "updated_at"]
+    raw_id_fields = ["project"]
+
+
+@admin.register(JudgeRun)
+class JudgeRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "state", "generation", "source", "created_at", "finished_at"]
+    list_filter = ["state", "project"]
+    raw_id_fields = ["source", "requested_by"]
+    readonly_fields = ["created_at", "started_at", "finished_at"]

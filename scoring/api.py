@@ -23,6 +23,8 @@ annotator/urls.py (URL names in the ``scoring`` namespace).
 - ``GET  /api/simulations/{id}/``: one simulation: state, settings, result (curves per strategy, savings), error
 - ``GET/PATCH /api/projects/{id}/loop-settings/``: pool, generation, selection and retraining settings
   (``scoring.loop_settings``)
+- the LLM judge: ``/api/projects/{id}/judge-settings/``, ``/api/projects/{id}/judge-runs/``, ``/api/judge-runs/{id}/``
+  (``scoring.judge_api``)
 """
 from django.db.models import F
 from django.utils import timezone
@@ -38,7 +40,7 @@ from labeling.access.projects import object_for, project_for
 from labeling.access.roles import RESEARCHER
 from labeling.api.paging import BoundedPaging, page
 from labeling.outages import queued_or_failed
-from scoring import registry, runs, simulations
+from scoring import judge_api, registry, runs, simulations
 from scoring.loop_settings import LoopSettingsView
 from scoring.people import PeopleVsPrmView
 from scoring.models import Checkpoint, GenerationRun, SimulationRun
@@ -403,3 +405,4 @@ urlpatterns = [
     path("checkpoints/<int:pk>/champion/", CheckpointChampionView.as_view(), name="checkpoint-champion"),
     path("checkpoints/<int:pk>/evaluate/", CheckpointEvaluateView.as_view(), name="checkpoint-evaluate"),
 ]
+urlpatterns += judge_api.urlpatterns  # the LLM judge's settings and runs (scoring/judge_api.py)

@@ -245,3 +245,78 @@ class SimulationRun(models.Model):
 
     def __str__(self):
         return f"Simulation run {self.pk} of {self.project} ({self.state})"
+
+
+class JudgeSettings(models.Model):
+    """A project's LLM judge: an OpenAI-compatible chat-completions endpoint that pre-labels steps.
+
+    Set by a researcher (``scoring.judge_settings``); read by the worker's ``scoring.judge_job``.
+    The API key is never stored: ``api_key_env`` names the environment variable of the workers
+    that holds it, one of ``STEPMARK_JUDGE_KEY_VARS``.
+    """
+
+    project = models.OneToOneField("labeling.Project", on_delete=models.CASCADE, related_name="judge_settings")
+    base_url = models.CharField(max_length=500, blank=True,
+                                help_text="The endpoint's base URL, e.g. http://gpu-host:8000/v1 (vLLM) or "
+                                          "https://api.openai.com/v1.")
+    model = models.CharField(max_length=200, blank=True, help_text="The model name the endpoint serves.")
+    prompt_template = models.TextField(blank=True, help_text="With {problem}, {steps} and {num_steps}; empty: the "
+                                                             "PRM800K-style default (scoring.judge.DEFAULT_PROMPT).")
+    prompt_version = models.CharField(max_length=50, default="prm800k-v1",
+                                      help_text="A short name for the template, recorded in each label's source.")
+    api_key_env = models.CharField(max_length=100, blank=True,
+                                   help_text="The NAME of the workers' environment variable holding the API key "
+                                             "(empty: no key, as for a local vLLM server).")
+    concurrency = models.PositiveSmallIntegerField(default=4, help_text="Requests in flight at once.")
+    rate_limit = models.PositiveIntegerField(default=60, help_text="Requests per minute at most (0: no limit).")
+    budget = models.PositiveIntegerField(default=1000, help_text="Requests one job may send at most, retries "
+                                                                 "included.")
+    max_attempts = models.PositiveSmallIntegerField(default=3, help_text="Requests per solution at most: an answer "
+                                                    "that cannot be parsed, a refusal, a 429 or a timeout is asked again.")
+    timeout_s = models.FloatField(default=60.0, help_text="Seconds one request may take.")
+    max_tokens = models.PositiveIntegerField(default=1024, help_text="The answer's length limit in tokens.")
+    temperature = models.FloatField(default=0.0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"Judge of {self.project}: {self.model or 'not set'}"
+
+
+class JudgeRun(models.Model):
+    """One judge job (``scoring.judge_job``): pre-labels for a generation or a list of solutions.
+
+    ``progress`` holds solutions done of total and requests used while it runs; ``result`` the
+    outcome (steps labelled, unparseable, refused, errors; requests used; solutions skipped as
+    already labelled or left over the budget); ``source`` the LabelSource its labels went to.
+    """
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    STATE_CHOICES = [(s, s) for s in (QUEUED, RUNNING, DONE, FAILED)]
+    OPEN_STATES = (QUEUED, RUNNING)
+
+    project = models.ForeignKey("labeling.Project", on_delete=models.CASCADE, related_name="judge_runs")
+    state = models.CharField(max_length=20, choices=STATE_CHOICES, default=QUEUED)
+    generation = models.IntegerField(null=True, blank=True, help_text="The generation's number it judges (or null).")
+    solution_ids = models.JSONField(default=list, blank=True, help_text="The solutions it judges, when no generation.")
+    source = models.ForeignKey("labeling.LabelSource", null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="+")
+    progress = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    task_id = models.CharField(max_length=255, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "-pk"]
+        indexes = [models.Index(fields=["project", "state"], name="judge_run_state_idx")]
+
+    def __str__(self):
+        return f"Judge run {self.pk} of {self.project} ({self.state})"

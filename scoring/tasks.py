@@ -12,12 +12,16 @@ Names other modules rely on (the beat schedule, the researcher API):
 for the other workers), ``scoring.tasks.retrain_if_due(project_id, force=False)``,
 ``scoring.tasks.retrain_all_due()``, and for registered PRMs (``scoring.registry``)
 ``scoring.tasks.validate_checkpoint(checkpoint_id)`` and ``scoring.tasks.evaluate_checkpoint(checkpoint_id)``;
-``scoring.tasks.simulate_selection(run_id)`` for the replay simulator (``scoring.simulations``).
+``scoring.tasks.simulate_selection(run_id)`` for the replay simulator (``scoring.simulations``);
+``scoring.judge_tasks.run_judge(run_id)``, the LLM judge's pre-labels, registered here but on ``default``.
 """
 from celery import group, shared_task
 
 from labeling.outages import RetriedOnOutage, will_retry
 from scoring import jobs, retrain
+# The judge's job runs on the default queue (its name is outside scoring.tasks.*): imported here
+# so that workers register it.
+from scoring.judge_tasks import run_judge  # noqa: F401
 
 
 @shared_task(bind=True, name="scoring.tasks.run_generation", base=RetriedOnOutage)

@@ -39,7 +39,7 @@ from labeling.models import (
 from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
 from labeling.quality import gold, gold_passes
 from labeling.work import queue, submission
-from scoring.models import Checkpoint, GenerationRun, SimulationRun
+from scoring.models import Checkpoint, GenerationRun, JudgeRun, SimulationRun
 
 # The clock of the queue and submission tests: they pass ``now`` explicitly.
 NOW = timezone.now()
@@ -261,7 +261,7 @@ def machine_labels(solution, values, *, kind=LabelSource.JUDGE, name="judge", sc
 # What a URL's {pk} names, by the path's first segment under /api/: the key of make_world's ids.
 WORLD_ROW_OF = {"projects": "project", "solutions": "solution", "problems": "problem", "assignments": "assignment",
                 "gold-proposals": "proposal", "generation-runs": "run", "checkpoints": "checkpoint",
-                "import-jobs": "import_job", "simulations": "simulation"}
+                "import-jobs": "import_job", "simulations": "simulation", "judge-runs": "judge_run"}
 
 
 def make_world(tag):
@@ -281,6 +281,7 @@ def make_world(tag):
     run = GenerationRun.objects.create(project=project, size=1)
     checkpoint = Checkpoint.objects.create(project=project, status=Checkpoint.REJECTED)
     simulation = SimulationRun.objects.create(project=project, state=SimulationRun.DONE)
+    judge_run = JudgeRun.objects.create(project=project, state=JudgeRun.DONE)
     job = ImportJob.objects.create(project=project, format="completions", file_name="x.jsonl", path="/nonexistent")
     source = LabelSource.objects.create(project=project, kind=LabelSource.ROLLOUTS, name=f"{tag} rollouts",
                                         details={"format": "mc-rollouts", "file": "x.jsonl", "rollouts": 8})
@@ -291,7 +292,7 @@ def make_world(tag):
     return project, {
         "project": project.pk, "solution": solution.pk, "problem": solution.problem_id, "assignment": done.pk,
         "proposal": proposal.pk, "run": run.pk, "annotator": annotator.pk, "checkpoint": checkpoint.pk,
-        "import_job": job.pk, "simulation": simulation.pk,
+        "import_job": job.pk, "simulation": simulation.pk, "judge_run": judge_run.pk,
         "membership": Membership.objects.get(user=boss, project=project).pk, "worker": worker,
     }
 

@@ -43,6 +43,7 @@ ROLES_OF = {
     "scoring:project-checkpoints": {R}, "scoring:project-retrain": {R}, "scoring:project-loop-settings": {R},
     "scoring:checkpoint-report": {R}, "scoring:checkpoint-champion": {R}, "scoring:checkpoint-evaluate": {R},
     "scoring:project-people-vs-prm": {L, R}, "scoring:project-simulations": {R}, "scoring:simulation-detail": {R},
+    "scoring:project-judge-settings": {R}, "scoring:project-judge-runs": {R}, "scoring:judge-run-detail": {R},
     "workspace": {A}, "dashboard": {L}, "dashboard-annotator": {L}, "research": {R}, "members": {L},
     "quality": {L}, "my-missed": {A}, "my-passes": {A},
     "api:project-audit": {L, R}, "api:project-reports": {L}, "api:assignment-resolve": {L},
