@@ -22,7 +22,7 @@ import time
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from labeling.locks import advisory_lock
@@ -106,7 +106,10 @@ def _source(project, setup, template):
 
 def _candidates(job):
     if job.generation is not None:
-        return Solution.objects.filter(project=job.project, generation__number=job.generation)
+        # The project's gold items too: shown to annotators as ordinary work, they must carry the
+        # judge's pre-labels as ordinary work does, or their lack would tell them apart
+        # (labeling/work/prelabels.py); steps already labelled are skipped, so each is asked once.
+        return Solution.objects.filter(Q(generation__number=job.generation) | Q(is_gold=True), project=job.project)
     return Solution.objects.filter(project=job.project, pk__in=job.solution_ids)
 
 

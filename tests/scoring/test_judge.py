@@ -203,3 +203,18 @@ def test_the_command_judges_in_this_process_and_prints_the_result(project):
             call_command("judge_labels", "--project", "judged", "--generation", "9")
         with pytest.raises(CommandError, match="no project named"):
             call_command("judge_labels", "--project", "nobody", "--solutions", str(solution.pk))
+
+
+def test_a_generation_run_also_judges_the_gold_items_so_pre_labels_never_tell_gold(project):
+    from tests.factories import make_gold
+
+    ordinary = make_solution(project, steps=2, generation=3, problem="Ordinary")
+    item = make_gold(project, [1, -1], problem="Gold item")
+    with ScriptedServer({}) as server:
+        set_judge(project, server)
+        run = judge(project, generation=3)
+        assert run.state == JudgeRun.DONE, run.error
+        assert len(labels_of(ordinary)) == len(labels_of(item)) == 2
+        assert run.result["solutions"] == 2
+        again = judge(project, generation=3)  # the gold item is asked once
+        assert again.result["already_labelled"] == 2 and again.result["requests"] == 0
