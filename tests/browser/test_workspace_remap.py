@@ -66,3 +66,26 @@ def test_plus_one_remapped_to_j_survives_a_reload_and_rates_plus_one(page, live_
     page.keyboard.press("1")
     assert page.locator('.ws-step[data-position="1"]').get_attribute("data-rating") == "1"
     assert Annotator.objects.get(user__username="ann").workspace_keys == {}
+
+
+def test_the_keys_dialog_has_no_serious_accessibility_violations(axe_context, live_server):
+    from .axe import axe_violations
+
+    project, _ = make_task(STEPS)
+    make_user("ann", "annotator")
+    page = axe_context.new_page()
+    log_in(page, live_server, "ann")
+    open_workspace(page, live_server, project)
+    page.click("[data-testid=change-keys]")
+    form = page.locator("[data-testid=keys-form]")
+    form.locator('tr[data-action="submit"] button').click()
+    page.keyboard.press("Tab")  # Tab moves on: it is never captured
+    form.locator('tr[data-action="submit"] button').click()
+    page.keyboard.press("1")  # +1's: refused, the refusal beside submit's row
+    form.get_by_role("button", name="Save").click()
+    form.locator('tr[data-action="submit"] .ws-field-error').wait_for()
+    assert "already the key of good" in form.locator('tr[data-action="submit"] .ws-field-error').inner_text()
+    assert axe_violations(page) == []
+    page.keyboard.press("Escape")  # closes the dialog; nothing was stored
+    assert form.count() == 0
+    assert Annotator.objects.get(user__username="ann").workspace_keys == {}

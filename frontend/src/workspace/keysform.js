@@ -30,14 +30,19 @@ export function openKeysForm(changed, { save, onSaved }) {
     tr.dataset.action = action;
     const button = el("button", "ws-button secondary ws-key-pick");
     button.type = "button";
-    button.setAttribute("aria-label", `key for ${label}`);
+    // Named by its row and what it shows ("+1 good j"): the visible key stays part of the name.
+    button.id = `ws-keys-key-${action}`;
+    button.setAttribute("aria-labelledby", `ws-keys-action-${action} ${button.id}`);
     button.addEventListener("click", () => capture(action));
     const error = el("span", "ws-field-error");
     error.id = `ws-keys-error-${action}`;
     error.hidden = true;
     const td = el("td");
     td.append(button, " ", error);
-    tr.append(el("th", null, label), td);
+    const name = el("th", null, label);
+    name.id = `ws-keys-action-${action}`;
+    name.scope = "row";
+    tr.append(name, td);
     table.append(tr);
     rows[action] = { button, error };
   }
