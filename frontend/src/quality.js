@@ -8,7 +8,7 @@ import "./dashboard/dashboard.css";
 import "./dashboard/quality.css";
 import { el } from "./dom.js";
 import { optionsFromData } from "./math.js";
-import { section } from "./dashboard/dom.js";
+import { section, tabCount } from "./dashboard/dom.js";
 import { showDisagreements } from "./dashboard/adjudication.js";
 import { showProposals } from "./dashboard/proposals.js";
 import { showPeopleVsPrm } from "./research/people.js";
@@ -42,6 +42,12 @@ if (root) {
     box.id = box.dataset.testid;
     const tab = el("button", "q-tab", label);
     tab.type = "button";
+    // How many the section lists (pending proposals, disagreements under the filter, steps
+    // compared), told by the section itself as it loads and changes (dashboard/dom.js tellCount).
+    const counted = el("span", "q-tab-count");
+    counted.dataset.testid = `tab-count-${box.id}`;
+    tab.append(counted);
+    box.addEventListener("count", (event) => { counted.textContent = tabCount(event.detail); });
     tab.id = `tab-${box.id}`;
     tab.setAttribute("role", "tab");
     tab.setAttribute("aria-controls", box.id);

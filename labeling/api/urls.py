@@ -7,8 +7,8 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from . import (
-    audit, auth, content, dashboard, diagrams, exports, imports, label_sources, members, projects, quality,
-    research, source_agreement, tokens, work,
+    audit, auth, content, dashboard, diagrams, exports, imports, keys, label_sources, members, projects,
+    quality, research, source_agreement, tokens, work,
 )
 
 app_name = "api"
@@ -45,6 +45,8 @@ urlpatterns: list = [
     path("assignments/<int:pk>/unsubmit/", work.UnsubmitView.as_view(), name="assignment-unsubmit"),
     path("me/assignments/", work.HistoryView.as_view(), name="me-assignments"),
     path("me/counts/", work.CountsView.as_view(), name="me-counts"),
+    # One's own workspace keys (labeling/api/keys.py).
+    path("me/keys/", keys.MyKeysView.as_view(), name="me-keys"),
     # Quality control (labeling/api/quality.py): leads, but my-status (the annotator's own).
     path("solutions/<int:pk>/gold/", quality.SolutionGoldView.as_view(), name="solution-gold"),
     path("solutions/<int:pk>/gold/from-assignment/", quality.GoldFromAssignmentView.as_view(),

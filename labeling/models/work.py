@@ -23,6 +23,10 @@ class Annotator(models.Model):
     status = models.CharField(max_length=20, choices=STATUS_CHOICES, default=ACTIVE)
     status_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    workspace_keys = models.JSONField(
+        default=dict, blank=True,
+        help_text="The workspace keys this person changed, {action: key} (labeling/workspace_keys.py).",
+    )
 
     def __str__(self):
         return self.user.get_username() if self.user_id else str(self.uuid)

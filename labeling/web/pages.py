@@ -13,9 +13,10 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from labeling.access import roles
 from labeling.access.projects import annotator_in, project_for, visible_projects
 from labeling.markdown_text import render_markdown
-from labeling.models import AnnotatorProjectStatus, Assignment, Problem, Solution
+from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Problem, Solution
 from labeling.quality.screening import BLOCKED
 from labeling.work.history import submitted_passes
+from labeling.workspace_keys import keys_of
 
 
 def project_summaries(user, projects):
@@ -99,7 +100,9 @@ def home(request):
 def workspace(request, pk):
     """The annotator workspace for one project; the page's script does the work over the API."""
     project = project_for(request.user, pk, roles.ANNOTATOR)
-    return render(request, "labeling/workspace.html", {"project": project})
+    # The person's own keys come with the page (no request, so the first key pressed is theirs).
+    annotator = Annotator.objects.filter(user=request.user).first()
+    return render(request, "labeling/workspace.html", {"project": project, "keys": keys_of(annotator)})
 
 
 def _lead_project(request, pk):

@@ -98,6 +98,7 @@ def test_a_lead_approves_a_gold_proposal_from_its_evidence(page, live_server, le
     page.wait_for_selector('#quality[data-state="ready"]')
     item = page.locator(f'[data-testid="proposals"] [data-proposal="{proposal.pk}"]')
     assert "consensus of 3 passes" in item.locator("h3").inner_text()
+    assert page.locator("#tab-proposals").inner_text() == "Gold proposals (1)"
     rows = item.locator("tr")
     assert rows.nth(2).locator("td").nth(2).inner_text() == "+1"  # proposed for step 2 ...
     assert rows.nth(2).locator("td").nth(3).inner_text().split() == ["+1", "×2", "0", "×1"]  # ... on these votes
@@ -108,6 +109,7 @@ def test_a_lead_approves_a_gold_proposal_from_its_evidence(page, live_server, le
     item.locator('[data-testid="approve"]').click()
     page.wait_for_selector(f'[data-proposal="{proposal.pk}"]', state="detached")
     assert "is a gold item now" in page.locator('[data-testid="proposals-message"]').inner_text()
+    assert page.locator("#tab-proposals").inner_text() == "Gold proposals (0)"  # one fewer waits
     assert GoldProposal.objects.get().state == "approved"
     assert gold.gold_ratings(solution) == {(0, 0): 1, (1, 0): 1, (2, 0): -1}
 
@@ -172,9 +174,11 @@ def test_a_lead_rules_on_a_disagreement_and_the_consensus_export_carries_it(page
     page.wait_for_selector(f'[data-testid="disagreements"] [data-solution="{split.pk}"] tr.ruled')
 
     # Tabs: one section shown at a time, each an address; the arrow keys move between them.
+    # Each tab counts what its panel lists: pending proposals, disagreements under the filter (the
+    # ruled one here); no champion PRM, so nothing compared to count; settings are no list.
     tabs = page.locator('[role="tablist"] [role="tab"]')
-    assert tabs.all_inner_texts() == ["Gold proposals", "Disagreements", "People vs PRM", "Settings"]
-    assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Disagreements"
+    assert tabs.all_inner_texts() == ["Gold proposals (0)", "Disagreements (1)", "People vs PRM", "Settings"]
+    assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Disagreements (1)"
     assert page.locator("#settings").is_hidden() and page.locator("#proposals").is_hidden()
     tabs.filter(has_text="Settings").click()
     page.wait_for_url("**#settings")
@@ -399,11 +403,13 @@ def test_the_disagreements_filter_by_annotator_generation_and_step_and_stay_shor
     page.reload()
     page.wait_for_selector('#quality[data-state="ready"]')
     assert items.count() == 4 and filters.locator('input[name="step"]').input_value() == "3"
-    assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Disagreements"
+    # The tab counts what the panel lists under its filter.
+    assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Disagreements (4)"
 
     page.set_viewport_size({"width": 390, "height": 844})
     screenshot(page, "quality-disagreements-phone")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     filters.locator("button", has_text="Clear").click()
     page.wait_for_function("() => document.querySelectorAll('#disagreements details.q-item').length === 12")
+    assert page.locator("#tab-disagreements").inner_text() == "Disagreements (12)"
     assert "step=" not in page.url and "annotator=" not in page.url

@@ -5,11 +5,13 @@ The snapshot job runs in Celery's eager mode (``STEPMARK_BROKER=eager``'s settin
 live server; the whole loop with a real worker is tested in tests/scoring's e2e tests.
 """
 import gzip
+import json
 import re
 
 import pytest
 
 from labeling.exports import ExportFilters, get_exporter
+from labeling.models import Annotator, Solution
 from tests.factories import make_annotator, make_project, make_solution, make_user, rated_pass
 
 from .conftest import log_in, screenshot
@@ -88,6 +90,32 @@ def test_researcher_takes_a_snapshot_and_downloads_it(page, live_server, project
     page.fill('[data-testid="export-generation"]', "two")
     assert "whole numbers" in page.locator('[data-testid="on-demand-exports"] [role="alert"]').inner_text()
     assert page.locator('[data-testid="on-demand-exports"] a[href]').count() == 0
+
+
+def test_the_provenance_box_adds_the_labeler_and_generation_columns_to_the_trl_exports(page, live_server, project):
+    # Phase-2 solutions (steps pre-generated): each pass is a trajectory, so each gives a TRL row.
+    Solution.objects.filter(project=project).update(has_pre_generated=True)
+    open_research(page, live_server, project)
+    exports = page.locator('[data-testid="on-demand-exports"]')
+    trl = exports.locator('a[data-format="trl"]')
+    assert "provenance" not in trl.get_attribute("href")
+    exports.get_by_label("include labeler and generation columns").check()
+    assert trl.get_attribute("href").endswith("?format=trl&gzip=1&provenance=1")
+    assert exports.locator('a[data-format="trl-parquet"]').get_attribute("href").endswith("&provenance=1")
+    # PRM800K records name their labeler and generation already (the API refuses the parameter there).
+    assert "provenance" not in exports.locator('a[data-format="prm800k"]').get_attribute("href")
+
+    answer = page.request.get(live_server.url + trl.get_attribute("href"))
+    assert answer.status == 200
+    rows = [json.loads(line) for line in gzip.decompress(answer.body()).decode().splitlines()]
+    assert len(rows) == 2  # the fixture's two passes, each with who labelled it and its generation
+    assert {row["labeler"] for row in rows} == {str(Annotator.objects.get(user__username="ann").uuid)}
+    assert {row["generation"] for row in rows} == {0}
+    page.fill('[data-testid="export-generation"]', "0")  # with the generation filter, both go
+    assert trl.get_attribute("href").endswith("?format=trl&gzip=1&generation=0&provenance=1")
+
+    exports.get_by_label("include labeler and generation columns").uncheck()
+    assert "provenance" not in trl.get_attribute("href")
 
 
 def test_a_failed_snapshot_says_why(page, live_server, project, eager, settings, tmp_path):

@@ -7,6 +7,7 @@
 import { renderMath } from "../math.js";
 import { call } from "./api.js";
 import { el } from "../dom.js";
+import { tellCount } from "./dom.js";
 import { errorText, rating, selected, statusLine, stepNumber, valueSelect, votes } from "./ratings.js";
 import { addressQuery, apiQuery, excerpt, filtersFrom, splitSteps } from "./queue-filters.js";
 
@@ -115,6 +116,7 @@ export async function showDisagreements(box, urls, options) {
       : (narrowed ? "No disagreement matches the filter."
         : { open: "Nothing awaits a ruling.", ruled: "Nothing is ruled yet.", all: "No overlapping passes disagree." }[filters.state || "open"]);
     more.hidden = offset >= page.count;
+    tellCount(box, page.count);
     box.dataset.state = "ready";
   };
   const fail = (error) => {

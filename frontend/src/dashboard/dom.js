@@ -11,6 +11,19 @@ export function svg(tag, attributes = {}, text) {
   return node;
 }
 
+/**
+ * Say how many things a section lists now (the quality page shows it on the section's tab):
+ * a "count" event from ``node`` that bubbles up to the section; null: not known.
+ */
+export function tellCount(node, n) {
+  node.dispatchEvent(new CustomEvent("count", { bubbles: true, detail: n }));
+}
+
+/** A tab's count as it follows its label: " (12)", "" while unknown. */
+export function tabCount(n) {
+  return n === null || n === undefined ? "" : ` (${count(n)})`;
+}
+
 /** A number for people: ``digits`` decimals, "—" for missing. */
 export function fmt(value, digits = 2) {
   if (value === null || value === undefined || Number.isNaN(value)) return "—";

@@ -3,6 +3,7 @@
 import { renderMath } from "../math.js";
 import { call } from "./api.js";
 import { el } from "../dom.js";
+import { tellCount } from "./dom.js";
 import { errorText, rating, statusLine, stepNumber, votes } from "./ratings.js";
 
 const PAGE = 100;
@@ -13,10 +14,18 @@ export async function showProposals(box, urls, options) {
   box.append(message, list);
   // The list is paged: the newest page of pending proposals; deciding them brings the next.
   const pending = await call(`${urls.proposals}?state=pending&limit=${PAGE}`);
+  let waiting = pending.count;
+  tellCount(box, waiting);
   const empty = () => {
     if (!list.querySelector(".q-item")) list.replaceChildren(el("p", "muted", "No proposals wait for a decision."));
   };
-  for (const proposal of pending.results) list.append(item(proposal, urls, options, message, empty));
+  // A decided proposal waits no more: one fewer on the tab.
+  const decided = () => {
+    waiting = Math.max(0, waiting - 1);
+    tellCount(box, waiting);
+    empty();
+  };
+  for (const proposal of pending.results) list.append(item(proposal, urls, options, message, decided));
   if (pending.count > pending.results.length) {
     box.append(el("p", "muted small", `The newest ${pending.results.length} of ${pending.count} pending proposals; `
       + "reload the page after deciding these for the next ones."));

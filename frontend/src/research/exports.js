@@ -5,12 +5,14 @@ import { scroller } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { bytes, button, poll, when } from "./util.js";
 
-// [format, label, gzip]: Parquet is compressed inside, so it is not gzipped again.
+// [format, label, gzip, provenance]: Parquet is compressed inside, so it is not gzipped again;
+// only the TRL formats take the provenance columns (a PRM800K record names its labeler and
+// generation already, and the API refuses ?provenance=1 for it: labeling/api/exports.py).
 const FORMATS = [
-  ["prm800k", "PRM800K JSONL (every pass)", true],
-  ["prm800k-consensus", "PRM800K JSONL (consensus of overlapping passes)", true],
-  ["trl", "TRL stepwise supervision", true],
-  ["trl-parquet", "TRL stepwise supervision as Parquet (datasets.load_dataset)", false],
+  ["prm800k", "PRM800K JSONL (every pass)", true, false],
+  ["prm800k-consensus", "PRM800K JSONL (consensus of overlapping passes)", true, false],
+  ["trl", "TRL stepwise supervision", true, true],
+  ["trl-parquet", "TRL stepwise supervision as Parquet (datasets.load_dataset)", false, true],
 ];
 const RUNNING = new Set(["queued", "running"]);
 
@@ -84,11 +86,15 @@ function retention(data) {
 // One generation number or several separated by commas, as the export API's ?generation= takes.
 const GENERATIONS = /^\s*-?\d+(\s*,\s*-?\d+)*\s*$/;
 
-/** The export's URL for a format, with the generation filter when one is given. */
-export function exportHref(exportUrl, format, gzip, generations = "") {
+/**
+ * The export's URL for a format, with the generation filter when one is given and
+ * ``provenance=1`` (the labeler and generation columns of a TRL format) when asked for.
+ */
+export function exportHref(exportUrl, format, gzip, generations = "", provenance = false) {
   const wanted = generations.split(",").map((g) => g.trim()).filter(Boolean);
   return `${exportUrl}?format=${encodeURIComponent(format)}${gzip ? "&gzip=1" : ""}` +
-    (wanted.length ? `&generation=${wanted.map(encodeURIComponent).join(",")}` : "");
+    (wanted.length ? `&generation=${wanted.map(encodeURIComponent).join(",")}` : "") +
+    (provenance ? "&provenance=1" : "");
 }
 
 function onDemand(urls) {
@@ -104,12 +110,18 @@ function onDemand(urls) {
   const problem = el("span", "section-error");
   problem.setAttribute("role", "alert");
   filter.append(input, problem);
+  // The TRL rows' provenance: who labelled the pass and which generation the solution came from.
+  const withProvenance = el("label", "export-filter");
+  const provenance = el("input");
+  provenance.type = "checkbox";
+  provenance.dataset.testid = "export-provenance";
+  withProvenance.append(provenance, " include labeler and generation columns (TRL formats)");
   const list = el("ul");
   const links = [];
-  for (const [format, label, gzip] of FORMATS) {
+  for (const [format, label, gzip, takesProvenance] of FORMATS) {
     const link = el("a", null, label);
     link.dataset.format = format;
-    links.push([link, format, gzip]);
+    links.push([link, format, gzip, takesProvenance]);
     const li = el("li");
     li.append(link);
     list.append(li);
@@ -119,14 +131,15 @@ function onDemand(urls) {
     const valid = !value || GENERATIONS.test(value);
     problem.textContent = valid ? "" : "Generations: whole numbers separated by commas (e.g. 2,3).";
     input.setAttribute("aria-invalid", String(!valid));
-    for (const [link, format, gzip] of links) {
+    for (const [link, format, gzip, takesProvenance] of links) {
       // A bad filter leaves no link to follow rather than a download of the whole project.
-      if (valid) link.href = exportHref(urls.exportUrl, format, gzip, value);
+      if (valid) link.href = exportHref(urls.exportUrl, format, gzip, value, takesProvenance && provenance.checked);
       else link.removeAttribute("href");
     }
   };
   input.addEventListener("input", update);
+  provenance.addEventListener("change", update);
   update();
-  box.append(filter, list);
+  box.append(filter, withProvenance, list);
   return box;
 }

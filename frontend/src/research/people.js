@@ -1,7 +1,7 @@
 // People vs PRM: the steps where the champion's score and people's consensus disagree most
 // (scoring/people.py), a page at a time, each linked to its solution. Every text goes in as text.
 import { call } from "../dashboard/api.js";
-import { fmt, scroller } from "../dashboard/dom.js";
+import { fmt, scroller, tellCount } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { optionsFromData, renderMath } from "../math.js";
 import { button } from "./util.js";
@@ -33,6 +33,7 @@ async function render(body, url, offset, options) {
       "the champion has not scored are left out.";
   }
   body.append(status);
+  tellCount(body, page.checkpoint === null ? null : page.count);
   if (!page.results.length) return;
   body.append(scroller(table(["disagreement", "PRM P(correct)", "people", "solution", "generation", "step", "text"],
     page.results, (row, tr) => {

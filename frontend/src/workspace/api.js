@@ -60,3 +60,6 @@ export const myStatus = (projectId) => call("GET", `/api/projects/${projectId}/m
 
 /** The caller's counts per project: [{project, submitted_today, ...}] (labeling/api/work.py CountsView). */
 export const myCounts = () => call("GET", "/api/me/counts/");
+
+/** Replace the caller's workspace keys ({action: key}; {} is the defaults): 200 {keys, defaults}, 400 naming the field. */
+export const saveKeys = (keys) => call("PUT", "/api/me/keys/", { keys });

@@ -14,12 +14,14 @@ import * as api from "./api.js";
 import { VisibleClock } from "./clock.js";
 import { askReason } from "./dialogs.js";
 import { DraftQueue, detailOf } from "./drafts.js";
+import { keyMap, keysOf, pageKeys } from "./keys.js";
+import { openKeysForm } from "./keysform.js";
 import * as local from "./local.js";
 import { resultsNews, standingOf } from "./standing.js";
 import * as state from "./task.js";
 import {
-  buildShell, finishedText, listenKeys, offersUndo, showConfirmation, showDay, showFinished, showPanel, showRated,
-  showSaveState, showStanding, showSubmittedCount, showTask, showUndoOffer, showWork, toggleInstructions,
+  buildShell, finishedText, listenKeys, offersUndo, showConfirmation, showDay, showFinished, showKeys, showPanel,
+  showRated, showSaveState, showStanding, showSubmittedCount, showTask, showUndoOffer, showWork, toggleInstructions,
 } from "./view.js";
 import { createWriter } from "./writer.js";
 
@@ -40,6 +42,10 @@ export function start(root) {
   let timerOn = local.timerShown();
   let lastSubmitted = null; // {id, timer}: the pass whose undo is on offer
   let loads = 0; // each load of work (loadNext, an undo) counts: an older one that answers late is dropped
+  // The person's own keys, {action: key} as changed over the defaults (keys.js): written into the
+  // page by the server, changed in the keys dialog.
+  let changedKeys = pageKeys();
+  let keymap = keyMap(changedKeys);
 
   const actions = {
     good: () => rate(state.RATING_VALUES.good),
@@ -61,8 +67,20 @@ export function start(root) {
     },
     leaveWriter,
     undoSubmit,
+    changeKeys: () => openKeysForm(changedKeys, { save: api.saveKeys, onSaved: useKeys }),
   };
-  const ui = buildShell(root, actions);
+  const ui = buildShell(root, actions, keysOf(changedKeys));
+
+  /** Work with ``keys`` (what the server kept of the person's changes) from now on. */
+  function useKeys(keys) {
+    changedKeys = keys;
+    keymap = keyMap(keys);
+    showKeys(ui, keysOf(keys));
+    if (task) {
+      task.keys = keysOf(keys);
+      refresh();
+    }
+  }
   const writer = createWriter({ onSave: saveWritten, onCancel: leaveWriter, onInput: keepWriting });
   // This browser's other tabs: a save or submit here tells a tab on the same assignment that it is behind.
   const tabs = "BroadcastChannel" in window ? new BroadcastChannel("stepmark:workspace") : null;
@@ -162,7 +180,7 @@ export function start(root) {
 
   function begin(assignment) {
     const stored = local.load(assignment.id);
-    const t = state.newTask(assignment, stored, stored.submitKey || local.uuid4());
+    const t = state.newTask(assignment, stored, stored.submitKey || local.uuid4(), keysOf(changedKeys));
     task = t;
     t.clock = new VisibleClock(stored.elapsedMs);
     t.queue = new DraftQueue(assignment.id, stored.unsent, {
@@ -478,7 +496,8 @@ export function start(root) {
   // Keys --------------------------------------------------------------------------------
 
   listenKeys((key) => {
-    if (key === "z" && offersUndo(ui) && !(task && task.editing !== null)) {
+    const undoing = Object.hasOwn(keymap, key) && keymap[key] === "undoSubmit";
+    if (undoing && offersUndo(ui) && !(task && task.editing !== null)) {
       undoSubmit();
       return true;
     }
@@ -488,13 +507,14 @@ export function start(root) {
       if (handler) handler();
       return Boolean(handler);
     }
-    const { action, disarm } = state.workKey(task, key);
+    const { action, disarm } = state.workKey(task, key, keymap);
     if (disarm) {
       task.armed = null;
       refresh();
     }
-    if (action) actions[action]();
-    return Boolean(action);
+    if (!action || action === "undoSubmit") return false; // undoSubmit: only while offered (above)
+    actions[action]();
+    return true;
   });
   window.addEventListener("pagehide", () => task && persist(task));
   document.addEventListener("visibilitychange", () => task && persist(task));

@@ -10,41 +10,32 @@
 // draws the task (view.js) after each transition; node --test (frontend/tests/task.test.js) runs
 // these directly. The server is the judge of the rules; sequence.js only keeps the page from
 // offering what it would refuse.
+import { DEFAULT_KEYS, keyMap, keyName } from "./keys.js";
 import { HUMAN, humanRating, lastRated, latestChoice, ratingsFrom, sequence, stepKey } from "./sequence.js";
 
 /**
- * The work keys and the action each one names (app.js maps names to transitions). Modeless: a
- * key means the same whatever the page showed before it (3 is always −1 on the current step).
+ * The default work keys and the action each one names (app.js maps names to transitions; a
+ * person's own keys are keys.js's ``keyMap`` of what they changed). Modeless: a key means the
+ * same whatever the page showed before it (3 is always −1 on the current step).
  */
-export const WORK_KEYS = {
-  1: "good", "+": "good",
-  2: "neutral", 0: "neutral",
-  3: "bad", "-": "bad",
-  f: "flag",
-  u: "undo", Backspace: "undo",
-  Enter: "submit",
-  g: "giveUp",
-  b: "badProblem",
-  "?": "help", i: "help",
-  w: "write",
-  p: "pickNext",
-  t: "timer",
-};
+export const WORK_KEYS = keyMap();
 
 /** The value each rating action gives. */
 export const RATING_VALUES = { good: 1, neutral: 0, bad: -1 };
 
 /**
  * A task for ``assignment`` with what this browser kept of it (local.load's ``stored``): ratings
- * the server never acknowledged lie over the payload's, as the latest word.
+ * the server never acknowledged lie over the payload's, as the latest word. ``keys``: the
+ * person's keys ({action: [keys]}, keys.js ``keysOf``), which the messages name.
  */
-export function newTask(assignment, stored, submitKey) {
+export function newTask(assignment, stored, submitKey, keys = DEFAULT_KEYS) {
   const ratings = ratingsFrom(assignment);
   for (const [key, rating] of Object.entries(stored.unsent || {})) ratings.set(key, { ...rating });
   const task = {
     assignment,
     ratings,
     submitKey,
+    keys,
     pendingFlag: false,
     busy: false,
     message: "",
@@ -105,6 +96,11 @@ export function ready(task, now = Date.now()) {
   return true;
 }
 
+// The key of ``action`` as the messages name it: the person's own.
+function key(task, action) {
+  return keyName(task.keys, action);
+}
+
 // Rating ------------------------------------------------------------------------------
 
 /** Rate ``item``; the own step keeps its text unless ``text`` is given (null withdraws it). */
@@ -122,11 +118,11 @@ function store(task, item, value, flagged, text = item.text) {
 export function rate(task, value) {
   const current = task.seq.current;
   if (!current) {
-    task.message = "Every step here is rated: Enter submits, u changes the last rating.";
+    task.message = `Every step here is rated: ${key(task, "submit")} submits, ${key(task, "undo")} changes the last rating.`;
     return null;
   }
   if (current.human && !current.text) {
-    task.message = `Every completion at step ${current.position + 1} is −1. Press w to write your own step first.`;
+    task.message = `Every completion at step ${current.position + 1} is −1. Press ${key(task, "write")} to write your own step first.`;
     return null;
   }
   const change = store(task, current, value, task.pendingFlag);
@@ -189,7 +185,8 @@ export function pick(task, position, alternative) {
 export function nextPick(task) {
   const choice = latestChoice(task.seq);
   if (!choice) {
-    task.message = "Nothing to pick: p picks the completion the solution goes on from after a −1, where two or"
+    task.message = `Nothing to pick: ${key(task, "pickNext")} picks the completion`
+      + " the solution goes on from after a −1, where two or"
       + " more are rated 0 or +1.";
     return null;
   }
@@ -240,14 +237,15 @@ export function saveWritten(task, text) {
 // Keys --------------------------------------------------------------------------------
 
 /**
- * What ``key`` does on the work: ``action`` (a WORK_KEYS name, "leaveWriter", or null) and
- * ``disarm``: any key but Enter drops the question a second Enter answers (only the next key may
- * confirm a submit that was asked about).
+ * What ``key`` does on the work with the key map ``keys`` ({key: action}, keys.js ``keyMap``):
+ * ``action`` (an action's name, "leaveWriter", or null) and ``disarm``: any key but submit's drops
+ * the question a second submit answers (only the next key may confirm a submit that was asked about).
  */
-export function workKey(task, key) {
+export function workKey(task, key, keys = WORK_KEYS) {
   // The editor shown after a reload has no focus yet: Esc leaves it as in the editor.
   if (key === "Escape" && task.editing !== null) return { action: "leaveWriter", disarm: false };
-  return { action: WORK_KEYS[key] || null, disarm: key !== "Enter" && Boolean(task.armed) };
+  const action = Object.hasOwn(keys, key) ? keys[key] : null;
+  return { action, disarm: action !== "submit" && Boolean(task.armed) };
 }
 
 // Finishing ---------------------------------------------------------------------------
@@ -261,17 +259,19 @@ export function mayFinish(task, reason) {
   const current = task.seq.current;
   if (!reason) {
     task.message = current
-      ? `Rate step ${current.position + 1} first (or g to give up, b for a bad problem).`
+      ? `Rate step ${current.position + 1} first (or ${key(task, "giveUp")} to give up, ${key(task, "badProblem")}`
+        + " for a bad problem)."
       : "Nothing to submit yet.";
     return false;
   }
   const unwritten = current && current.human && !current.text;
   if (unwritten && !task.armed && reason === task.seq.finish) {
     const unsaved = (task.writing[current.position] || "").trim();
+    const [write, submit] = [key(task, "write"), key(task, "submit")];
     task.armed = unsaved
-      ? `Your own step ${current.position + 1} is not saved: w opens it. Enter again submits without it.`
-      : `Submit as "found an error" at step ${current.position + 1}, without a step of your own? Enter again`
-        + " submits it; w writes your own step.";
+      ? `Your own step ${current.position + 1} is not saved: ${write} opens it. ${submit} again submits without it.`
+      : `Submit as "found an error" at step ${current.position + 1}, without a step of your own? ${submit} again`
+        + ` submits it; ${write} writes your own step.`;
     return false;
   }
   return true;

@@ -9,33 +9,24 @@
 import { el } from "../dom.js";
 import { renderMath, renderOptions } from "../math.js";
 import { renderMathInHtml } from "./instructions.js";
+import { ACTIONS, DEFAULT_KEYS, LABELS, keyLabel, keyName } from "./keys.js";
 import { latestChoice, stepKey } from "./sequence.js";
 
 const RATING_LABEL = { 1: "+1", 0: "0", "-1": "−1" };
 const RATING_CLASS = { 1: "good", 0: "neutral", "-1": "bad" };
 const SAVE_LABELS = { saved: "All changes saved", saving: "Saving…", retrying: "Not saved yet — retrying" };
 
-export const KEYS = [
-  ["1", "+", "+1 good"],
-  ["2", "0", "0 neutral"],
-  ["3", "−", "−1 bad"],
-  ["f", null, "unsure"],
-  ["u", "⌫", "undo"],
-  ["Enter", null, "submit"],
-  ["g", null, "give up"],
-  ["b", null, "bad problem"],
-  ["w", null, "write own step"],
-  ["p", null, "pick continuation"],
-  ["?", "i", "instructions"],
-  ["t", null, "timer"],
-];
-
 function kbd(key) {
   return el("kbd", null, key);
 }
 
-/** Build the empty workspace inside ``root``; returns the parts the app updates. */
-export function buildShell(root, actions) {
+// The person's key of ``action`` (ui.keys, set by showKeys), as the page writes it.
+function actionKbd(ui, action) {
+  return kbd(keyName(ui.keys, action));
+}
+
+/** Build the empty workspace inside ``root`` with the person's ``keys``; returns the parts the app updates. */
+export function buildShell(root, actions, keys = DEFAULT_KEYS) {
   root.replaceChildren();
   const banner = el("div", "ws-banner");
   banner.setAttribute("role", "status");
@@ -80,16 +71,19 @@ export function buildShell(root, actions) {
   const answer = el("span", "ws-answer-value ws-text");
   answerBox.append(answer);
   const progress = el("div", "ws-progress muted");
+  // The keys in use (showKeys writes them), and the way to change them (keysform.js).
   const legend = el("ul", "ws-legend");
-  for (const [key, alt, label] of KEYS) {
+  legend.dataset.testid = "key-legend";
+  for (const [action] of ACTIONS) {
     const item = el("li");
-    item.dataset.key = key;
-    item.append(kbd(key));
-    if (alt) item.append(" ", kbd(alt));
-    item.append(" " + label);
+    item.dataset.action = action;
     legend.append(item);
   }
-  task.append(title, day, problemHead, problem, answerBox, progress, legend);
+  const changeKeys = el("button", "ws-button secondary ws-change-keys", "change keys");
+  changeKeys.type = "button";
+  changeKeys.dataset.testid = "change-keys";
+  changeKeys.addEventListener("click", () => actions.changeKeys && actions.changeKeys());
+  task.append(title, day, problemHead, problem, answerBox, progress, legend, changeKeys);
 
   const stepsPane = el("section", "ws-steps");
   stepsPane.setAttribute("aria-label", "Solution steps");
@@ -120,7 +114,8 @@ export function buildShell(root, actions) {
     const b = el("button", "ws-button " + (className || "secondary"));
     b.type = "button";
     b.dataset.action = name;
-    b.append(kbd(key), " " + label);
+    b.kbd = kbd(key);
+    b.append(b.kbd, " " + label);
     b.addEventListener("click", () => actions[name]());
     buttons.append(b);
     return b;
@@ -161,10 +156,31 @@ export function buildShell(root, actions) {
   const ui = {
     root, banner, standing, confirm, undoOffer, body, bar, panel, title, fresh, done, timer, problem, answer, progress, legend,
     stepsPane, steps, hint, side, sideTitle, sideBody, helpButton, saveState, rateButtons, flagButton, submitButton,
-    writeButton, actions, cards: new Map(),
+    writeButton, buttons, actions, cards: new Map(),
   };
+  showKeys(ui, keys);
   new ResizeObserver(() => barHeight(ui)).observe(bar);
   return ui;
+}
+
+/**
+ * Write the person's keys ({action: [keys]}, keys.js ``keysOf``) on the legend, the buttons and
+ * the undo offer; the hint names them from ``ui.keys`` when it is drawn next.
+ */
+export function showKeys(ui, keys) {
+  ui.keys = keys;
+  for (const item of ui.legend.children) {
+    const action = item.dataset.action;
+    const bound = keys[action] || [];
+    item.dataset.key = bound[0] || "";
+    const parts = [];
+    for (const key of bound) parts.push(kbd(keyLabel(key)), " ");
+    item.replaceChildren(...parts, LABELS[action]);
+  }
+  for (const b of ui.buttons.querySelectorAll("button[data-action]")) {
+    if (b.kbd && keys[b.dataset.action]) b.kbd.textContent = keyName(keys, b.dataset.action);
+  }
+  ui.undoOffer.textContent = `undo (${keyName(keys, "undoSubmit")})`;
 }
 
 // The sticky bar's height, for the steps' scroll margin (a step is never shown under it). Set
@@ -270,7 +286,7 @@ export function showTask(ui, assignment, rated) {
   ui.renderOptions = renderOptions(assignment.project);
   const writes = Boolean(assignment.project.allow_human_steps);
   ui.writeButton.hidden = !writes;
-  ui.legend.querySelector('[data-key="w"]').hidden = !writes;
+  ui.legend.querySelector('[data-action="write"]').hidden = !writes;
   renderMath(ui.problem, assignment.problem.problem, ui.renderOptions);
   const guess = assignment.problem.ground_truth_answer;
   if (guess === null || guess === undefined || guess === "") {
@@ -465,19 +481,21 @@ function showHint(ui, seq, assignment, message, editing = null, armed = null) {
     parts.push(`Write your own step ${current.position + 1}: `, kbd("Ctrl"), "+", kbd("Enter"), " saves it (",
       kbd("Enter"), " is a new line), ", kbd("Esc"), " leaves it for later.");
   } else if (writing) {
-    parts.push(`Every completion at step ${current.position + 1} is −1. Press `, kbd("w"),
-      " to write your own step; to submit \"found an error\" without one, press ", kbd("Enter"), " twice.");
+    parts.push(`Every completion at step ${current.position + 1} is −1. Press `, actionKbd(ui, "write"),
+      " to write your own step; to submit \"found an error\" without one, press ", actionKbd(ui, "submit"), " twice.");
   } else if (current && current.human) {
-    parts.push(`Rate your own step ${current.position + 1}: `, kbd("1"), " +1 ", kbd("2"), " 0 ", kbd("3"),
-      " −1 · ", kbd("w"), " edits it · ", kbd("u"), " takes it back");
+    parts.push(`Rate your own step ${current.position + 1}: `, actionKbd(ui, "good"), " +1 ", actionKbd(ui, "neutral"),
+      " 0 ", actionKbd(ui, "bad"), " −1 · ", actionKbd(ui, "write"), " edits it · ", actionKbd(ui, "undo"),
+      " takes it back");
   } else if (current) {
     const { position, alternative } = seq.current;
     const what = alternative ? `alternative ${alternative} at step ${position + 1}` : `step ${position + 1}`;
-    parts.push(`Rate ${what}: `, kbd("1"), " +1 ", kbd("2"), " 0 ", kbd("3"), " −1");
+    parts.push(`Rate ${what}: `, actionKbd(ui, "good"), " +1 ", actionKbd(ui, "neutral"), " 0 ", actionKbd(ui, "bad"),
+      " −1");
   } else if (seq.finish === "found_error") {
-    parts.push("Found an error. Press ", kbd("Enter"), " to submit.");
+    parts.push("Found an error. Press ", actionKbd(ui, "submit"), " to submit.");
   } else if (seq.finish === "solution") {
-    parts.push("Every step is rated. Press ", kbd("Enter"), " to submit.");
+    parts.push("Every step is rated. Press ", actionKbd(ui, "submit"), " to submit.");
   }
   // Where the solution goes on from after a -1 is a choice of its own: shown, and changed only by p.
   const choice = editing === null ? latestChoice(seq) : null;
@@ -485,7 +503,8 @@ function showHint(ui, seq, assignment, message, editing = null, armed = null) {
     const line = el("span", "ws-choice");
     line.dataset.testid = "continuation";
     const next = choice.options[(choice.options.indexOf(choice.going) + 1) % choice.options.length];
-    line.append(`Step ${choice.position + 1} goes on from alternative ${choice.going.alternative} · `, kbd("p"),
+    line.append(`Step ${choice.position + 1} goes on from alternative ${choice.going.alternative} · `,
+      actionKbd(ui, "pickNext"),
       ` switches to alternative ${next.alternative}`);
     parts.push(line);
   }

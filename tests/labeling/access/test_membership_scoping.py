@@ -56,7 +56,7 @@ NAMED_FILES = {"api:project-snapshot-download", "api:project-diagram"}
 OWN_ROWS = {"api:assignment-detail", "api:assignment-draft", "api:assignment-submit", "api:assignment-unsubmit"}
 # Routes without a project in them: each caller's own rows or lists filtered to their projects.
 UNSCOPED = {"openapi-schema", "api-docs", "api:auth-token", "api:me", "api:me-tokens", "api:me-token",
-            "api:me-logout-everywhere", "api:me-assignments", "api:me-counts", "api:project-list",
+            "api:me-logout-everywhere", "api:me-assignments", "api:me-counts", "api:me-keys", "api:project-list",
             "api:problem-list", "api:solution-list", "home", "account-tokens", "api:import-formats",
             "favicon"}  # the site's icon, the same for anyone (signed in or not)
 # A method that needs another role than the route's others: (route, method) -> its roles.
