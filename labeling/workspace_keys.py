@@ -24,6 +24,7 @@ DEFAULTS = {
     "help": ["?", "i"],
     "timer": ["t"],
     "undoSubmit": ["z"],
+    "accept": ["a"],
 }
 
 # Keys the page needs for itself: Tab moves the focus (a keyboard user's only way between the

@@ -277,3 +277,35 @@ test("no key acts while a submit is on its way", () => {
   assert.equal(state.ready(task, 9), false);
   assert.equal(state.ready(null), false);
 });
+
+// Machine pre-labels (labeling/work/prelabels.py): shown per the project's mode; a accepts one in verify mode.
+function withPrelabels(mode, prelabels) {
+  const payload = { ...assignment({ steps: 3 }), prelabel_mode: mode, prelabels };
+  return state.newTask(payload, NOTHING_STORED, "key-1");
+}
+
+test("in verify mode the accept key rates the current step with its pre-label, and never guesses", () => {
+  const task = withPrelabels("verify", [{ position: 0, alternative: 0, value: 1, reason: "" },
+    { position: 2, alternative: 0, value: -1, reason: "" }]);
+  assert.equal(state.WORK_KEYS.a, "accept");
+  const change = apply(task, state.accept);
+  assert.deepEqual(change.rating, { position: 0, alternative: 0, value: 1, flagged: false });
+  assert.equal(apply(task, state.accept), null); // step 2 has no pre-label: rated by hand only
+  assert.match(task.message, /Step 2 has no pre-label/);
+  assert.equal(task.ratings.size, 1);
+  apply(task, state.rate, 0);
+  assert.equal(apply(task, state.accept).rating.value, -1); // step 3's pre-label, as shown
+});
+
+test("suggestions and hidden pre-labels are never accepted by a key", () => {
+  for (const mode of ["suggest", "hidden"]) {
+    const task = withPrelabels(mode, [{ position: 0, alternative: 0, value: 1, reason: "ok" }]);
+    assert.equal(apply(task, state.accept), null);
+    assert.match(task.message, /rate the step yourself/);
+    assert.equal(task.ratings.size, 0);
+  }
+  const hidden = withPrelabels("hidden", [{ position: 0, alternative: 0, value: 1, reason: "" }]);
+  assert.equal(state.prelabelOf(hidden.assignment, hidden.seq.current), null);
+  const shown = withPrelabels("suggest", [{ position: 0, alternative: 0, value: 1, reason: "" }]);
+  assert.equal(state.prelabelOf(shown.assignment, shown.seq.current).value, 1);
+});

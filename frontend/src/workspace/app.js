@@ -52,6 +52,7 @@ export function start(root) {
     neutral: () => rate(state.RATING_VALUES.neutral),
     bad: () => rate(state.RATING_VALUES.bad),
     flag: () => act(state.flag),
+    accept: () => act(state.accept),
     undo,
     submit: () => task && finish(task.seq.finish, ""),
     giveUp: () => askAndFinish("give_up", "Why do you give up on this solution?"),

@@ -22,6 +22,7 @@ export const ACTIONS = [
   ["help", ["?", "i"], "instructions"],
   ["timer", ["t"], "timer"],
   ["undoSubmit", ["z"], "undo a submit"],
+  ["accept", ["a"], "accept the pre-label"],
 ];
 
 /** {action: [default keys]}. */

@@ -130,6 +130,35 @@ export function rate(task, value) {
   return change;
 }
 
+/**
+ * The pre-label shown on ``item`` (the payload's ``prelabels``, labeling/work/prelabels.py), or null:
+ * none where the project hides them.
+ */
+export function prelabelOf(assignment, item) {
+  if (!item || assignment.prelabel_mode === "hidden") return null;
+  return (assignment.prelabels || []).find((p) => p.position === item.position && p.alternative === item.alternative) || null;
+}
+
+/**
+ * a (verify mode): rate the current step with its pre-label's value, as the annotator's own
+ * rating. Only where the project asks to verify pre-labels, and only a step that has one: the key
+ * never guesses, and in suggestion mode the annotator rates every step themselves.
+ */
+export function accept(task) {
+  const current = task.seq.current;
+  if (task.assignment.prelabel_mode !== "verify") {
+    task.message = "This project does not ask you to verify pre-labels: rate the step yourself.";
+    return null;
+  }
+  if (!current) return rate(task, null); // every step is rated: rate says what the keys do now
+  const shown = prelabelOf(task.assignment, current);
+  if (!shown) {
+    task.message = `Step ${current.position + 1} has no pre-label: rate it yourself.`;
+    return null;
+  }
+  return rate(task, shown.value);
+}
+
 /** f: mark the next rating "unsure" (again: not); with every step rated, toggle the last rating's mark. */
 export function flag(task) {
   if (task.seq.current) {

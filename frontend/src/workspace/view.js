@@ -11,6 +11,7 @@ import { renderMath, renderOptions } from "../math.js";
 import { renderMathInHtml } from "./instructions.js";
 import { ACTIONS, DEFAULT_KEYS, LABELS, keyLabel, keyName } from "./keys.js";
 import { latestChoice, stepKey } from "./sequence.js";
+import { prelabelOf } from "./task.js";
 
 const RATING_LABEL = { 1: "+1", 0: "0", "-1": "−1" };
 const RATING_CLASS = { 1: "good", 0: "neutral", "-1": "bad" };
@@ -284,9 +285,12 @@ export function showTask(ui, assignment, rated) {
   hidePanel(ui);
   ui.title.textContent = assignment.project.name;
   ui.renderOptions = renderOptions(assignment.project);
+  // The pre-labels this pass shows (none where the project hides them), with how it asks for them.
+  ui.prelabels = { mode: assignment.prelabel_mode || "hidden", find: (item) => prelabelOf(assignment, item) };
   const writes = Boolean(assignment.project.allow_human_steps);
   ui.writeButton.hidden = !writes;
   ui.legend.querySelector('[data-action="write"]').hidden = !writes;
+  ui.legend.querySelector('[data-action="accept"]').hidden = ui.prelabels.mode !== "verify";
   renderMath(ui.problem, assignment.problem.problem, ui.renderOptions);
   const guess = assignment.problem.ground_truth_answer;
   if (guess === null || guess === undefined || guess === "") {
@@ -320,7 +324,7 @@ function showSteps(ui, seq, ratings, pendingFlag, editing = null, writer = null)
     const key = stepKey(item.position, item.alternative);
     let card = ui.cards.get(key);
     if (!card) {
-      card = stepCard(item, ui.renderOptions, ui.actions);
+      card = stepCard(item, ui.renderOptions, ui.actions, ui.prelabels);
       ui.cards.set(key, card);
     }
     if (item.human) showOwnStep(card, item, editing === item.position ? writer : null, ui.renderOptions);
@@ -430,7 +434,7 @@ function alternativesHeading(ui, position) {
   return ui.cards.get(key);
 }
 
-function stepCard(item, options, actions) {
+function stepCard(item, options, actions, prelabels) {
   const card = el("article", "ws-step" + (item.alternative ? " alternative" : "") + (item.human ? " own" : ""));
   card.dataset.position = item.position;
   card.dataset.alternative = item.alternative;
@@ -449,6 +453,8 @@ function stepCard(item, options, actions) {
   const text = el("div", "ws-step-text ws-text");
   if (!item.human) renderMath(text, item.text, options);
   card.append(head, text);
+  const shown = prelabels && prelabels.find(item);
+  if (shown) card.append(prelabelLine(shown, prelabels.mode));
   // The parts showCard writes to, found once.
   Object.assign(card, { flag, continues, badge, pick: null });
   if (!item.human && item.alternative > 0) {
@@ -463,6 +469,17 @@ function stepCard(item, options, actions) {
     card.pick = pick;
   }
   return card;
+}
+
+// A machine pre-label under the step's text: its value and reason as text; in verify mode it asks
+// for a confirmation (the accept key) or a correction (any rating key).
+function prelabelLine(shown, mode) {
+  const line = el("p", `ws-prelabel ${RATING_CLASS[shown.value] || ""}`);
+  line.dataset.value = String(shown.value);
+  line.append(el("span", "ws-prelabel-tag", mode === "verify" ? "pre-label to check" : "suggestion"), " ",
+    el("strong", null, RATING_LABEL[shown.value] ?? String(shown.value)));
+  if (shown.reason) line.append(" · ", el("span", "ws-prelabel-reason", shown.reason));
+  return line;
 }
 
 /**
@@ -492,6 +509,9 @@ function showHint(ui, seq, assignment, message, editing = null, armed = null) {
     const what = alternative ? `alternative ${alternative} at step ${position + 1}` : `step ${position + 1}`;
     parts.push(`Rate ${what}: `, actionKbd(ui, "good"), " +1 ", actionKbd(ui, "neutral"), " 0 ", actionKbd(ui, "bad"),
       " −1");
+    if (ui.prelabels && ui.prelabels.mode === "verify" && ui.prelabels.find(current)) {
+      parts.push(" · ", actionKbd(ui, "accept"), " accepts the pre-label if you checked it is right");
+    }
   } else if (seq.finish === "found_error") {
     parts.push("Found an error. Press ", actionKbd(ui, "submit"), " to submit.");
   } else if (seq.finish === "solution") {
