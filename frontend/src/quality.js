@@ -13,6 +13,8 @@ import { showDisagreements } from "./dashboard/adjudication.js";
 import { showProposals } from "./dashboard/proposals.js";
 import { showPeopleVsPrm } from "./research/people.js";
 import { settingsSection, showSettings } from "./dashboard/settings.js";
+import { showPrelabelSettings } from "./dashboard/prelabels.js";
+import { showSources } from "./research/sources.js";
 
 const root = document.getElementById("quality");
 if (root) {
@@ -30,6 +32,9 @@ if (root) {
   disagreements.append(el("p", "muted small",
     "Solutions whose passes gave a step different ratings. Your ruling replaces the majority in the consensus."));
   const versus = section("People vs PRM", "people-vs-prm");
+  // Labels from more than people: how the sources agree, and what annotators see of them.
+  const sources = section("Label sources", "label-sources");
+  const prelabelForm = el("div");
   const settings = settingsSection();
   // Tabs (the ARIA pattern: arrow keys, Home and End move between them; Tab goes into the panel):
   // one section at a time keeps the page short on a phone, and each tab is an address (#settings)
@@ -38,7 +43,7 @@ if (root) {
   tabs.setAttribute("role", "tablist");
   tabs.setAttribute("aria-label", "Sections of this page");
   const panels = [[proposals, "Gold proposals"], [disagreements, "Disagreements"], [versus, "People vs PRM"],
-    [settings, "Settings"]].map(([box, label]) => {
+    [sources, "Label sources"], [settings, "Settings"]].map(([box, label]) => {
     box.id = box.dataset.testid;
     const tab = el("button", "q-tab", label);
     tab.type = "button";
@@ -81,12 +86,16 @@ if (root) {
   // A link to #settings (or the back button to one) opens that tab.
   window.addEventListener("hashchange", () => show(location.hash.slice(1), { remember: false }));
   show(location.hash.slice(1), { remember: false });
-  root.append(tabs, proposals, disagreements, versus, settings);
+  root.append(tabs, proposals, disagreements, versus, sources, settings);
   const fail = (box) => (error) => box.append(el("p", "errors", `Could not load: ${error.message}`));
   Promise.all([
     showProposals(proposals, urls, options).catch(fail(proposals)),
     showDisagreements(disagreements, urls, options).catch(fail(disagreements)),
     showPeopleVsPrm(versus, data).catch(fail(versus)),
+    showSources(sources, data).then(() => {
+      sources.append(prelabelForm);
+      return showPrelabelSettings(prelabelForm, data.prelabelSettingsUrl, data.sourceAgreementUrl);
+    }).catch(fail(sources)),
     showSettings(settings, data.settingsUrl).catch(fail(settings)),
   ]).then(() => { root.dataset.state = "ready"; });
 }

@@ -413,3 +413,36 @@ def test_the_disagreements_filter_by_annotator_generation_and_step_and_stay_shor
     page.wait_for_function("() => document.querySelectorAll('#disagreements details.q-item').length === 12")
     assert page.locator("#tab-disagreements").inner_text() == "Disagreements (12)"
     assert "step=" not in page.url and "annotator=" not in page.url
+
+
+def test_a_lead_compares_label_sources_and_sets_what_annotators_see_of_them(page, live_server, lead_project):
+    from labeling.models import LabelSource
+    from tests.factories import machine_labels
+
+    project = lead_project
+    solution = make_solution(project, STEPS, **PROBLEM)
+    for name in ("ann", "bob"):
+        rated_pass(solution, make_annotator(name), [1, 1, -1])
+    judge = machine_labels(solution, [1, 1, 1, 1], kind=LabelSource.JUDGE, name="judge v1")
+    log_in(page, live_server, "lead")
+    quality_page(page, live_server, project, "label-sources")
+    box = page.locator('[data-testid="label-sources"]')
+    assert box.locator('[data-testid="source-pairs-table"] tbody tr').nth(0).locator("td").all_inner_texts()[1:3] == [
+        "3", "67%"]
+    href = box.locator('[data-testid="agreed-export-trl"]').get_attribute("href")
+    assert href == f"/api/projects/{project.pk}/export/?format=trl&agree=people%2Csource%3A{judge.pk}"
+    page.select_option("#prelabel-prelabel_mode", "verify")
+    page.select_option("#prelabel-prelabel_source", str(judge.pk))
+    page.fill("#prelabel-trap_rate", "2")
+    form = page.locator('[data-testid="prelabel-form"]')
+    form.locator('button[type="submit"]').click()
+    page.locator('[data-testid="prelabel-error-trap_rate"]').wait_for(state="visible")
+    project.refresh_from_db()
+    assert project.prelabel_mode == "hidden"  # nothing saved
+    page.fill("#prelabel-trap_rate", "0.1")
+    form.locator('button[type="submit"]').click()
+    page.wait_for_function("() => document.querySelector('[data-testid=prelabel-message]').textContent.startsWith('Saved')")
+    project.refresh_from_db()
+    assert (project.prelabel_mode, project.prelabel_source_id, project.trap_rate) == ("verify", judge.pk, 0.1)
+    box.scroll_into_view_if_needed()
+    screenshot(page, "quality-label-sources")

@@ -11,7 +11,7 @@ import { button } from "./util.js";
 const VALUE = { "-1": "−1", 0: "0", 1: "+1" };
 
 /** The section's body. ``data``: the page's dataset, with ``sourceAgreementUrl``,
- * ``sourceDisagreementsUrl`` and, where the viewer may export, ``exportUrl``. */
+ * ``sourceDisagreementsUrl`` and, where the viewer may export, ``agreedExportUrl`` or ``exportUrl``. */
 export async function showSources(box, data) {
   box.append(el("p", "muted", "Where step labels come from besides people (PRM, LLM judge, Monte Carlo " +
     "rollouts, imported files), and how often two sources give a step the same training label (0 counts as " +
@@ -64,12 +64,14 @@ function provenance(source) {
 function actions(pair, detail, data, generation) {
   const cell = el("span", "row-actions");
   cell.append(button("Disagreements", "source-disagreements", () => disagreements(detail, pair, data, generation)));
-  if (data.exportUrl && pair.shared) {
+  // The quality page's exportUrl carries a format of its own: it names the plain route apart.
+  const exportUrl = data.agreedExportUrl || data.exportUrl;
+  if (exportUrl && pair.shared) {
     const agree = `${pair.a.selector},${pair.b.selector}`;
     const gen = generation === "" ? "" : `&generation=${encodeURIComponent(generation)}`;
     for (const [label, format] of [["TRL", "trl"], ["Parquet", "trl-parquet"]]) {
       const a = el("a", null, `${label} of agreed steps`);
-      a.href = `${data.exportUrl}?format=${format}&agree=${encodeURIComponent(agree)}${gen}`;
+      a.href = `${exportUrl}?format=${format}&agree=${encodeURIComponent(agree)}${gen}`;
       a.dataset.testid = `agreed-export-${format}`;
       cell.append(" ", a);
     }
