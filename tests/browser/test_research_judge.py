@@ -2,7 +2,8 @@
 gets the server's message beside its field, nothing stored), judges a generation against a real
 OpenAI-compatible server on 127.0.0.1 (tests/openai_server.py) and reads the run's counts; the key
 itself never reaches the page, only its variable's name. The run's Celery task runs eagerly inside
-the live server (the POST's request runs it); the section fits a phone and stays axe-clean.
+the live server (the POST's request runs it). An open run is polled until it ends, a second is refused
+while it is open (409), and the section fits a phone and stays axe-clean.
 """
 import pytest
 
@@ -120,7 +121,8 @@ def test_a_researcher_sets_up_the_judge_and_judges_a_generation(page, live_serve
     assert page.input_value("#judge-base_url") == server.url
 
 
-def test_the_judge_section_fits_a_phone_and_is_axe_clean(browser, live_server, project):
+def test_open_runs_are_polled_a_second_is_refused_and_the_section_fits_a_phone(browser, live_server, project):
+    JudgeSettings.objects.create(project=project, base_url="http://127.0.0.1:9/v1", model="judge-model")
     run = JudgeRun.objects.create(project=project, state=JudgeRun.RUNNING, generation=0, progress={
         "done": 1, "total": 2, "requests": 1, "budget": 1000, "fraction": 0.5, "rate": 0.4, "eta_s": 3})
     JudgeRun.objects.create(project=project, state=JudgeRun.FAILED, generation=1, error="AuthenticationError: "
@@ -137,6 +139,14 @@ def test_the_judge_section_fits_a_phone_and_is_axe_clean(browser, live_server, p
         progress = section.locator(f'tr[data-run="{run.pk}"] [data-testid="judge-progress"]')
         assert progress.inner_text() == "1 / 2 solutions at 0.4/s, about 3 s left; 1 of a budget of 1,000 requests"
         assert "401 invalid api key" in section.locator('[data-testid="judge-error"]').inner_text()
+        # One run at a time: the 409 names the open run.
+        page.fill('[data-testid="judge-generation"]', "0")
+        page.click('[data-testid="judge-start"]')
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=judge-start-message]').textContent.includes('still')")
+        assert page.locator('[data-testid="judge-start-message"]').inner_text() == \
+            f"Run {run.pk} is still running: one judge run at a time."
+        assert JudgeRun.objects.count() == 2
         # The open run is polled: once it ends, the list shows its counts without a reload.
         JudgeRun.objects.filter(pk=run.pk).update(state=JudgeRun.DONE, result={
             "solutions": 2, "already_labelled": 0, "judged": 2, "over_budget": 0, "stopped": 0, "labelled": 5,
