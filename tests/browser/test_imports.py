@@ -245,3 +245,57 @@ def test_the_import_form_has_no_serious_accessibility_violations(axe_context, li
     open_research(page, live_server, project)
     page.locator('[data-testid="import-form"]').wait_for()
     assert [v for v in axe_violations(page) if any("import" in str(t) for t in v[2])] == []
+
+
+def test_a_researcher_previews_and_imports_math_shepherd_rollout_labels(page, live_server, project, eager, tmp_path):
+    from labeling.models import LabelSource, StepLabel
+
+    upload = tmp_path / "shepherd.jsonl"
+    lines = [
+        ("What is $2 + 3$?", ["Step 1: $2 + 3 = 5$.", "Step 2: The answer is: 5"], "++"),
+        ("What is $4 \\times 2$?", ["Step 1: $4 \\times 2 = 6$.", "Step 2: The answer is: 6"], "--"),
+    ]
+    with upload.open("w", encoding="utf-8") as f:
+        for problem, steps, marks in lines:
+            written = problem + " " + "".join(f"{step} ки\n" for step in steps)
+            marked = problem + " " + "".join(f"{step} {mark}\n" for step, mark in zip(steps, marks))
+            f.write(json.dumps({"input": written, "label": marked, "task": "GSM8K"}, ensure_ascii=False) + "\n")
+    open_research(page, live_server, project)
+    page.select_option('[data-testid="import-format"]', "math-shepherd")
+    form = page.locator('[data-testid="import-form"]')
+    assert page.input_value('[data-testid="import-tag"]') == "ки"
+    assert page.locator('[data-testid="import-label_source"]').is_visible()
+    assert not page.locator('[data-testid="import-split"]').is_visible()
+    assert "never as people's ratings" in form.locator("p.muted").inner_text()
+    page.set_input_files('[data-testid="import-file"]', str(upload))
+    page.fill('[data-testid="import-label_source"]', "shepherd-gsm8k")
+
+    page.click('[data-testid="import-preview"]')
+    records = page.locator(".import-record")
+    records.first.wait_for()
+    assert records.count() == 2
+    assert "rollout label (not a person's rating)" in page.locator(".import-preview h3").inner_text()
+    labels = page.locator('[data-testid="import-step-label"]')
+    assert labels.all_inner_texts() == ["+1", "+1", "−1", "−1"]
+    assert "Step 2: The answer is: 5" in records.first.locator(".import-steps li").nth(1).inner_text()
+    assert not Solution.objects.exists()  # a preview stores nothing
+    page.locator(".import-preview").scroll_into_view_if_needed()
+    screenshot(page, "research-import-math-shepherd-preview")
+
+    page.click('[data-testid="import-start"]')
+    page.wait_for_selector('[data-testid="import-job"][data-state="done"]')
+    assert "2 records read, 4 labels added" in page.locator('[data-testid="import-job"]').inner_text()
+    source = LabelSource.objects.get(project=project)
+    assert (source.kind, source.name) == (LabelSource.ROLLOUTS, "shepherd-gsm8k")
+    assert sorted(StepLabel.objects.filter(source=source).values_list("value", flat=True)) == [-1, -1, 1, 1]
+
+    # mc-rollouts: the preview shows each step's rollout counts; a step without an estimate has no label.
+    rollouts = tmp_path / "rollouts.jsonl"
+    rollouts.write_text(json.dumps({"problem": "What is $1 + 1$?", "steps": ["$1 + 1 = 2$.", "The answer is 2."],
+                                    "rollouts": [{"successes": 3, "total": 4}, None]}) + "\n")
+    page.select_option('[data-testid="import-format"]', "mc-rollouts")
+    assert not page.locator('[data-testid="import-tag"]').is_visible()
+    page.set_input_files('[data-testid="import-file"]', str(rollouts))
+    page.click('[data-testid="import-preview"]')
+    page.locator(".import-record").first.wait_for()
+    assert labels.all_inner_texts() == ["+1 · 3/4 rollouts", "no label"]

@@ -5,10 +5,12 @@
 // (solutions, problems or records), and on failure the error naming file, line and field; the
 // preview grades each final answer against the ground truth it would get. Below, the project's
 // history of imports, newest first and paged: what each stored or why it failed, who and when.
+// The step-label formats (math-shepherd, mc-rollouts: rollout labels, not people's ratings) take
+// the step tag and the label source's name, and their preview shows each step's imported label.
 // Text from the file is rendered by math.js.
 import "./imports.css";
 import { call } from "../dashboard/api.js";
-import { count, duration } from "../dashboard/dom.js";
+import { count, duration, fmt } from "../dashboard/dom.js";
 import { el, table } from "../dom.js";
 import { optionsFromData, renderMath } from "../math.js";
 import { button, bytes, poll, rows, when } from "./util.js";
@@ -18,6 +20,7 @@ const OPEN = new Set(["queued", "running"]);
 const PREVIEW_HEAD = 4 * 1024 * 1024;
 const WHOLE_FILE_FORMATS = new Set(["hf-parquet", "vllm"]); // Parquet's index is at the end; a JSON array is read whole
 const HISTORY_PAGE = 10;
+const DEFAULT_TAG = "ки"; // Math-Shepherd's step tag (labeling/imports/step_labels.py)
 
 export async function showImports(box, urls) {
   const catalogue = await call(urls.importFormatsUrl);
@@ -163,12 +166,17 @@ function importForm(catalogue, onChange) {
   const generator = field("import-generator", "Model name", el("input"));
   const requests = field("import-requests", "Batch input file", el("input"));
   requests.input.type = "file";
+  // Step-label formats (labeling/imports/step_labels.py): Math-Shepherd's step tag, the source's name.
+  const tag = field("import-tag", "Step tag", el("input"));
+  tag.input.value = DEFAULT_TAG;
+  const source = field("import-label_source", "Label source name", el("input"));
   const note = el("p", "muted small");
   const problem = el("p", "failed small");
   problem.dataset.testid = "import-form-error";
-  node.append(format.box, file.box, split.box, pattern.box, generator.box, requests.box, note, problem);
+  node.append(format.box, file.box, split.box, pattern.box, generator.box, tag.box, source.box, requests.box, note, problem);
 
-  const optionFields = [["split", split], ["pattern", pattern], ["generator", generator], ["requests", requests]];
+  const optionFields = [["split", split], ["pattern", pattern], ["generator", generator], ["tag", tag],
+    ["label_source", source], ["requests", requests]];
   // What the chosen format requires ({option: why}, from the server): a vLLM file names no model.
   const required = () => formats.get(format.input.value)?.required ?? {};
   const update = () => {
@@ -178,9 +186,16 @@ function importForm(catalogue, onChange) {
     pattern.box.hidden = !takes.has("pattern") || split.input.value !== "regex";
     generator.box.hidden = !takes.has("generator");
     requests.box.hidden = !takes.has("requests");
+    tag.box.hidden = !takes.has("tag");
+    source.box.hidden = !takes.has("label_source");
+    source.input.placeholder = `default: ${format.input.value}: <file name>`;
     for (const [key, part] of optionFields) part.input.required = key in required();
     generator.input.placeholder = "generator" in required() ? "required: the file does not name it" : "from the file";
-    note.textContent = chosen?.preview
+    note.textContent = takes.has("label_source")
+      ? "Machine step labels from Monte Carlo rollouts (Math-Shepherd's + and − per step, or rollout counts): " +
+        "each solution is stored with one label per step under a label source of its own, never as people's " +
+        "ratings; preview the first records and their labels before importing."
+      : chosen?.preview
       ? "Whole model outputs: each completion is cut into steps as chosen; preview the first records before importing."
       : "Steps come from the file itself (docs/formats.md); there is nothing to split, so no preview.";
     onChange(Boolean(chosen?.preview));
@@ -209,7 +224,8 @@ function importForm(catalogue, onChange) {
     const head = forPreview && !WHOLE_FILE_FORMATS.has(name) && chosen.size > PREVIEW_HEAD;
     data.append("file", head ? chosen.slice(0, PREVIEW_HEAD) : chosen, chosen.name);
     data.append("format", name);
-    for (const [key, part] of [["split", split], ["pattern", pattern], ["generator", generator]]) {
+    for (const [key, part] of [["split", split], ["pattern", pattern], ["generator", generator], ["tag", tag],
+      ["label_source", source]]) {
       if (!part.box.hidden && part.input.value) data.append(key, part.input.value);
     }
     if (!requests.box.hidden && requests.input.files[0]) data.append("requests", requests.input.files[0]);
@@ -243,7 +259,9 @@ function select(id, label, values, labels = {}) {
 /** The preview's records: the problem, then each completion's steps in order and its final answer. */
 function previewOf(answer, render) {
   if (!answer.records.length) return [el("p", "muted", "No records in the first lines of the file.")];
-  const heading = el("h3", null, `The first ${answer.records.length} records of ${answer.file}, as they will be split`);
+  const labelled = answer.records.some((record) => record.solutions.some((s) => Array.isArray(s.labels)));
+  const heading = el("h3", null, `The first ${answer.records.length} records of ${answer.file}, ` +
+    (labelled ? "with each step's imported rollout label (not a person's rating)" : "as they will be split"));
   return [heading, ...answer.records.map((record) => {
     const item = el("article", "import-record");
     item.dataset.line = String(record.line);
@@ -252,7 +270,12 @@ function previewOf(answer, render) {
     item.append(problem);
     for (const solution of record.solutions) {
       const steps = el("ol", "import-steps");
-      for (const step of solution.steps) steps.append(renderMath(el("li"), step, render));
+      solution.steps.forEach((step, i) => {
+        const li = el("li");
+        if (Array.isArray(solution.labels)) li.append(labelTag(solution.labels[i]), " ");
+        li.append(renderMath(el("span"), step, render));
+        steps.append(li);
+      });
       const answerLine = el("p", "small import-answer");
       answerLine.append(el("span", "muted", `${solution.steps.length} steps · final answer: `),
         solution.final_answer === null ? el("span", "muted", "none found") : renderMath(el("span"), solution.final_answer, render),
@@ -261,6 +284,22 @@ function previewOf(answer, render) {
     }
     return item;
   })];
+}
+
+/** A step's imported label: +1 or −1, with its rollouts' success rate and counts when the file gives them. */
+function labelTag(label) {
+  if (!label) {
+    const none = el("span", "tag step-label step-label-none", "no label");
+    none.dataset.testid = "import-step-label";
+    return none;
+  }
+  let text = label.value > 0 ? "+1" : label.value < 0 ? "−1" : "0";
+  if (label.rollouts != null && label.successes != null) text += ` · ${label.successes}/${label.rollouts} rollouts`;
+  else if (label.score != null) text += ` · rate ${fmt(label.score, 2)}`;
+  const tag = el("span", `tag step-label ${label.value > 0 ? "step-label-plus" : "step-label-minus"}`, text);
+  tag.dataset.testid = "import-step-label";
+  tag.dataset.value = String(label.value);
+  return tag;
 }
 
 /** The answer's grade against the ground truth the import would give it (the API grades it). */

@@ -4,6 +4,7 @@ import { showCheckpoints } from "./checkpoints.js";
 import { showExports } from "./exports.js";
 import { showGenerations } from "./generations.js";
 import { showImports } from "./imports.js";
+import { showJudge } from "./judge.js";
 import { showPeopleVsPrm } from "./people.js";
 import { showLoopSettings } from "./settings.js";
 import { showSimulations } from "./simulations.js";
@@ -17,6 +18,7 @@ export async function showResearch(root) {
     [section("Generations", "generations"), showGenerations],
     [section("People vs PRM", "people-vs-prm"), showPeopleVsPrm],
     [section("Label sources", "label-sources"), showSources],
+    [section("LLM judge", "judge"), showJudge],
     [section("Checkpoints", "checkpoints"), showCheckpoints],
     [section("Does the selection pay off?", "simulations"), showSimulations],
     [section("Exports", "snapshots"), showExports],
