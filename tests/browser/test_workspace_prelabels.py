@@ -83,3 +83,40 @@ def test_hidden_pre_labels_never_reach_the_page(page, live_server):
     open_workspace(page, live_server, project)
     assert page.locator(".ws-prelabel").count() == 0
     assert "SECRET-REASON" not in page.content()
+
+
+def test_the_dashboard_shows_who_accepts_wrong_pre_labels_and_the_modes_compared(page, live_server):
+    from labeling.models import Assignment
+    from labeling.work import prelabels, queue, submission
+    from tests.factories import make_annotator, make_gold, make_solution, rated_pass
+
+    project = judged("verify")
+    Project.objects.filter(pk=project.pk).update(quality_control_rate=1.0, trap_rate=1.0)
+    project.refresh_from_db()
+    item = make_gold(project, [1, 1, 1])
+    source = project.prelabel_source
+    machine_labels(item, [1, 1, 1], kind=source.kind, name=source.name)
+    StepLabel.objects.filter(source=source).update(created_at=timezone.now() - datetime.timedelta(minutes=5))
+    stamper = make_annotator("stamper")
+    assignment = queue.next_assignment(stamper, project)
+    from labeling.api.work_serializers import present
+
+    shown = sorted(present(assignment)["prelabels"], key=lambda p: p["position"])
+    values = [p["value"] for p in shown]
+    values = values[:values.index(-1) + 1] if -1 in values else values
+    submission.submit(assignment, finish_reason="found_error" if -1 in values else "solution",
+                      ratings=[{"position": i, "value": v} for i, v in enumerate(values)])
+    assert prelabels.wrong_prelabels(project) == {stamper.pk: (1, 1)}
+    for who in ("p1", "p2"):  # passes without pre-labels, for the comparison
+        a = rated_pass(make_solution(project, steps=2), make_annotator(who), [1, 1])
+        Assignment.objects.filter(pk=a.pk).update(prelabel_mode="hidden")
+    make_user("lead", "lead")
+    log_in(page, live_server, "lead")
+    page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/")
+    page.wait_for_selector('#dashboard[data-state="ready"]')
+    row = page.locator(f'[data-testid="annotator-table"] tr[data-annotator="{stamper.pk}"]')
+    assert row.locator('td[data-key="wrong_prelabels_accepted"]').inner_text() == "1 of 1"
+    modes = page.locator('[data-testid="prelabel-modes"] tbody tr')
+    assert modes.locator("td:first-child").all_inner_texts() == ["no pre-labels", "pre-labels to verify"]
+    page.locator('[data-testid="prelabel-modes"]').scroll_into_view_if_needed()
+    screenshot(page, "dashboard-prelabel-modes")

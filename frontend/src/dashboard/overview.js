@@ -24,6 +24,7 @@ export async function showOverview(root) {
     flagged(data.annotators, linkOf),
     annotators(data, root, linkOf),
     perGeneration(data),
+    prelabelModes(data),
     queue(data),
     kappa(data),
   );
@@ -261,6 +262,24 @@ function perGeneration(data) {
   ]);
   t.classList.add("compact");
   box.append(t);
+  return box;
+}
+
+// Time and agreement per pre-label mode (labeling/stats/prelabels.py): shown once pre-labels were.
+function prelabelModes(data) {
+  const box = section("Pre-labels: do they help?", "prelabel-modes");
+  const modes = data.prelabels || [];
+  if (!modes.length) {
+    box.hidden = true;
+    return box;
+  }
+  const t = table(["Passes shown", "Passes", "s / step (median)", "Agreement with the others' majority", "Ratings compared"],
+    modes, (m) => [{ hidden: "no pre-labels", suggest: "suggestions", verify: "pre-labels to verify" }[m.mode] ?? m.mode,
+      count(m.passes), fmt(m.seconds_per_step, 1), pct(m.agreement), count(m.compared)]);
+  t.classList.add("compact");
+  box.append(t, el("p", "muted small", "A rating agrees when it matches the majority of the other passes' ratings of " +
+    "the same step. Faster with pre-labels and as much agreement: they help; agreement down: people follow the " +
+    "machine. The Wrong pre-labels accepted column tells who just accepts them."));
   return box;
 }
 

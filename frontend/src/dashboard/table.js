@@ -19,7 +19,10 @@ export const COLUMNS = [
     "Where they stand out from the rest of the team (thresholds below the table). Sort to put the flagged first."],
   ["gold_score", "Gold score", (r) => r.gold_score, (r) => `${fmt(r.gold_score)} (${r.gold_passes})`,
     "Rolling gold score (share of gold steps rated as the gold), and over how many gold passes."],
-  ["kappa_majority", "κ vs others' majority", (r) => r.kappa_majority, majorityText, MAJORITY_HELP],
+  ["wrong_prelabels_accepted", "Wrong pre-labels accepted", (r) => acceptedShare(r), acceptedText,
+    "Of the wrong pre-labels their gold passes showed (traps, and the source's own mistakes), how many they " +
+    "accepted as they were: each is also a gold miss. Only where the project shows pre-labels."],
+    ["kappa_majority", "κ vs others' majority", (r) => r.kappa_majority, majorityText, MAJORITY_HELP],
   ["kappa", "mean κ per pair", (r) => r.kappa, (r) => fmt(r.kappa),
     "Mean of Cohen's κ with each other annotator on the steps both rated."],
   ["share_plus", "+1", (r) => r.distribution["1"], (r) => pct(r.distribution["1"]),
@@ -36,6 +39,14 @@ export const COLUMNS = [
   ["median_pass_seconds", "Time / pass", (r) => r.median_pass_seconds, (r) => duration(r.median_pass_seconds)],
   ["active_hours", "Active time", (r) => r.active_hours, (r) => duration(r.active_hours == null ? null : r.active_hours * 3600)],
 ];
+
+function acceptedShare(r) {
+  return r.wrong_prelabels ? r.wrong_prelabels_accepted / r.wrong_prelabels : null;
+}
+
+function acceptedText(r) {
+  return r.wrong_prelabels ? `${r.wrong_prelabels_accepted} of ${r.wrong_prelabels}` : "—";
+}
 
 function majorityText(r) {
   if (r.kappa_majority === null || r.kappa_majority === undefined) return "—";
