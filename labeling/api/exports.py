@@ -33,7 +33,7 @@ from .paging import MAX_NUMBER
 from .renderers import IgnoreFormatParameter
 
 # The formats the schema lists for ?format=; the registry (labeling/exports/registry.py) decides.
-EXPORT_FORMATS = ["prm800k", "trl", "prm800k-consensus", "trl-parquet"]
+EXPORT_FORMATS = ["prm800k", "trl", "prm800k-consensus", "trl-parquet", "step-labels"]
 
 
 class ExportQuerySerializer(serializers.Serializer):
@@ -74,6 +74,8 @@ class ExportQuerySerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"provenance": f"the {data['format']} format has no such columns to add (only the TRL formats take it; "
                                "PRM800K records carry labeler and generation already)."})
+        if data["format"] == "step-labels" and data["exclude_paused"]:
+            raise serializers.ValidationError({"exclude_paused": "applies to people's passes, not to machine labels."})
         if data.get("agree"):
             if not get_exporter(data["format"]).agree:
                 raise serializers.ValidationError({"agree": f"the {data['format']} format cannot be filtered by "

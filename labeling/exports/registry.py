@@ -47,7 +47,7 @@ def register(name, *, content_type="application/x-ndjson", extension=".jsonl", b
 def get_exporter(name):
     from importlib import import_module
 
-    for module in ("prm800k", "trl", "consensus", "parquet"):  # each registers its formats when imported
+    for module in ("prm800k", "trl", "consensus", "parquet", "step_labels"):  # each registers its formats when imported
         import_module(f"{__package__}.{module}")
     try:
         return EXPORTERS[name]

@@ -180,3 +180,22 @@ def test_the_command_writes_the_agreed_rows_and_names_a_bad_source(world, tmp_pa
     assert [json.loads(line) for line in out.read_text().splitlines()] == expected and len(expected) == 2
     with pytest.raises(CommandError, match="--agree: the project has no prm labels"):
         call_command("export_trl", project=project.name, output=tmp_path / "x.jsonl", agree=("people", "prm"))
+
+
+def test_the_step_labels_export_carries_every_machine_label_with_its_source(world):
+    project, first, second = world
+    url = reverse("api:project-export", args=[project.pk])
+    client = client_for(make_user("res-src", "researcher"))
+    answer = client.get(url, {"format": "step-labels"})
+    assert answer.status_code == 200 and answer["Content-Disposition"].endswith('.jsonl"')
+    rows = [json.loads(line) for line in b"".join(answer.streaming_content).decode().splitlines()]
+    assert len(rows) == 4 + 2 + 4  # the judge's six, the rollouts' four (one unparseable, without a value)
+    rollout = next(r for r in rows if r["source"]["kind"] == "rollouts" and r["position"] == 1)
+    assert (rollout["solution"], rollout["step"], rollout["value"], rollout["score"]) == (first.pk, "b", 1, 0.5)
+    assert rollout["source"]["name"] == "rollouts 8" and rollout["problem"] == "P1"
+    unparseable = next(r for r in rows if r["source"]["kind"] == "rollouts" and r["position"] == 2)
+    assert unparseable["value"] is None and unparseable["status"] == "unparseable"
+    only_two = client.get(url, {"format": "step-labels", "generation": "2"})
+    assert {json.loads(line)["solution"] for line in b"".join(only_two.streaming_content).decode().splitlines()} == {
+        second.pk}
+    assert client.get(url, {"format": "step-labels", "exclude_paused": "1"}).status_code == 400
