@@ -177,7 +177,7 @@ def test_a_lead_rules_on_a_disagreement_and_the_consensus_export_carries_it(page
     # Each tab counts what its panel lists: pending proposals, disagreements under the filter (the
     # ruled one here); no champion PRM, so nothing compared to count; settings are no list.
     tabs = page.locator('[role="tablist"] [role="tab"]')
-    assert tabs.all_inner_texts() == ["Gold proposals (0)", "Disagreements (1)", "People vs PRM", "Settings"]
+    assert tabs.all_inner_texts() == ["Gold proposals (0)", "Disagreements (1)", "People vs PRM", "Label sources", "Settings"]
     assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Disagreements (1)"
     assert page.locator("#settings").is_hidden() and page.locator("#proposals").is_hidden()
     tabs.filter(has_text="Settings").click()
