@@ -17,13 +17,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 STEPS = ["Let $x$ be the number: $2x + 3 = 7$.", "Subtract 3: $2x = 4$.", "So $x = 3$.", "# Answer\n\n3"]
 
 
-def judged(mode, reason="the algebra checks out"):
+def judged(mode, reason="the algebra checks out", user=True):
     project, solution = make_task(STEPS, name=f"pre-labels {mode}")
     source = machine_labels(solution, [1, 1, -1, None], kind=LabelSource.JUDGE, name="judge v1")
     StepLabel.objects.filter(source=source).update(reason=reason,
                                                    created_at=timezone.now() - datetime.timedelta(minutes=5))
     Project.objects.filter(pk=project.pk).update(prelabel_mode=mode, prelabel_source=source)
-    make_user("ann", "annotator")
+    if user:
+        make_user("ann", "annotator")
     return project
 
 
@@ -32,7 +33,7 @@ def prelabels_on_page(page):
             for s in page.locator(".ws-step").all() if s.locator(".ws-prelabel").count()}
 
 
-def test_verify_mode_shows_each_pre_label_and_a_accepts_it_as_the_annotators_rating(page, live_server):
+def test_verify_mode_shows_each_pre_label_and_a_accepts_it_as_the_annotators_rating(browser, page, live_server):
     project = judged("verify")
     log_in(page, live_server, "ann")
     open_workspace(page, live_server, project)
@@ -49,24 +50,22 @@ def test_verify_mode_shows_each_pre_label_and_a_accepts_it_as_the_annotators_rat
     assert "has no pre-label" in page.inner_text(".ws-hint")
     wait_saved(page)
     assert stored_ratings("ann") == {(0, 0): (1, False), (1, 0): (1, False), (2, 0): (1, False)}
-
-
-def test_verify_mode_fits_a_phone(browser, live_server):
-    project = judged("verify")
+    # On a phone the pre-label fits the card (the pass goes on at its fourth step).
     context = browser.new_context(**PHONE)
-    page = context.new_page()
+    phone = context.new_page()
     try:
-        log_in(page, live_server, "ann")
-        open_workspace(page, live_server, project)
-        line = page.locator('.ws-step[data-position="0"] .ws-prelabel')
+        log_in(phone, live_server, "ann")
+        open_workspace(phone, live_server, project)
+        line = phone.locator('.ws-step[data-position="0"] .ws-prelabel')
         box = line.bounding_box()
-        assert box and box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"]
-        screenshot(page, "workspace-verify-phone")
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= phone.viewport_size["width"]
+        phone.locator('.ws-step[data-position="0"]').scroll_into_view_if_needed()
+        screenshot(phone, "workspace-verify-phone")
     finally:
         context.close()
 
 
-def test_suggestions_are_shown_but_only_rating_keys_rate(page, live_server):
+def test_suggestions_are_shown_but_only_rating_keys_rate_and_hidden_ones_never_reach_the_page(page, live_server):
     project = judged("suggest")
     log_in(page, live_server, "ann")
     open_workspace(page, live_server, project)
@@ -75,12 +74,8 @@ def test_suggestions_are_shown_but_only_rating_keys_rate(page, live_server):
     page.keyboard.press("a")
     assert "rate the step yourself" in page.inner_text(".ws-hint")
     assert current(page) == ("0", "0") and stored_ratings("ann") == {}
-
-
-def test_hidden_pre_labels_never_reach_the_page(page, live_server):
-    project = judged("hidden", reason="SECRET-REASON")
-    log_in(page, live_server, "ann")
-    open_workspace(page, live_server, project)
+    hidden = judged("hidden", reason="SECRET-REASON", user=False)
+    open_workspace(page, live_server, hidden)
     assert page.locator(".ws-prelabel").count() == 0
     assert "SECRET-REASON" not in page.content()
 
