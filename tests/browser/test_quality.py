@@ -184,6 +184,9 @@ def test_a_lead_rules_on_a_disagreement_and_the_consensus_export_carries_it(page
     page.wait_for_url("**#settings")
     assert page.locator("#settings").is_visible() and page.locator("#disagreements").is_hidden()
     page.keyboard.press("ArrowLeft")
+    assert page.evaluate("document.activeElement.textContent") == "Label sources"
+    assert page.locator("#label-sources").is_visible() and page.url.endswith("#label-sources")
+    page.keyboard.press("ArrowLeft")
     assert page.evaluate("document.activeElement.textContent") == "People vs PRM"
     assert page.locator("#people-vs-prm").is_visible() and page.url.endswith("#people-vs-prm")
     page.keyboard.press("Home")
