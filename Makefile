@@ -50,7 +50,10 @@ demo: venv frontend asymptote
 
 # Two runs: the PRM core's and the shared formats' tests without Django (proof that they need
 # none), then the rest. PYTEST_ARGS (options such as -x, -k or -q) go to both; a run that -k
-# leaves with no test (pytest's exit 5) is not a failure.
+# leaves with no test (pytest's exit 5) is not a failure. Bytecode is written even where the
+# environment says not to (PYTHONDONTWRITEBYTECODE): otherwise every test process and every
+# server, worker and command it starts compiles the project and rewrites the tests again.
+test: export PYTHONDONTWRITEBYTECODE =
 test: venv frontend chromium nginx asymptote
 	env -u DJANGO_SETTINGS_MODULE $(PY) -m pytest -p no:django $(PYTEST_ARGS) tests/scoring/prm tests/formats || [ $$? -eq 5 ]
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) TEST_REDIS_DBS=$(TEST_REDIS_DBS) DJANGO_DEBUG=1 \

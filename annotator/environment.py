@@ -163,6 +163,9 @@ VARIABLES = (
     # --- Jobs ---
     Variable("STEPMARK_SCORING_BATCH", "int", 256,
              "Solutions a generation run scores between two progress updates (and cancellation checks)."),
+    Variable("STEPMARK_GATE_RESAMPLES", "int", 1000,
+             "Paired bootstrap draws the promotion gate makes to judge a retrained PRM (scoring/prm/gate.py):"
+             " fewer decide sooner and less steadily near the bound. Each decision records how many it drew."),
     Variable("STEPMARK_SHARD_SIZE", "int", 2000,
              "Pool solutions in one shard of a generation run: the unit every GPU worker claims and scores"
              " (scoring/shards.py); a worker that dies costs one shard."),

@@ -376,6 +376,8 @@ STEPMARK_IMPORT_DIR = env["STEPMARK_IMPORT_DIR"]
 STEPMARK_CHECKPOINT_DIR = env["STEPMARK_CHECKPOINT_DIR"]
 # Solutions the PRM scores between two progress updates (and cancellation checks) of a generation.
 STEPMARK_SCORING_BATCH = env["STEPMARK_SCORING_BATCH"]
+# Bootstrap draws of the promotion gate (scoring/prm/gate.py) for each retrain's decision.
+STEPMARK_GATE_RESAMPLES = env["STEPMARK_GATE_RESAMPLES"]
 # Pool solutions per shard of a generation run: what one GPU worker claims at a time (scoring/shards.py).
 STEPMARK_SHARD_SIZE = env["STEPMARK_SHARD_SIZE"]
 # PRMs one worker process keeps loaded (scoring/worker.py), the most recently used: one per project it serves.

@@ -35,6 +35,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -111,11 +112,11 @@ def paired_heldout(heldout, challenger, champion_scores):
 
 
 def gate_rules(project):
-    """The project's promotion gate settings as the gate takes them."""
+    """The project's promotion gate settings as the gate takes them (the draws are the deployment's)."""
     from scoring.prm.gate import Rules
 
     return Rules(min_problems=project.promotion_min_problems, confidence=project.promotion_confidence,
-                 guard_tolerance=project.promotion_guard_tolerance)
+                 guard_tolerance=project.promotion_guard_tolerance, resamples=settings.STEPMARK_GATE_RESAMPLES)
 
 
 # Best-of-N on the held-out problems: their graded solutions, a few per problem, so that a

@@ -86,8 +86,11 @@ def broker_db_url(redis_url):
     return redis_url.rsplit("/", 1)[0] + "/" + os.environ.get("E2E_REDIS_DB", "13")
 
 
+TEST_GATE_RESAMPLES = 200
+
+
 @pytest.fixture(autouse=True)
-def fast_password_hashing(request):
+def fast_settings(request):
     """Every test hashes passwords with the production algorithm at a thousandth of its rounds
     (tests/factories.py): the production cost, half a second a password by design, is for
     attackers, and the suite makes thousands of users. Tests that check the hashers name
@@ -97,6 +100,14 @@ def fast_password_hashing(request):
         return
     settings = request.getfixturevalue("settings")
     settings.PASSWORD_HASHERS = ["tests.factories.FastPBKDF2PasswordHasher"]
+    # WhiteNoise looks a static file up when it is asked for, as in development, instead of
+    # listing every file of the finders (admin, DRF, Swagger UI, the frontend) each time a test
+    # client loads the middleware: 60 ms a client, for thousands of clients.
+    settings.WHITENOISE_AUTOREFRESH = True
+    # The promotion gate's bootstrap (scikit-learn's metrics, 2 ms a draw and model) at a fifth of
+    # its draws: the tests here judge what a decision records, tests/scoring/prm/test_gate.py the
+    # statistics at the default.
+    settings.STEPMARK_GATE_RESAMPLES = TEST_GATE_RESAMPLES
     yield
 
 

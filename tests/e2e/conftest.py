@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from labeling.data import open_text
-from tests.conftest import ROOT, broker_db_url, use_broker
+from tests.conftest import ROOT, TEST_GATE_RESAMPLES, broker_db_url, use_broker
 
 VISIBILITY_TIMEOUT = 4
 
@@ -102,7 +102,8 @@ def worker_env(transactional_db, e2e_broker, e2e_dirs):
     env = dict(os.environ, DATABASE_URL=database_url, DJANGO_DEBUG="1", STEPMARK_BROKER="redis",
                CELERY_BROKER_URL=e2e_broker, REDIS_URL=e2e_broker, STEPMARK_VISIBILITY_TIMEOUT=str(VISIBILITY_TIMEOUT),
                STEPMARK_CHECKPOINT_DIR=str(e2e_dirs["checkpoints"]), STEPMARK_EXPORT_DIR=str(e2e_dirs["exports"]),
-               STEPMARK_TORCH_THREADS="1", OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
+               STEPMARK_GATE_RESAMPLES=str(TEST_GATE_RESAMPLES), STEPMARK_TORCH_THREADS="1", OMP_NUM_THREADS="1",
+               TOKENIZERS_PARALLELISM="false",
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     if db.get("PASSWORD"):
         env["DATABASE_URL"] = database_url.replace(f"{db['USER']}@", f"{db['USER']}:{db['PASSWORD']}@")

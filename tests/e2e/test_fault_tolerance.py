@@ -72,10 +72,10 @@ def _queued():
 def test_killed_while_training_the_redelivered_retrain_completes_atomically(worker_factory, tiny_base,
                                                                            data_dir, tmp_path):
     project = make_project(name="fault training", base_model_path=str(tiny_base), retrain_metric="log_loss",
-                                     train_settings={"epochs": 4, "max_batch": 4, "log_every": 1})
+                                     train_settings={"epochs": 3, "max_batch": 4, "log_every": 1})
     records = tmp_path / "prm800k.jsonl"
     with open_text(data_dir / "prm800k" / "phase1_train.reconstructed.jsonl.gz") as source:
-        records.write_text("".join(line for _, line in zip(range(40), source)), encoding="utf-8")
+        records.write_text("".join(line for _, line in zip(range(20), source)), encoding="utf-8")
     run_import("prm800k", records, project)
     ratings = list(Rating.objects.order_by("pk").values_list("pk", "assignment_id", "step_id", "value", "flagged"))
     assert ratings

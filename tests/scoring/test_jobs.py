@@ -8,6 +8,7 @@ import collections
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from labeling.data import open_text
 from labeling.imports import run_import
@@ -19,6 +20,7 @@ from scoring.champions import champion, ensure_champion
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from scoring.progress import RetrainProgress
 from scoring.retrain import retrain_if_due
+from tests.conftest import TEST_GATE_RESAMPLES
 from tests.factories import analyze_counts, make_project
 
 PROBLEMS = 12  # x 4 model solutions each
@@ -282,6 +284,8 @@ def test_a_refused_checkpoint_keeps_its_reason(project):
     assert gate["decision"] == "reject" and gate["reason"] == checkpoint.reason
     assert gate["problems"] == checkpoint.metrics["heldout_problems"] and gate["champion_id"] == checkpoint.parent_id
     assert gate["steps"] == checkpoint.metrics["heldout"]["steps"]
+    # As many draws as the deployment asks for (STEPMARK_GATE_RESAMPLES; tests/conftest.py's).
+    assert gate["resamples"] == settings.STEPMARK_GATE_RESAMPLES == TEST_GATE_RESAMPLES
 
 
 def test_a_retrain_on_too_few_held_out_problems_keeps_the_champion(project):
