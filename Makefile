@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 TEST_WORKERS ?= 3
 TEST_REDIS_DBS ?= 8-15
 
-.PHONY: demo test venv frontend chromium nginx asymptote bench clean
+.PHONY: demo test screenshots venv frontend chromium nginx asymptote bench clean
 
 venv: $(STAMP)
 
@@ -58,6 +58,11 @@ test: venv frontend chromium nginx asymptote
 	env -u DJANGO_SETTINGS_MODULE $(PY) -m pytest -p no:django $(PYTEST_ARGS) tests/scoring/prm tests/formats || [ $$? -eq 5 ]
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) TEST_REDIS_DBS=$(TEST_REDIS_DBS) DJANGO_DEBUG=1 \
 		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --ignore=tests/scoring/prm --ignore=tests/formats $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+# The browser tests with their screenshots written to tests/screenshots/ (docs/screenshots.md).
+screenshots: venv frontend chromium nginx asymptote
+	STEPMARK_SCREENSHOTS=1 DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) TEST_REDIS_DBS=$(TEST_REDIS_DBS) \
+		DJANGO_DEBUG=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile tests/browser $(PYTEST_ARGS)
 
 bench: venv
 	DATABASE_URL=$(TEST_DATABASE_URL) DJANGO_DEBUG=1 $(PY) -m bench

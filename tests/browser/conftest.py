@@ -82,10 +82,15 @@ def log_in(page, live_server, username, next_path="/"):
     page.wait_for_url(f"{live_server.url}{next_path}")
 
 
-def screenshot(page, name):
-    """Save ``tests/screenshots/<name>.png`` (see docs/screenshots.md)."""
+def screenshot(target, name, **options):
+    """Save ``tests/screenshots/<name>.png`` of a page or an element (``options``: Playwright's, such
+    as ``full_page``) when screenshots are asked for: ``STEPMARK_SCREENSHOTS=1`` (``make
+    screenshots``, docs/screenshots.md). They are for a person to look at, never compared, and
+    encoding them was a minute of the suite's CPU, so a plain run makes none."""
+    if os.environ.get("STEPMARK_SCREENSHOTS") != "1":
+        return
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    target.screenshot(path=str(SCREENSHOTS / f"{name}.png"), **options)
 
 
 def workspace_url(live_server, project):

@@ -11,7 +11,7 @@ from labeling.models import AnnotatorProjectStatus, ReportResolution
 from tests.factories import make_project, make_solution, make_user, rated_pass
 
 from .axe import axe_violations
-from .conftest import SCREENSHOTS, log_in
+from .conftest import log_in, screenshot
 from .test_charts import fits
 from .test_workspace_small_screens import PHONE
 
@@ -44,8 +44,7 @@ def opened(browser, emulation):
 
 
 def shot(page, name):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    screenshot(page, name, full_page=True)
 
 
 def test_a_lead_pauses_with_a_reason_resolves_a_report_and_reads_both_in_the_audit_log(browser, live_server, team):

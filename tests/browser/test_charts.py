@@ -18,7 +18,7 @@ from labeling.quality import screening
 from tests.factories import T0, make_gold, make_project, make_solution, make_user, rated_pass, score_gold
 
 from .axe import axe_violations
-from .conftest import SCREENSHOTS, log_in
+from .conftest import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -91,8 +91,7 @@ def small_targets(page, root):
 
 
 def shot(page, name):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    screenshot(page, name, full_page=True)
 
 
 def test_every_chart_has_titles_a_legend_and_readable_ticks(browser, live_server, quality):

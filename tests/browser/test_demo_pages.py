@@ -15,7 +15,7 @@ from annotator.demo_jobs import DEMO_GENERATION_SIZE, start_demo_jobs
 from labeling.management.commands.load_demo import ACCOUNTS, GSM8K_PROJECT, MATH_PROJECT, PAUSED
 from labeling.models import Project
 
-from .conftest import SCREENSHOTS
+from .conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -59,12 +59,6 @@ def log_in(page, live_server, username):
     page.wait_for_url(f"{live_server.url}/")
 
 
-def screenshot(page, name):
-    """The whole page, not only the window: ``tests/screenshots/<name>.png``."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-
-
 def follow(page, project, link, ready):
     """From the home page, the project card's ``link``, until ``ready`` is on the page."""
     page.click(f'[data-project-id="{project.pk}"] a.{link}')
@@ -74,7 +68,7 @@ def follow(page, project, link, ready):
 def keep(page, name):
     """The screenshot, once nothing makes the page scroll sideways (wide tables scroll in their box)."""
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), name
-    screenshot(page, name)
+    screenshot(page, name, full_page=True)  # the whole page, not only the window
 
 
 def test_each_demo_role_finds_its_first_page_filled(browser, live_server, demo):

@@ -12,7 +12,7 @@ from labeling.access.roles import ANNOTATOR, LEAD, grant_role
 from tests.factories import make_project, make_solution, make_user, rated_pass
 
 from .axe import axe_violations
-from .conftest import SCREENSHOTS, log_in
+from .conftest import log_in, screenshot
 from .test_charts import fits
 from .test_workspace_small_screens import PHONE
 
@@ -48,9 +48,7 @@ def test_lead_and_annotator_pages_fit_without_sideways_scrolling(browser, live_s
         for name, (path, ready) in pages.items():
             page.goto(live_server.url + path)
             page.wait_for_selector(ready)
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOTS / f"any-screen-{name}-{emulation['viewport']['width']}.png"),
-                            full_page=True)
+            screenshot(page, f"any-screen-{name}-{emulation['viewport']['width']}", full_page=True)
             assert fits(page), f"{name} scrolls sideways at {emulation['viewport']}"
             assert axe_violations(page) == [], name
     finally:

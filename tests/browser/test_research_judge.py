@@ -12,7 +12,7 @@ from tests.factories import make_project, make_solution, make_user
 from tests.openai_server import ScriptedServer, ok, refusal
 
 from .axe import axe_violations
-from .conftest import SCREENSHOTS, log_in, screenshot
+from .conftest import log_in, screenshot
 from .test_charts import fits
 from .test_workspace_small_screens import PHONE
 
@@ -155,8 +155,7 @@ def test_open_runs_are_polled_a_second_is_refused_and_the_section_fits_a_phone(b
         assert fits(page), "the research page scrolls sideways on a phone"
         assert axe_violations(page) == []
         section.locator('[data-testid="judge-runs"]').scroll_into_view_if_needed()
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "research-judge-phone-390.png"))
-        section.screenshot(path=str(SCREENSHOTS / "research-judge-section-phone-390.png"))
+        screenshot(page, "research-judge-phone-390")
+        screenshot(section, "research-judge-section-phone-390")
     finally:
         context.close()
