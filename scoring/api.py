@@ -29,7 +29,7 @@ annotator/urls.py (URL names in the ``scoring`` namespace).
 from django.db.models import F
 from django.utils import timezone
 from django.urls import path
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
@@ -41,6 +41,7 @@ from labeling.access.roles import RESEARCHER
 from labeling.api.paging import BoundedPaging, page
 from labeling.outages import queued_or_failed
 from scoring import judge_api, registry, runs, simulations
+from scoring.job_views import ProjectJobsView
 from scoring.loop_settings import LoopSettingsView
 from scoring.people import PeopleVsPrmView
 from scoring.models import Checkpoint, GenerationRun, SimulationRun
@@ -344,40 +345,29 @@ SimulationConflictSerializer = inline_serializer("SimulationConflict", {
     "detail": serializers.CharField(), "run": SimulationRunSerializer(allow_null=True)})
 
 
-class ProjectSimulationsView(APIView):
-    """Start a replay simulation on the project's own labels, or list its simulations."""
-
-    permission_classes = [IsResearcher]
-    parser_classes = [JSONParser]
-    pagination_class = BoundedPaging
-
-    @extend_schema(operation_id="projects_simulations_list", responses=SimulationRunSerializer(many=True))
-    def get(self, request, pk):
-        project = project_for(request.user, pk, RESEARCHER)
-        rows = SimulationRun.objects.filter(project=project).order_by("-pk")
-        return page(self, request, rows, lambda rows: SimulationRunSerializer(rows, many=True).data)
-
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(operation_id="projects_simulations_list", responses=SimulationRunSerializer(many=True)),
+    post=extend_schema(
         operation_id="projects_simulations_create", request=StartSimulationSerializer,
         responses={202: SimulationRunSerializer,
                    409: OpenApiResponse(SimulationConflictSerializer, description="A simulation of this project "
-                                                                                   "is still queued or running.")},
-    )
-    def post(self, request, pk):
+                                                                                   "is still queued or running.")}),
+)
+class ProjectSimulationsView(ProjectJobsView):
+    """Start a replay simulation on the project's own labels, or list its simulations."""
+
+    model, serializer_class, form_class = SimulationRun, SimulationRunSerializer, StartSimulationSerializer
+
+    def start(self, project, data, user):
+        return simulations.start_simulation(project, data, user=user)
+
+    def queue(self, run):
         from scoring import tasks
-        project = project_for(request.user, pk, RESEARCHER)
-        form = StartSimulationSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        try:
-            run = simulations.start_simulation(project, form.validated_data, user=request.user)
-        except runs.JobConflict as conflict:
-            return Response({"detail": str(conflict), "run": SimulationRunSerializer(conflict.existing).data},
-                            status=status.HTTP_409_CONFLICT)
-        sent = queued_or_failed(lambda: tasks.simulate_selection.delay(run.pk), lambda reason: (
-            simulations.mark_failed(run.pk, reason)))
-        SimulationRun.objects.filter(pk=run.pk, task_id="").update(task_id=sent.id)
-        return Response(SimulationRunSerializer(SimulationRun.objects.get(pk=run.pk)).data,
-                        status=status.HTTP_202_ACCEPTED)
+
+        return tasks.simulate_selection.delay(run.pk)
+
+    def mark_failed(self, pk, reason):
+        simulations.mark_failed(pk, reason)
 
 
 class SimulationRunView(APIView):

@@ -7,8 +7,8 @@
 - ``GET /api/judge-runs/{id}/``: one run's state, progress and result
 """
 from django.urls import path
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
+from rest_framework import serializers
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,9 +16,8 @@ from rest_framework.views import APIView
 from labeling.access.permissions import IsResearcher
 from labeling.access.projects import object_for, project_for
 from labeling.access.roles import RESEARCHER
-from labeling.api.paging import BoundedPaging, page
-from labeling.outages import queued_or_failed
-from scoring import judge_runs, runs
+from scoring import judge_runs
+from scoring.job_views import ProjectJobsView
 from scoring.judge_settings import JudgeSettingsSerializer, settings_of
 from scoring.models import JudgeRun
 
@@ -78,38 +77,29 @@ JudgeConflictSerializer = inline_serializer("JudgeConflict", {
     "detail": serializers.CharField(), "run": JudgeRunSerializer(allow_null=True)})
 
 
-class ProjectJudgeRunsView(APIView):
-    """Judge a generation or a list of solutions, or list the project's judge runs."""
-
-    permission_classes = [IsResearcher]
-    parser_classes = [JSONParser]
-    pagination_class = BoundedPaging
-
-    @extend_schema(operation_id="projects_judge_runs_list", responses=JudgeRunSerializer(many=True))
-    def get(self, request, pk):
-        project = project_for(request.user, pk, RESEARCHER)
-        rows = JudgeRun.objects.filter(project=project).order_by("-pk")
-        return page(self, request, rows, lambda rows: JudgeRunSerializer(rows, many=True).data)
-
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(operation_id="projects_judge_runs_list", responses=JudgeRunSerializer(many=True)),
+    post=extend_schema(
         operation_id="projects_judge_runs_create", request=StartJudgeRunSerializer,
         responses={202: JudgeRunSerializer,
                    409: OpenApiResponse(JudgeConflictSerializer, description="A judge run of this project is "
-                                                                              "still queued or running.")},
-    )
-    def post(self, request, pk):
+                                                                              "still queued or running.")}),
+)
+class ProjectJudgeRunsView(ProjectJobsView):
+    """Judge a generation or a list of solutions, or list the project's judge runs."""
+
+    model, serializer_class, form_class = JudgeRun, JudgeRunSerializer, StartJudgeRunSerializer
+
+    def start(self, project, data, user):
+        return judge_runs.start_judge_run(project, **data, user=user)
+
+    def queue(self, run):
         from scoring.judge_tasks import run_judge
-        project = project_for(request.user, pk, RESEARCHER)
-        form = StartJudgeRunSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        try:
-            run = judge_runs.start_judge_run(project, **form.validated_data, user=request.user)
-        except runs.JobConflict as conflict:
-            return Response({"detail": str(conflict), "run": JudgeRunSerializer(conflict.existing).data},
-                            status=status.HTTP_409_CONFLICT)
-        sent = queued_or_failed(lambda: run_judge.delay(run.pk), lambda reason: judge_runs.mark_failed(run.pk, reason))
-        JudgeRun.objects.filter(pk=run.pk, task_id="").update(task_id=sent.id)
-        return Response(JudgeRunSerializer(JudgeRun.objects.get(pk=run.pk)).data, status=status.HTTP_202_ACCEPTED)
+
+        return run_judge.delay(run.pk)
+
+    def mark_failed(self, pk, reason):
+        judge_runs.mark_failed(pk, reason)
 
 
 class JudgeRunView(APIView):
