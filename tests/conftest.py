@@ -34,6 +34,9 @@ def pytest_sessionstart(session):
             raise pytest.UsageError(
                 "The test suite needs PostgreSQL: set DATABASE_URL (make test does) — got " + engine
             )
+        from tests import flush
+
+        flush.install()
     if not _data_dir().is_dir():
         raise pytest.UsageError(f"The data directory {_data_dir()} is missing (data/ in the repository, or $STEPMARK_DATA)")
 
