@@ -21,7 +21,8 @@ Nothing the demo started outlives it, however it ends:
   worker, whose beat process would outlive a killed worker.
 
 Environment set here unless already set: DJANGO_DEBUG=1, STEPMARK_BROKER=filesystem.
-``STEPMARK_DEMO_PORT`` picks the port (8000).
+``STEPMARK_DEMO_PORT`` picks the port (8000); ``STEPMARK_DEMO_JOBS=0`` queues none of the first
+model jobs (``annotator/demo_jobs.py``), which otherwise keep the worker busy for minutes.
 """
 import functools
 import os
@@ -63,9 +64,10 @@ def prepare():
     from labeling.grading import pool
 
     pool.shutdown()
-    from annotator.demo_jobs import start_demo_jobs
+    if os.environ.get("STEPMARK_DEMO_JOBS", "1") != "0":  # 0: a quick start, the research pages empty
+        from annotator.demo_jobs import start_demo_jobs
 
-    start_demo_jobs(log=lambda line: print(line, flush=True))
+        start_demo_jobs(log=lambda line: print(line, flush=True))
     # The default beat schedule, which the demo's beat runs: among it the job that
     # scores gold passes every minute (labeling/quality/gold_passes.py).
     call_command("setup_schedules")

@@ -355,8 +355,10 @@ def test_make_demo_runner_serves_then_stops_everything_it_started(signum, tmp_pa
     var = tmp_path_factory.getbasetemp() / "demo-var"  # one demo database for the three runs
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "STEPMARK_BROKER", "DJANGO_DEBUG")}
-    # No data directory named: the demo finds the repository's data/ by itself.
-    env.update(STEPMARK_VAR_DIR=str(var), STEPMARK_DEMO_PORT=str(port))
+    # No data directory named: the demo finds the repository's data/ by itself. No model jobs:
+    # they would keep the worker scoring with MiniLM until the stop's grace ran out (the jobs are
+    # test_every_flow_has_something_to_show's; here, the processes).
+    env.update(STEPMARK_VAR_DIR=str(var), STEPMARK_DEMO_PORT=str(port), STEPMARK_DEMO_JOBS="0")
     first_run = not (var / "stepmark.sqlite3").exists()
     proc, lines = start_demo(env)
     processes, groups = {}, set()
@@ -366,6 +368,7 @@ def test_make_demo_runner_serves_then_stops_everything_it_started(signum, tmp_pa
         # The second run finds what the first one loaded.
         assert ("Created project" if first_run else "Found project") in output
         assert f"http://127.0.0.1:{port}/" in output and "ann       / demo-annotator" in output
+        assert "Queued" not in output  # STEPMARK_DEMO_JOBS=0
         assert (var / "stepmark.sqlite3").exists()  # the embedded SQLite, not PostgreSQL
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/") as response:
             assert response.status == 200

@@ -31,8 +31,6 @@ document.addEventListener('securitypolicyviolation', (e) =>
 @pytest.fixture
 def site(settings):
     """A project with math and a drawn diagram, a rated pass, and one person of each kind."""
-    from labeling.models import Project
-
     project = make_project(name="Geometry", overlap=2)
     solution = make_solution(project, ["Let $x^2 + y^2 = r^2$.", "So $$\\frac{a}{b} = \\sqrt{2}$$."],
                              problem=f"Find $x$ in the figure.\n[asy]{CODE}[/asy]", generation=0, rank=1)

@@ -32,8 +32,6 @@ def submit(solution, annotator, values):
 
 @pytest.fixture
 def paused_by_gold():
-    from labeling.models import Project
-
     project = make_project(name="Phase 2 <b>quality</b>", overlap=2, gold_threshold=0.7,
                                      gold_min_passes=1)
     make_user("lead", "lead")

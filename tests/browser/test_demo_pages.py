@@ -11,7 +11,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from annotator.demo_jobs import DEMO_GENERATION_SIZE, start_demo_jobs
+from annotator import demo_jobs
 from labeling.management.commands.load_demo import ACCOUNTS, GSM8K_PROJECT, MATH_PROJECT, PAUSED
 from labeling.models import Project
 
@@ -23,7 +23,7 @@ SIZES = {"desktop": (1280, 720), "phone": (390, 844)}
 
 
 @pytest.fixture
-def demo(data_dir, eager, settings, tmp_path, tiny_base):
+def demo(data_dir, eager, settings, tmp_path, tiny_base, monkeypatch):
     """The demo's projects, accounts and first jobs (a generation, a retrain, a snapshot), the jobs on
     a tiny random model: these pages show what the jobs wrote, whatever model wrote it (the bundled
     MiniLM trains and scores in tests/scoring/prm/test_checkpoint.py: seconds there, minutes here)."""
@@ -34,7 +34,11 @@ def demo(data_dir, eager, settings, tmp_path, tiny_base):
     call_command("load_demo", data_dir=str(data_dir), quiet_progress=True, stdout=io.StringIO())
     settings.DEBUG = False
     Project.objects.update(base_model_path=str(tiny_base))
-    assert len(start_demo_jobs(log=lambda line: None)) == 3
+    # The generation from a tenth of the demo's pool (as test_demo.py's flows): the pages show it
+    # the same way.
+    monkeypatch.setattr(demo_jobs, "DEMO_POOL_LIMIT", 40)
+    monkeypatch.setattr(demo_jobs, "DEMO_GENERATION_SIZE", 10)
+    assert len(demo_jobs.start_demo_jobs(log=lambda line: None)) == 3
     return Project.objects.get(name=MATH_PROJECT), Project.objects.get(name=GSM8K_PROJECT)
 
 
@@ -103,7 +107,7 @@ def check_first_pages(view, live_server, math, gsm8k, size):
     follow(view, gsm8k, "research-link", '#research[data-state="ready"]')
     row = view.locator('[data-testid="generation-stats"] tr[data-generation="1"]')
     assert row.locator("td").first.inner_text() == "1"
-    assert str(DEMO_GENERATION_SIZE) in row.locator("td").all_inner_texts()
+    assert str(demo_jobs.DEMO_GENERATION_SIZE) in row.locator("td").all_inner_texts()
     keep(view, f"demo-research-generation-{size}")
 
     view.goto(f"{live_server.url}/")

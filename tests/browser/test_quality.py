@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from labeling.models import Annotator, Assignment, GoldProposal, GoldScore, Rating
+from labeling.models import Assignment, GoldProposal, GoldScore, Rating
 from labeling.quality import gold, proposals
 from tests.factories import make_annotator, make_project, make_solution, make_user, rated_pass, score_gold
 
@@ -291,8 +291,8 @@ def test_an_annotator_sees_where_a_screening_item_differed_after_the_submit(page
     page.keyboard.press("3")  # step 2: -1 where the reference says +1
     page.wait_for_function("() => document.querySelector('.ws-hint').textContent.includes('Found an error')")
     page.keyboard.press("Enter")
-    page.wait_for_function(f"() => document.querySelector('#workspace').dataset.state !== 'working'"
-                           f" || document.querySelectorAll('.ws-step').length === 1")
+    page.wait_for_function("() => document.querySelector('#workspace').dataset.state !== 'working'"
+                           " || document.querySelectorAll('.ws-step').length === 1")
     page.goto(f"{live_server.url}/projects/{project.pk}/checks/")
     page.wait_for_selector('#my-missed[data-state="ready"]')
     card = page.locator(f'[data-assignment="{mine.pk}"]')

@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 from tests.factories import make_project, make_solution, make_user
 
 from .conftest import MANIFEST, log_in, open_workspace, screenshot
-from .rendering_corpus import DATA_SETS, PLAIN_TEXT, every_line
+from .rendering_corpus import PLAIN_TEXT, every_line
 
 pytestmark = pytest.mark.browser
 

@@ -85,7 +85,7 @@ def test_researcher_takes_a_snapshot_and_downloads_it(page, live_server, project
     page.fill('[data-testid="export-generation"]', "0")
     with page.expect_download() as info:
         page.click('[data-testid="on-demand-exports"] a[data-format="prm800k"]')
-    assert re.fullmatch(rf"convincing-iwrongi-answers-prm800k-gen0-\d{{8}}T\d{{6}}Z\.jsonl\.gz",
+    assert re.fullmatch(r"convincing-iwrongi-answers-prm800k-gen0-\d{8}T\d{6}Z\.jsonl\.gz",
                         info.value.suggested_filename), info.value.suggested_filename
     page.fill('[data-testid="export-generation"]', "two")
     assert "whole numbers" in page.locator('[data-testid="on-demand-exports"] [role="alert"]').inner_text()

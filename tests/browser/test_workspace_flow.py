@@ -10,7 +10,7 @@ import pytest
 
 from labeling.exports import ExportFilters, get_exporter
 from labeling.imports import run_import
-from labeling.models import Annotator, Assignment, Project, Solution, Step
+from labeling.models import Annotator, Assignment, Solution, Step
 from tests.factories import make_user, make_project
 
 from .conftest import log_in, screenshot
