@@ -90,6 +90,9 @@ def broker_db_url(redis_url):
 
 
 TEST_GATE_RESAMPLES = 200
+# A module's or session's fixture runs before this module's autouse fixture: one that makes
+# accounts names these itself.
+FAST_HASHERS = ["tests.factories.FastPBKDF2PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)
@@ -102,7 +105,7 @@ def fast_settings(request):
         yield
         return
     settings = request.getfixturevalue("settings")
-    settings.PASSWORD_HASHERS = ["tests.factories.FastPBKDF2PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_HASHERS
     # WhiteNoise looks a static file up when it is asked for, as in development, instead of
     # listing every file of the finders (admin, DRF, Swagger UI, the frontend) each time a test
     # client loads the middleware: 60 ms a client, for thousands of clients.

@@ -33,7 +33,7 @@ from labeling.management.commands.load_demo import (
     SCREENING_ITEMS,
 )
 from labeling.models import Assignment, GoldScore, Problem, Project, Rating, Solution, Step
-from tests.conftest import ROOT
+from tests.conftest import FAST_HASHERS, ROOT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -59,7 +59,8 @@ def load(data_dir):
 def demo_loaded(django_db_setup, django_db_blocker, data_dir):
     """The demo loaded once for the tests below, in a transaction of this module's that each test's
     own (a savepoint inside it) rolls back to, and that is rolled back after the last of them."""
-    with django_db_blocker.unblock(), override_settings(DEBUG=True), transaction.atomic():
+    with django_db_blocker.unblock(), override_settings(DEBUG=True, PASSWORD_HASHERS=FAST_HASHERS), \
+            transaction.atomic():
         load(data_dir)
         yield
         transaction.set_rollback(True)
