@@ -98,15 +98,15 @@ def test_enter_at_the_write_your_own_step_prompt_asks_first_and_says_what_it_wou
 # Two tabs on one assignment --------------------------------------------------------------
 
 
-def tab(context, live_server, project, broadcast=True):
-    """A tab of the same browser (cookies and localStorage shared) with the workspace open."""
+def tab(context, live_server, project, broadcast=True, state="working"):
+    """A tab of the same browser (cookies and localStorage shared) with the workspace open in `state`."""
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     if not broadcast:  # as a browser without BroadcastChannel, or another device: only the server can tell
         page.add_init_script("delete window.BroadcastChannel")
     page.goto(workspace_url(live_server, project))
-    page.wait_for_selector('#workspace[data-state="working"]')
+    page.wait_for_selector(f'#workspace[data-state="{state}"]')
     page.errors = errors
     return page
 
@@ -219,8 +219,9 @@ def test_ratings_kept_offline_in_a_closed_tab_are_not_laid_over_what_another_dev
 
     context.unroute(drafts)
     context.set_offline(False)
-    again = tab(context, live_server, project)  # the unsent -1 comes back, on the revision it was made on
-    again.wait_for_selector('#workspace[data-state="conflict"]')
+    # The unsent -1 comes back, on the revision it was made on, and is refused: the page may be in
+    # conflict before it is ever seen working (CI, stop 37), so that is the state waited for.
+    again = tab(context, live_server, project, state="conflict")
     assert "Not saved from this tab: step 2 −1." in again.inner_text(".ws-panel")
     assert stored_ratings("ann") == {(0, 0): (1, False), (1, 0): (1, False)}
     again.keyboard.press("r")
