@@ -9,16 +9,37 @@ wrote takes about 0.02 s. The content types and permissions, which only migratio
 as they are; a table left with many dead rows is vacuumed (the test PostgreSQL may run without
 autovacuum). Sequences are not reset, as Django's flush does not reset them either.
 """
-from django.db import connections, transaction
+import time
+
+from django.db import OperationalError, connections, transaction
 from django.test import TransactionTestCase
 
 KEPT = {"django_content_type", "auth_permission"}
 VACUUM_AFTER = 5000  # deleted rows in one table
+TRIES = 5
 
 
 def empty_tables(connection):
     tables = [t for t in connection.introspection.django_table_names(only_existing=True, include_views=False)
               if t not in KEPT]
+    for attempt in range(1, TRIES + 1):
+        try:
+            emptied = _delete_all(connection, tables)
+            break
+        except OperationalError as error:
+            # A request the test's page sent last may still be running in the live server: its
+            # row locks and these deletes, taken in another order, can deadlock. PostgreSQL ends
+            # one of the two; when it is this one, the request has finished by the next try.
+            if getattr(error.__cause__, "sqlstate", None) != "40P01" or attempt == TRIES:
+                raise
+            time.sleep(0.1 * attempt)
+    with connection.cursor() as cursor:  # autocommit again: VACUUM cannot run in a transaction
+        for table in emptied:
+            cursor.execute(f"VACUUM {connection.ops.quote_name(table)}")
+
+
+def _delete_all(connection, tables):
+    """Delete every row of ``tables`` in one transaction; the tables left with many dead rows."""
     emptied = []
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's foreign keys are deferrable
@@ -26,9 +47,7 @@ def empty_tables(connection):
             cursor.execute(f"DELETE FROM {connection.ops.quote_name(table)}")
             if cursor.rowcount > VACUUM_AFTER:
                 emptied.append(table)
-    with connection.cursor() as cursor:  # autocommit again: VACUUM cannot run in a transaction
-        for table in emptied:
-            cursor.execute(f"VACUUM {connection.ops.quote_name(table)}")
+    return emptied
 
 
 def install():
