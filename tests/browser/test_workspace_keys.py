@@ -4,6 +4,8 @@ The rating keys rate whatever came before them (no pick mode takes them over), E
 "write your own step" prompt asks before it submits, and a second tab (or device) on one
 assignment is told that it is behind instead of overwriting what the other saved.
 """
+import threading
+
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -185,14 +187,16 @@ def test_ratings_kept_offline_in_a_closed_tab_are_not_laid_over_what_another_dev
     browser, context, live_server, two_tabs
 ):
     project, first = two_tabs
+    # Offline is a network error on every save (what the page sees offline), from a route set
+    # before the tab opens. Not Chromium's offline emulation: it may hold a request and let it go
+    # when the page goes, so the -1 reached the server as the tab closed (CI, stop 37).
+    offline = threading.Event()
+    drafts = "**/api/assignments/*/draft/"
+    context.route(drafts, lambda route: route.abort("internetdisconnected") if offline.is_set() else route.continue_())
     a = tab(context, live_server, project)
     a.keyboard.press("1")
     wait_saved(a)
-    context.set_offline(True)
-    # Chromium's offline emulation may hold a request and let it go when the page goes (the -1
-    # then reached the server as the tab closed): the saves are refused outright as well.
-    drafts = "**/api/assignments/*/draft/"
-    context.route(drafts, lambda route: route.abort("internetdisconnected"))
+    offline.set()
     a.keyboard.press("3")  # -1 on step 2, kept in this browser only
     a.locator('[data-testid="offline-banner"]').wait_for(state="visible")
     a.close()
@@ -218,7 +222,6 @@ def test_ratings_kept_offline_in_a_closed_tab_are_not_laid_over_what_another_dev
         other.close()
 
     context.unroute(drafts)
-    context.set_offline(False)
     # The unsent -1 comes back, on the revision it was made on, and is refused: the page may be in
     # conflict before it is ever seen working (CI, stop 37), so that is the state waited for.
     again = tab(context, live_server, project, state="conflict")

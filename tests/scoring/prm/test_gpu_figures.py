@@ -29,8 +29,10 @@ def test_packed_rows_score_as_padded_rows():
 
 
 def test_tiny_cpu_run_gives_every_figure(tmp_path):
+    # A budget of a few seconds: the figures' clock times at least one step whatever the budget.
     out = tmp_path / "figures.json"
-    assert main(["--device", "cpu", "--tiny", "--out", str(out), "--peak-tflops", "1"]) == 0
+    assert main(["--device", "cpu", "--tiny", "--out", str(out), "--peak-tflops", "1", "--budget", "4",
+                 "--repeats", "1"]) == 0
     figures = json.loads(out.read_text())
     assert figures["errors"] == {}
     assert set(figures["scoring"]) == {"padded", "packed-1024"} and len(SCORING_WAYS) == 2
