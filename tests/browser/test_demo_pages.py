@@ -23,7 +23,7 @@ SIZES = {"desktop": (1280, 720), "phone": (390, 844)}
 
 
 @pytest.fixture
-def demo(data_dir, eager, settings, tmp_path, tiny_base, monkeypatch):
+def demo(data_dir, settings, tmp_path, tiny_base, monkeypatch, request):
     """The demo's projects, accounts and first jobs (a generation, a retrain, a snapshot), the jobs on
     a tiny random model: these pages show what the jobs wrote, whatever model wrote it (the bundled
     MiniLM trains and scores in tests/scoring/prm/test_checkpoint.py: seconds there, minutes here)."""
@@ -31,6 +31,9 @@ def demo(data_dir, eager, settings, tmp_path, tiny_base, monkeypatch):
     settings.STEPMARK_EXPORT_DIR = tmp_path / "exports"
     # The demo is a debug process: load_demo gives the accounts their published passwords only there.
     settings.DEBUG = True
+    # Its imports queue the drawing of MATH-500's 44 [asy] diagrams, as `make demo` queues it for
+    # its worker; nothing here runs it (inline it took 14 s of this set-up, and none of these
+    # pages shows a diagram: tests/browser/test_workspace_diagrams.py shows them).
     call_command("load_demo", data_dir=str(data_dir), quiet_progress=True, stdout=io.StringIO())
     settings.DEBUG = False
     Project.objects.update(base_model_path=str(tiny_base))
@@ -38,6 +41,7 @@ def demo(data_dir, eager, settings, tmp_path, tiny_base, monkeypatch):
     # the same way.
     monkeypatch.setattr(demo_jobs, "DEMO_POOL_LIMIT", 40)
     monkeypatch.setattr(demo_jobs, "DEMO_GENERATION_SIZE", 10)
+    request.getfixturevalue("eager")  # from here, the first jobs run inline
     assert len(demo_jobs.start_demo_jobs(log=lambda line: None)) == 3
     return Project.objects.get(name=MATH_PROJECT), Project.objects.get(name=GSM8K_PROJECT)
 
