@@ -34,6 +34,7 @@ from labeling.management.commands.load_demo import (
 )
 from labeling.models import Assignment, GoldScore, Problem, Project, Rating, Solution, Step
 from tests.conftest import FAST_HASHERS, ROOT
+from tests.factories import FastPBKDF2PasswordHasher
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -81,6 +82,28 @@ def test_data_directory_comes_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("STEPMARK_DATA", str(tmp_path))
     with pytest.raises(CommandError, match=str(tmp_path)):
         call_command("load_demo")
+
+
+class CountingHasher(FastPBKDF2PasswordHasher):
+    """The tests' hasher, counting its hashes: each costs 0.7 s at the production cost."""
+
+    hashes = 0
+
+    def encode(self, password, salt, iterations=None):
+        CountingHasher.hashes += 1
+        return super().encode(password, salt, iterations)
+
+
+def test_new_demo_accounts_are_hashed_once_and_checked_accounts_only_when_they_exist(settings):
+    settings.PASSWORD_HASHERS = ["tests.test_demo.CountingHasher"]
+    projects = [Project.objects.create(name="accounts")]
+    CountingHasher.hashes = 0
+    assert demo.ensure_accounts(projects) == {name: password for name, (password, _, _) in ACCOUNTS.items()}
+    assert CountingHasher.hashes == len(ACCOUNTS)  # set, not first checked against no password
+    CountingHasher.hashes = 0
+    assert demo.ensure_accounts(projects) == {}  # a restart: each checked, none set again
+    assert CountingHasher.hashes == len(ACCOUNTS)
+    assert all(authenticate(username=name, password=password) for name, (password, _, _) in ACCOUNTS.items())
 
 
 def test_demo_projects_and_accounts(demo_loaded):
