@@ -379,10 +379,13 @@ def test_make_demo_runner_serves_then_stops_everything_it_started(signum, tmp_pa
     var = tmp_path_factory.getbasetemp() / "demo-var"  # one demo database for the three runs
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "STEPMARK_BROKER", "DJANGO_DEBUG")}
-    # No data directory named: the demo finds the repository's data/ by itself. No model jobs:
-    # they would keep the worker scoring with MiniLM until the stop's grace ran out (the jobs are
-    # test_every_flow_has_something_to_show's; here, the processes).
-    env.update(STEPMARK_VAR_DIR=str(var), STEPMARK_DEMO_PORT=str(port), STEPMARK_DEMO_JOBS="0")
+    # No data directory named: the demo finds the repository's data/ by itself. No model jobs,
+    # and no time to draw the imports' 44 [asy] diagrams (each run is cut at 10 ms, so each fails
+    # at once): either would keep the worker busy until the stop's grace ran out (the jobs are
+    # test_every_flow_has_something_to_show's, the drawings tests/browser/test_workspace_diagrams.py's;
+    # here, the processes).
+    env.update(STEPMARK_VAR_DIR=str(var), STEPMARK_DEMO_PORT=str(port), STEPMARK_DEMO_JOBS="0",
+               STEPMARK_DIAGRAM_TIMEOUT="0.01")
     first_run = not (var / "stepmark.sqlite3").exists()
     proc, lines = start_demo(env)
     processes, groups = {}, set()
