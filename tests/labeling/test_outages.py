@@ -102,7 +102,7 @@ def test_a_statements_own_error_is_not_an_outage(db):
 def test_while_redis_refuses_the_api_answers_503_logs_one_line_and_recovers(transactional_db, redis_at, caplog):
     caplog.set_level(logging.INFO)
     project = make_project(name="outage")
-    solution = make_solution(project, steps=2)
+    make_solution(project, steps=2)
     lead, researcher = client_for(make_user("lead", "lead")), client_for(make_user("res", "researcher"))
     annotator = token_client(make_user("ann", "annotator"))
     dashboard = reverse("api:project-dashboard", args=[project.pk])
