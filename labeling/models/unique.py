@@ -8,4 +8,4 @@ def unique_or_none(queryset):
     about a quarter of a one-row statement's Python in the annotator loop (docs/performance.md);
     a lookup by a unique key has one row at most, so it is read as it comes.
     """
-    return next(iter(queryset[:1]), None)
+    return next(iter(queryset.order_by()[:1]), None)

@@ -58,6 +58,9 @@ from . import prelabels
 log = logging.getLogger(__name__)
 
 LIVE_STATES = (Assignment.ACTIVE, Assignment.SUBMITTED)
+# What a hand-out reads of the solution it claims, and of its problem (the payload shows it).
+CLAIMED_FIELDS = ("project_id", "problem_id", "generation_id", "is_gold", "is_screening", "num_steps",
+                  "problem__problem", "problem__ground_truth_answer")
 # What may change on an assignment while nobody holds its solution's lock; its project,
 # solution and annotator never change.
 MUTABLE_FIELDS = ("state", "last_activity_at", "lease_expires_at", "submitted_at", "total_time", "finish_reason",
@@ -254,15 +257,19 @@ def _resume_own(annotator, project, now):
     The active one touched last, else the expired one touched last whose slot is free. At most one
     candidate: holding one blocking solution lock at a time cannot deadlock.
     """
-    # The state IN (...) lets PostgreSQL read an index by state with a plain scan, which skips
-    # entries of submitted rows once seen (migration 0011 says why). An annotator holds few
-    # unfinished assignments, so the choice is made here rather than in an ORDER BY.
-    unfinished = Assignment.objects.filter(annotator=annotator, project=project,
+    # Read by annotator and state (assignment_annotator_idx) in every project, the project checked
+    # here: with the project in the WHERE, PostgreSQL may read the project's index instead and walk
+    # every assignment of the project, a little more with each hand-out, whenever its statistics
+    # predate the project's work (a new project until the next ANALYZE; docs/performance.md). An
+    # annotator holds few unfinished assignments, so the choice is made here, not in an ORDER BY.
+    unfinished = Assignment.objects.filter(annotator=annotator,
                                            state__in=(Assignment.ACTIVE, Assignment.EXPIRED)).values_list(
-        "pk", "solution_id", "state", "last_activity_at", "solution__live_assignments", "solution__is_gold",
-        "solution__is_screening")
+        "project_id", "pk", "solution_id", "state", "last_activity_at", "solution__live_assignments",
+        "solution__is_gold", "solution__is_screening")
     active, free = [], []
-    for pk, solution_id, state, touched, live, gold, screening_item in unfinished:
+    for project_id, pk, solution_id, state, touched, live, gold, screening_item in unfinished:
+        if project_id != project.pk:
+            continue
         if state == Assignment.ACTIVE:
             # Touched last, not newest: a pass reopened by an undo (submission.unsubmit) comes back
             # before the task handed out after its submit.
@@ -401,7 +408,7 @@ def _lock(solutions, skip_locked):
     """The first of ``solutions`` locked (only the solution row), with its problem (the payload shows
     it): the one claim statement of every hand-out, gold or ordinary. Its generation's number comes
     from ``_generations``, read before."""
-    return (solutions.select_related("problem")
+    return (solutions.select_related("problem").only(*CLAIMED_FIELDS)
             .select_for_update(skip_locked=skip_locked, of=("self",)).first())
 
 

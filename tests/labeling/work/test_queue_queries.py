@@ -7,6 +7,7 @@ counts of the ordinary case (ordinary work, no gold due, no screening), with tok
 authentication as a real client uses it.
 """
 import pytest
+from django.db import connection
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -114,6 +115,47 @@ def test_next_and_submit_run_a_fixed_small_number_of_queries(loop_project, djang
     # The same number for the next task: nothing grows with the annotator's history.
     answer, again = count_queries(django_assert_max_num_queries, 30, take)
     assert answer.status_code == 201 and len(again) <= next_limit
+
+
+def test_the_own_work_read_goes_by_annotator_however_old_the_statistics():
+    """A project's statistics may predate its work (a new project until the next ANALYZE): the read
+    of the annotator's own unfinished work must still go by annotator, not walk every assignment of
+    the project, a few more with each hand-out."""
+    others = Annotator.objects.bulk_create([Annotator() for _ in range(60)])
+
+    def passes(project):
+        solutions = [make_solution(project, steps=1) for _ in range(4)]
+        Assignment.objects.bulk_create([
+            Assignment(project=project, solution=solution, annotator=annotator, state=Assignment.SUBMITTED,
+                       finish_reason="solution") for solution in solutions for annotator in others])
+
+    passes(make_project())
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE labeling_assignment")  # the new project has no work yet
+    project = make_project()
+    passes(project)
+    make_solution(project, steps=2)
+    me = Annotator.objects.create()
+    task = queue.next_assignment(me, project)
+    reads = []
+
+    def explain(execute, sql, params, many, context):
+        if sql.startswith('SELECT') and 'FROM "labeling_assignment" INNER JOIN "labeling_solution"' in sql:
+            context["cursor"].execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
+            reads.append(context["cursor"].fetchone()[0][0]["Plan"])
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(explain):
+        assert queue.next_assignment(me, project) == task  # resumed
+    assert len(reads) == 1
+    scans = [node for node in _nodes(reads[0]) if node.get("Relation Name") == "labeling_assignment"]
+    assert scans and all(n["Actual Rows"] + n.get("Rows Removed by Filter", 0) <= 2 for n in scans), scans
+
+
+def _nodes(plan):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
 
 
 def session_client(user):
