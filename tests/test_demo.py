@@ -351,6 +351,14 @@ def started_by(root):
     return found
 
 
+def outermost(processes, table, matches):
+    """The pids of ``processes`` whose command ``matches`` and whose parent's does not: a process
+    that has just forked (the Celery worker starting a drawing's ``asy``) has a child of the same
+    command line until the child's exec, which is not a second worker."""
+    pids = {pid for (pid, _), command in processes.items() if matches(command)}
+    return [pid for pid in pids if pid in table and table[pid][1] not in pids]
+
+
 def still_running(processes, groups):
     """Of ``processes`` (as ``started_by`` gives them) and of the members of ``groups``, those alive
     (a zombie has ended: only its entry waits for whoever adopted it to reap it)."""
@@ -405,11 +413,11 @@ def test_make_demo_runner_serves_then_stops_everything_it_started(signum, tmp_pa
 
         processes = started_by(proc.pid)
         commands = list(processes.values())
-        assert sum("gunicorn" in c for c in commands) >= 2, commands  # the arbiter and its worker, a grandchild
-        assert sum(" worker " in c and "celery" in c for c in commands) == 1, commands
-        assert sum(" beat " in c and "celery" in c for c in commands) == 1, commands
         # A short-lived child (a worker's helper) may have ended since started_by read the table.
         table = process_table()
+        assert sum("gunicorn" in c for c in commands) >= 2, commands  # the arbiter and its worker, a grandchild
+        assert len(outermost(processes, table, lambda c: " worker " in c and "celery" in c)) == 1, commands
+        assert len(outermost(processes, table, lambda c: " beat " in c and "celery" in c)) == 1, commands
         groups = {table[pid][2] for pid, _ in processes if pid in table}
 
         proc.send_signal(signum)

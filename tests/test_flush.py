@@ -7,9 +7,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from labeling.models import Project
+from labeling.models import Annotator, Project, Rating, Step
+from labeling.work import queue
 from tests import flush
-from tests.factories import make_project, make_user
+from tests.factories import make_project, make_solution, make_user
 
 
 @pytest.mark.django_db(transaction=True)
@@ -24,9 +25,7 @@ def test_emptying_waits_out_a_deadlock_with_a_request_still_running(monkeypatch)
     real = flush._delete_all
     monkeypatch.setattr(flush, "_delete_all", lambda *args: attempts.append(1) or real(*args))
 
-    settings = connection.settings_dict
-    request = psycopg.connect(host=settings["HOST"], port=settings["PORT"] or 5432, user=settings["USER"],
-                              dbname=settings["NAME"])
+    request = _connect()
     failures = []
     try:
         request.execute(f"UPDATE {later} SET id = id WHERE id = %s", [later_pk])  # holds the later row
@@ -43,6 +42,45 @@ def test_emptying_waits_out_a_deadlock_with_a_request_still_running(monkeypatch)
     assert not emptying.is_alive() and failures == []
     assert len(attempts) == 2
     assert not User.objects.exists() and not Project.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_emptying_tries_again_when_a_request_commits_a_rating_of_a_step_it_deletes(monkeypatch):
+    # As a draft save still running in the live server can: its rating is committed after the
+    # ratings were emptied, and refers to a step the emptying deletes after them; the foreign key,
+    # checked when the emptying commits, refuses.
+    project = make_project()
+    step = Step.objects.get(solution=make_solution(project, steps=1))
+    task = queue.next_assignment(Annotator.objects.create(), project)
+    listed = connection.introspection.django_table_names
+    monkeypatch.setattr(connection.introspection, "django_table_names",  # the ratings first
+                        lambda *args, **kwargs: sorted(listed(*args, **kwargs), key=lambda t: t != "labeling_rating"))
+    attempts = []
+    real = flush._delete_all
+    monkeypatch.setattr(flush, "_delete_all", lambda *args: attempts.append(1) or real(*args))
+    request = _connect()
+
+    def save_lands(execute, sql, params, many, context):
+        done = execute(sql, params, many, context)
+        if sql == 'DELETE FROM "labeling_rating"' and len(attempts) == 1:
+            request.execute("INSERT INTO labeling_rating (assignment_id, step_id, value, chosen, rated_at)"
+                            " VALUES (%s, %s, 1, false, now())", [task.pk, step.pk])
+            request.commit()
+        return done
+
+    try:
+        with connection.execute_wrapper(save_lands):
+            flush.empty_tables(connection)
+    finally:
+        request.close()
+    assert len(attempts) == 2
+    assert not Rating.objects.exists() and not Step.objects.exists()
+
+
+def _connect():
+    settings = connection.settings_dict
+    return psycopg.connect(host=settings["HOST"], port=settings["PORT"] or 5432, user=settings["USER"],
+                           dbname=settings["NAME"])
 
 
 def _run(empty_tables, alias, failures):
