@@ -40,7 +40,6 @@ each, so a run cut short still leaves what it measured; a part that fails record
 """
 import argparse
 import json
-import math
 import sys
 import tempfile
 import time

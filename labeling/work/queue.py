@@ -42,7 +42,7 @@ import secrets
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, Q, Subquery
+from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
