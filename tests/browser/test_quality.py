@@ -381,7 +381,8 @@ def test_the_disagreements_filter_by_annotator_generation_and_step_and_stay_shor
     assert short < 3000  # the old page, every one open and the other sections below: 9,600 px
     for i in range(items.count()):
         items.nth(i).locator("summary").click()
-    assert box.locator("table").count() == 12
+    # An item draws its steps at its toggle event, which follows the click in a task of its own.
+    page.wait_for_function("() => document.querySelectorAll('#disagreements details.q-item table').length === 12")
     assert page.evaluate("document.documentElement.scrollHeight") > 2 * short  # what collapsing saves
 
     filters = page.locator('[data-testid="disagreement-filters"]')
