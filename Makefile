@@ -21,14 +21,13 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: Stepmark needs Python 3.11"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	# torch first and pinned: 2.13.0 is the local CPU build (anything else pulls CUDA wheels).
-	$(PY) -m pip install --quiet --no-compile "torch==2.13.0"
-	$(PY) -m pip install --quiet --no-compile -e ".[test]"
-	# Bytecode on every core, where pip compiles one file at a time (make venv: 71 s became 56 s).
-	# As with pip, a file that does not compile (torch ships one in Python 3.12's syntax) is
-	# left alone: nothing imports it.
-	$(PY) -m compileall -qq -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true
+	# uv installs and byte-compiles on every core where pip works one file at a time (make venv:
+	# 71 s with pip, 56 s with pip and compileall, about 30 s with uv). It reads pip's package
+	# sources through deploy/pip_sources.py. torch is pinned in pyproject.toml: 2.13.0 is the
+	# local CPU build (anything else pulls CUDA wheels).
+	$(PY) -m pip install --quiet "uv==0.13.9"
+	sources="$$($(PY) deploy/pip_sources.py)" && \
+		$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode $$sources -e ".[test]"
 	touch $(STAMP)
 
 frontend: $(FRONTEND_STAMP)
