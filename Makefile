@@ -13,6 +13,9 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 # TEST_REDIS_URL (tests/workers.py). TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 3
 TEST_REDIS_DBS ?= 8-15
+# The tests without Django (the PRM core's, tiny models on torch) run in CORE_TEST_WORKERS
+# processes of one torch thread each (tests/scoring/conftest.py), before the others.
+CORE_TEST_WORKERS ?= 2
 
 .PHONY: demo test screenshots venv frontend chromium nginx asymptote bench clean
 
@@ -58,7 +61,8 @@ demo: venv frontend asymptote
 # server, worker and command it starts compiles the project and rewrites the tests again.
 test: export PYTHONDONTWRITEBYTECODE =
 test: venv frontend chromium nginx asymptote
-	env -u DJANGO_SETTINGS_MODULE $(PY) -m pytest -p no:django $(PYTEST_ARGS) tests/scoring/prm tests/formats || [ $$? -eq 5 ]
+	TEST_REDIS_DBS=$(TEST_REDIS_DBS) env -u DJANGO_SETTINGS_MODULE \
+		$(PY) -m pytest -p no:django -n $(CORE_TEST_WORKERS) $(PYTEST_ARGS) tests/scoring/prm tests/formats || [ $$? -eq 5 ]
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) TEST_REDIS_DBS=$(TEST_REDIS_DBS) DJANGO_DEBUG=1 \
 		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --ignore=tests/scoring/prm --ignore=tests/formats $(PYTEST_ARGS) || [ $$? -eq 5 ]
 

@@ -52,6 +52,13 @@ def workers_wanted(config):
 def pytest_load_initial_conftests(early_config, parser, args):
     spec = os.environ.get("TEST_REDIS_DBS", "").strip()
     in_worker = "PYTEST_XDIST_WORKER" in os.environ
+    if in_worker:
+        # One thread for torch (OpenMP) in each test process and in the servers and workers it
+        # starts, set before anything imports torch: with several processes on the cores, each
+        # one's second thread only waits its turn. The tests without Django took 88 s in one
+        # process and 57 s in two of one thread; the Django tests of tests/scoring 75 s on 3
+        # workers of two threads and 44 s of one (docs/performance.md).
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
     if not spec:
         if in_worker:
             raise pytest.UsageError("pytest -n runs one process per worker, each needs Redis databases of its own: "

@@ -13,7 +13,9 @@ import torch
 
 from labeling.data import open_text
 
-torch.set_num_threads(2)  # the machine's cores are shared
+# The machine's cores are shared: two threads at most (one in each of make test's processes:
+# tests/workers.py).
+torch.set_num_threads(min(2, torch.get_num_threads()))
 
 ARCHITECTURES = ("bert", "llama", "qwen2")
 

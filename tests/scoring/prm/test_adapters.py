@@ -17,8 +17,6 @@ from tests.scoring.prm.factories import (
     build_token_classification,
 )
 
-torch.set_num_threads(2)
-
 
 @pytest.fixture(scope="module")
 def solutions(processbench_items):
