@@ -1,40 +1,57 @@
 """tests/workers.py, the plugin that sets up each pytest-xdist worker of make test."""
-import json
 import os
 import subprocess
 import sys
 
+import pytest
+
+from tests import workers
 from tests.conftest import ROOT
 
-PROBE = '''
-import json, os, pathlib, torch
 
-def test_threads():
-    found = {"omp": os.environ.get("OMP_NUM_THREADS"), "torch": torch.get_num_threads()}
-    pathlib.Path(os.environ["PROBE_OUT"], os.environ.get("PYTEST_XDIST_WORKER", "main")).write_text(json.dumps(found))
-'''
-
-
-def _threads(tmp_path, *options):
-    (tmp_path / "test_probe.py").write_text(PROBE)
-    out = tmp_path / "out"
-    out.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "PYTEST_XDIST_WORKER")}
-    env.update(PROBE_OUT=str(out), PYTHONPATH=str(ROOT), TEST_REDIS_DBS="8-11")
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tests.workers", "-p", "no:django", "-p", "no:cacheprovider",
-                    *options, str(tmp_path / "test_probe.py")], cwd=tmp_path, env=env, check=True, capture_output=True)
-    return {path.name: json.loads(path.read_text()) for path in out.iterdir()}
+@pytest.fixture
+def environment(monkeypatch):
+    """The hook's variables, put back as they were after the test (the hook writes some of them)."""
+    for name in ("REDIS_URL", "E2E_REDIS_DB", "OMP_NUM_THREADS", "PYTEST_XDIST_WORKER", "TEST_REDIS_DBS"):
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    return monkeypatch
 
 
-def test_each_of_several_test_processes_gives_torch_one_thread(tmp_path):
+def test_a_worker_among_several_gets_one_thread_for_torch_and_what_it_starts(environment):
     # Two processes' threads on two cores only take turns (docs/performance.md, the test suite).
-    assert _threads(tmp_path, "-n", "2") in (
-        {"gw0": {"omp": "1", "torch": 1}}, {"gw1": {"omp": "1", "torch": 1}})
+    environment.setenv("PYTEST_XDIST_WORKER", "gw1")
+    environment.setenv("TEST_REDIS_DBS", "8-11")
+    workers.pytest_load_initial_conftests(None, None, [])
+    assert os.environ["OMP_NUM_THREADS"] == "1"
+    assert os.environ["REDIS_URL"].endswith("/10") and os.environ["E2E_REDIS_DB"] == "11"
 
 
-def test_a_run_in_one_process_leaves_torch_its_threads(tmp_path):
-    default = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
-                             env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"},
-                             capture_output=True, text=True, check=True).stdout
-    assert _threads(tmp_path) == {"main": {"omp": None, "torch": int(default)}}
+def test_a_run_in_one_process_leaves_the_threads_alone(environment):
+    environment.delenv("PYTEST_XDIST_WORKER", raising=False)
+    environment.delenv("TEST_REDIS_DBS", raising=False)
+    workers.pytest_load_initial_conftests(None, None, [])
+    assert "OMP_NUM_THREADS" not in os.environ
+
+
+def test_a_thread_count_set_by_hand_is_kept(environment):
+    environment.setenv("PYTEST_XDIST_WORKER", "gw0")
+    environment.setenv("TEST_REDIS_DBS", "8-9")
+    environment.setenv("OMP_NUM_THREADS", "3")
+    workers.pytest_load_initial_conftests(None, None, [])
+    assert os.environ["OMP_NUM_THREADS"] == "3"
+
+
+def test_torch_imported_after_the_plugin_in_a_worker_has_one_thread(tmp_path):
+    # A pytest process that takes itself for worker gw0 (as xdist starts it), with a test that
+    # imports torch as the PRM tests do: the plugin must have set the variable before that.
+    (tmp_path / "test_probe.py").write_text(
+        "import torch\n\ndef test_threads():\n    assert torch.get_num_threads() == 1, torch.get_num_threads()\n")
+    env = {name: value for name, value in os.environ.items() if name not in ("OMP_NUM_THREADS", "DJANGO_SETTINGS_MODULE")}
+    env.update(PYTEST_XDIST_WORKER="gw0", TEST_REDIS_DBS="8-9", PYTHONPATH=str(ROOT))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tests.workers", "-p", "no:django",
+                          "-p", "no:cacheprovider", "test_probe.py"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
