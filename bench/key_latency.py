@@ -82,7 +82,8 @@ def main(argv=None):
 
     from playwright.sync_api import sync_playwright
 
-    from tests.browser.conftest import CHROMIUM_ARGS, chromium_path
+    from tests.chromium import ARGS as CHROMIUM_ARGS
+    from tests.chromium import path as chromium_path
 
     print(f"solution: {STEPS} steps x {1 + ALTERNATIVES} completions, phase 1; {args.pairs} pairs (1, u) a level;"
           f" load {os.getloadavg()[0]:.2f}", flush=True)
@@ -182,7 +183,7 @@ def _floor(browser_args, playwright, pairs):
 
 
 def _chromium():
-    from tests.browser.conftest import chromium_path
+    from tests.chromium import path as chromium_path
 
     return chromium_path()
 

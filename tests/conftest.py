@@ -41,6 +41,24 @@ def pytest_sessionstart(session):
         raise pytest.UsageError(f"The data directory {_data_dir()} is missing (data/ in the repository, or $STEPMARK_DATA)")
 
 
+@pytest.fixture(scope="session")
+def chromium():
+    """This test process's Chromium (tests/chromium.py), launched by the first test that asks for it."""
+    from playwright.sync_api import sync_playwright
+
+    from tests import chromium as flags
+
+    assert os.path.exists(flags.path()), "Chromium is not installed (make chromium)"
+    # Playwright's sync API keeps an event loop in this thread until the browser closes, at the end
+    # of the run; Django refuses ORM calls from a thread with a running loop unless told that this
+    # is deliberate.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=flags.path(), args=flags.ARGS)
+        yield browser
+        browser.close()
+
+
 def database_url():
     """The URL of the database the tests use (pytest-django's), for a server or worker started as a process."""
     from django.db import connection

@@ -7,42 +7,22 @@ rows.
 """
 import json
 import os
-import shutil
 
 import pytest
 
 from tests.conftest import ROOT
 from tests.factories import PASSWORD
 
-# Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
-# thread with a running loop unless told that this is deliberate.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 MANIFEST = ROOT / "frontend" / "dist" / ".vite" / "manifest.json"
 SCREENSHOTS = ROOT / "tests" / "screenshots"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run",
-]
 
 
-def chromium_path():
-    return shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
-
-
-# Module scope: Playwright's sync API allows one instance at a time per thread, and other
-# browser tests (tests/frontend) start their own.
 @pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    assert os.path.exists(chromium_path()), "Chromium is not installed (make chromium)"
+def browser(chromium):
+    """The test process's Chromium (``chromium``, tests/conftest.py), once the frontend is built."""
     entries = json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
     assert "src/workspace.js" in entries, "The frontend is not built: cd frontend && npm run build"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    return chromium
 
 
 @pytest.fixture

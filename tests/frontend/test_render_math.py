@@ -5,7 +5,6 @@ Loads the built bundle (frontend/dist, from `make frontend`) into a blank page w
 it (as text), and inspects the DOM that the bundle leaves.
 """
 import json
-import shutil
 
 import pytest
 
@@ -26,34 +25,24 @@ SAMPLES = {
 }
 
 
-def chromium_path():
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 @pytest.fixture(scope="module")
-def page():
-    from playwright.sync_api import sync_playwright
-
-    executable = chromium_path()
-    assert executable, "Chromium is not installed (make test installs it: make chromium)"
+def page(chromium):
     bundle = json.loads(MANIFEST.read_text())["src/main.js"]["file"]
     script = (ROOT / "frontend" / "dist" / bundle).read_text()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        page = browser.new_page()
-        page.set_content("<!doctype html><html><body></body></html>")
-        page.evaluate(
-            """samples => { for (const [id, text] of Object.entries(samples)) {
-                const div = document.createElement('div');
-                div.id = id; div.dataset.math = ''; div.textContent = text;
-                document.body.appendChild(div);
-            } }""",
-            SAMPLES,
-        )
-        page.add_script_tag(content=script, type="module")
-        page.wait_for_function("document.querySelectorAll('[data-math-rendered]').length === %d" % len(SAMPLES))
-        yield page
-        browser.close()
+    page = chromium.new_page()
+    page.set_content("<!doctype html><html><body></body></html>")
+    page.evaluate(
+        """samples => { for (const [id, text] of Object.entries(samples)) {
+            const div = document.createElement('div');
+            div.id = id; div.dataset.math = ''; div.textContent = text;
+            document.body.appendChild(div);
+        } }""",
+        SAMPLES,
+    )
+    page.add_script_tag(content=script, type="module")
+    page.wait_for_function("document.querySelectorAll('[data-math-rendered]').length === %d" % len(SAMPLES))
+    yield page
+    page.close()
 
 
 def count(page, selector):
