@@ -85,6 +85,10 @@ def main(argv=None):
     from tests.chromium import ARGS as CHROMIUM_ARGS
     from tests.chromium import path as chromium_path
 
+    # Playwright's sync API keeps an event loop in this thread, and each level's solution is
+    # prepared with the ORM inside it: Django refuses that unless told it is deliberate.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
     print(f"solution: {STEPS} steps x {1 + ALTERNATIVES} completions, phase 1; {args.pairs} pairs (1, u) a level;"
           f" load {os.getloadavg()[0]:.2f}", flush=True)
     with gunicorn(database_url, workers=2, threads=4, ready_path="/accounts/login/") as (port, _), \
