@@ -19,10 +19,17 @@ SCREENSHOTS = ROOT / "tests" / "screenshots"
 
 @pytest.fixture(scope="module")
 def browser(chromium):
-    """The test process's Chromium (``chromium``, tests/conftest.py), once the frontend is built."""
+    """The test process's Chromium (``chromium``, tests/conftest.py), once the frontend is built.
+
+    A context a test left open is closed with its module, as when each module had a Chromium of
+    its own: its pages would otherwise go on running (and calling the live server) in the tests
+    after it.
+    """
     entries = json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
     assert "src/workspace.js" in entries, "The frontend is not built: cd frontend && npm run build"
-    return chromium
+    yield chromium
+    for context in chromium.contexts:
+        context.close()
 
 
 @pytest.fixture

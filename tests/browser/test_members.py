@@ -69,7 +69,8 @@ def test_a_lead_makes_an_account_and_its_owner_sets_a_password_through_the_link(
     page.reload()  # shown once
     assert page.locator('[data-testid="welcome-link"]').count() == 0
 
-    owner = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    phone = browser.new_context(viewport={"width": 390, "height": 844})
+    owner = phone.new_page()
     owner.goto(link)
     owner.fill("#id_new_password1", "my own long password 42")
     owner.fill("#id_new_password2", "my own long password 42")
@@ -83,3 +84,4 @@ def test_a_lead_makes_an_account_and_its_owner_sets_a_password_through_the_link(
     owner.wait_for_selector(f'[data-project-id="{project.pk}"]')
     owner.goto(link)
     assert owner.locator('[data-testid="welcome-ended"]').is_visible()
+    phone.close()
