@@ -11,7 +11,6 @@ import os
 import pytest
 
 from tests.conftest import ROOT
-from tests.factories import PASSWORD
 
 MANIFEST = ROOT / "frontend" / "dist" / ".vite" / "manifest.json"
 SCREENSHOTS = ROOT / "tests" / "screenshots"
@@ -61,12 +60,25 @@ def page(context):
 
 
 def log_in(page, live_server, username, next_path="/"):
-    """Log in through the login page, as a person does."""
-    page.goto(f"{live_server.url}/accounts/login/?next={next_path}")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.press("#id_password", "Enter")
-    page.wait_for_url(f"{live_server.url}{next_path}")
+    """Open ``next_path`` logged in as ``username`` (None: open nothing, the test goes on to a page
+    of its own): a session made on the server (Django's ``force_login``) whose cookie the page's
+    context is given.
+
+    The login form itself is tested through the page where it is the subject: its way back to
+    ``next`` (test_workspace_states.py), the lockout (test_login_lockout.py), the demo accounts
+    (test_demo_pages.py). Here it would be two more page loads in every test, and the home page
+    it led to a third where the test opens another.
+    """
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username=username))
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}])
+    if next_path is not None:
+        page.goto(f"{live_server.url}{next_path}")
 
 
 def screenshot(target, name, **options):

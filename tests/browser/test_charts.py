@@ -55,7 +55,7 @@ def quality():
 
 
 def open_dashboard(page, live_server, project):
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/")
     page.wait_for_selector('#dashboard[data-state="ready"]')
     drawn(page)
@@ -183,7 +183,7 @@ def test_dashboard_and_research_fit_a_phone_and_200_percent_zoom(browser, live_s
     assert fits(page)
     assert small_targets(page, "#dashboard") == []
     page.context.clear_cookies()
-    log_in(page, live_server, "res")
+    log_in(page, live_server, "res", next_path=None)
     page.goto(f"{live_server.url}/projects/{quality.pk}/research/")
     page.wait_for_selector('#research[data-state="ready"]')
     drawn(page)
@@ -206,7 +206,7 @@ def test_axe_finds_nothing_serious(browser, live_server, quality, viewport):
     open_dashboard(page, live_server, quality)
     assert axe_violations(page) == []
     page.context.clear_cookies()
-    log_in(page, live_server, "res")
+    log_in(page, live_server, "res", next_path=None)
     page.goto(f"{live_server.url}/projects/{quality.pk}/research/")
     page.wait_for_selector('#research[data-state="ready"]')
     assert axe_violations(page) == []
@@ -217,7 +217,7 @@ def test_dashboard_says_when_the_server_has_no_figures_yet(page, live_server, qu
     from labeling.stats import cache
 
     settings.STEPMARK_DASHBOARD_COMPUTES_PER_MINUTE = 0  # the budget is spent before the first compute
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     page.goto(f"{live_server.url}/projects/{quality.pk}/dashboard/")
     note = page.locator('[data-testid="dashboard-wait"][data-status="429"]')
     note.wait_for()

@@ -125,7 +125,7 @@ def test_lead_sees_the_careless_annotator_flagged_in_words(page, live_server, ca
     """Issue #30: after fast, careless rating an annotator showed as a plain "active"."""
     project, team = careless
     eve = team["eve"]
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/")
     page.wait_for_selector('#dashboard[data-state="ready"]')
 
@@ -205,7 +205,7 @@ def test_an_overlap_one_project_says_what_agreement_needs(page, live_server):
     solo = make_user("solo", "annotator").annotator
     for _ in range(2):
         submit(make_solution(project, ["a", "b"], **PROBLEM), solo, [1, 1])
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/")
     page.wait_for_selector('#dashboard[data-state="ready"]')
     overview = page.locator('[data-testid="overview"]').inner_text()

@@ -46,7 +46,7 @@ def test_the_members_page_has_no_serious_accessibility_violation(axe_context, li
     project = make_project(name="Checked")
     make_user("lena", "lead", projects=[project])
     page = axe_context.new_page()
-    log_in(page, live_server, "lena")
+    log_in(page, live_server, "lena", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/members/")
     assert axe_violations(page) == []
 
@@ -54,7 +54,7 @@ def test_the_members_page_has_no_serious_accessibility_violation(axe_context, li
 def test_a_lead_makes_an_account_and_its_owner_sets_a_password_through_the_link(page, browser, live_server):
     project = make_project(name="Onboarding")
     make_user("lena", "lead", projects=[project])
-    log_in(page, live_server, "lena")
+    log_in(page, live_server, "lena", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/members/")
     page.fill("#id_username", "lena ")  # adding an existing member again: said, not silent
     page.select_option("#id_role", "annotator")

@@ -46,7 +46,7 @@ def test_a_lead_makes_gold_from_a_pass_and_edits_it_on_the_drill_down(page, live
     Rating.objects.filter(assignment=mine, step__position=1).update(flagged=True)
     Assignment.objects.filter(pk=mine.pk).update(finish_note="Step 2 divides both sides; fine?")
 
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/annotators/{ann.pk}/")
     page.wait_for_selector('#dashboard[data-state="ready"]')
     card = page.locator(f'article.pass[data-pass="{mine.pk}"]')
@@ -123,7 +123,7 @@ def test_a_lead_rules_on_a_disagreement_and_the_consensus_export_carries_it(page
         rated_pass(split, person, values)
         rated_pass(agreed, person, [1, 1, -1])
 
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     quality_page(page, live_server, project, "disagreements")
     box = page.locator('[data-testid="disagreements"]')
     assert box.locator('[data-testid="disagreement-count"]').inner_text().startswith("1 solution where")
@@ -197,7 +197,7 @@ def test_a_lead_changes_the_quality_settings_and_a_bad_value_names_its_field(pag
     project = lead_project
     item = make_solution(project, STEPS, **PROBLEM)
     gold.set_gold(item, {(0, 0): 1}, screening=True)
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     quality_page(page, live_server, project, "settings")
     form = page.locator('[data-testid="settings-form"]')
     assert page.locator('[data-testid="screening-items"]').inner_text().startswith(
@@ -240,7 +240,7 @@ def checked_item_first(page, live_server, project, screening=False):
     gold.set_gold(item, {(0, 0): 1, (1, 0): 1, (2, 0): 1, (3, 0): 1}, screening=screening)
     make_solution(project, STEPS, **PROBLEM)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/work/")
     page.wait_for_selector('#workspace[data-state="working"]')
     mine = Assignment.objects.get(annotator__user__username="ann")
@@ -317,7 +317,7 @@ def test_the_quality_pages_have_no_serious_accessibility_violations(axe_context,
         rated_pass(split, person, values)
     proposals.propose_gold_from_consensus(split)
     page = axe_context.new_page()
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     quality_page(page, live_server, project)
     assert axe_violations(page) == []
     # The Disagreements tab: its filter's controls and a collapsed then opened disagreement.
@@ -344,7 +344,7 @@ def test_a_lead_sees_where_people_and_the_champion_prm_disagree(page, live_serve
         rated_pass(solution, make_annotator(name), [1, 1, -1])
     SolutionScore.objects.create(checkpoint=best, solution=solution, score=0.8, step_scores=[0.9, 0.6, 0.99, 0.9])
 
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     quality_page(page, live_server, project, "people-vs-prm")
     rows = page.locator('[data-testid="people-vs-prm"] [data-testid="people-vs-prm-table"] tbody tr')
     # Three steps rated and scored (the fourth is unrated): the trusted wrong step first.
@@ -371,7 +371,7 @@ def test_the_disagreements_filter_by_annotator_generation_and_step_and_stay_shor
         solutions.append(solution)
 
     page.set_viewport_size({"width": 1280, "height": 900})
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     quality_page(page, live_server, project, "disagreements")
     box = page.locator('[data-testid="disagreements"]')
     items = box.locator("details.q-item")
@@ -428,7 +428,7 @@ def test_a_lead_compares_label_sources_and_sets_what_annotators_see_of_them(page
     for name in ("ann", "bob"):
         rated_pass(solution, make_annotator(name), [1, 1, -1])
     judge = machine_labels(solution, [1, 1, 1, 1], kind=LabelSource.JUDGE, name="judge v1")
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     quality_page(page, live_server, project, "label-sources")
     box = page.locator('[data-testid="label-sources"]')
     assert box.locator('[data-testid="source-pairs-table"] tbody tr').nth(0).locator("td").all_inner_texts()[1:3] == [

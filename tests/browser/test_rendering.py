@@ -220,7 +220,7 @@ def test_a_gsm8k_problem_shows_its_prices_as_text_and_hides_the_calculator_marku
     project = make_project(name="GSM8K candidate pool", dollar_math=False)
     make_solution(project, steps=steps, problem=question, answer="18")
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     for _ in range(len(steps) - 1):
         page.keyboard.press("1")
@@ -253,7 +253,7 @@ def test_processbench_prices_stay_text_beside_its_formulas_with_dollar_math_on(p
     assert project.dollar_math is True
     make_solution(project, steps=steps, problem=corpus[f"{rel}:problem"][0], answer="89.6")
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     for _ in range(len(steps) - 1):
         page.keyboard.press("1")
@@ -284,7 +284,7 @@ def test_the_lead_sees_a_gsm8k_pass_with_the_projects_settings(page, live_server
     ann = make_user("ann", "annotator").annotator
     rated_pass(solution, ann, [1] * len(steps))
     make_user("lead", "lead")
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     page.goto(live_server.url + reverse("dashboard-annotator", args=[project.pk, ann.pk]))
     page.wait_for_selector('#dashboard[data-state="ready"]')
     assert page.locator("article.pass td.step-text").all_text_contents() == steps
@@ -306,7 +306,7 @@ def test_a_math_problem_shows_its_asy_diagram_as_the_servers_drawing(page, live_
     make_solution(project, steps=steps, problem=problem, answer="\\sqrt{51}")
     assert store.collect(project) == 1 and store.draw_pending(project) == (1, 0)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     page.keyboard.press("1")
     page.wait_for_selector('.ws-step[data-position="1"]')

@@ -76,7 +76,7 @@ def page(axe_context):
 
 def test_progress_and_a_checkpoints_evaluation_beside_the_champions(page, live_server, world):
     project, rows = world
-    log_in(page, live_server, "res")
+    log_in(page, live_server, "res", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/research/")
     page.wait_for_selector('#research[data-state="ready"]')
 
@@ -158,7 +158,7 @@ def test_the_evaluation_fits_a_phone(browser, live_server, world):
     project, rows = world
     context = browser.new_context(viewport=PHONE)
     page = context.new_page()
-    log_in(page, live_server, "res")
+    log_in(page, live_server, "res", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/research/")
     page.wait_for_selector('[data-testid="evaluation"][data-state="ready"]')
     drawn(page)

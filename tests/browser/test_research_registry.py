@@ -23,7 +23,7 @@ def project():
 
 
 def open_form(page, live_server, project):
-    log_in(page, live_server, "res")
+    log_in(page, live_server, "res", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/research/")
     page.wait_for_selector('#research[data-state="ready"]')
     form = page.locator('[data-testid="register-form"]')

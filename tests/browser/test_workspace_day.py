@@ -37,7 +37,7 @@ def rated_to_two_ways_on(page, live_server, **fields):
     """ann's phase-1 task with step 1 +1, step 2 -1 and its alternatives 0 and +1: both can carry it on."""
     project, _ = make_task(STEPS, alternatives={1: OTHERS}, **{**PHASE_ONE, **fields})
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     page.keyboard.press("1")
     for alternative, key in (("0", "3"), ("1", "2"), ("2", "1")):
@@ -81,7 +81,7 @@ def test_the_annotator_picks_completion_two_by_key_and_mouse_and_the_export_says
 def test_without_a_pick_the_default_plus_one_alternative_is_chosen(page, live_server):
     project, _ = make_task(STEPS, alternatives={1: OTHERS}, **PHASE_ONE)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     for key in ("1", "3", "2", "1"):
         page.keyboard.press(key)
@@ -107,7 +107,7 @@ def test_the_own_step_editor_ignores_the_w_that_opens_it_also_after_a_reload_and
 ):
     project, _ = make_task(STEPS, alternatives={1: OTHERS}, **PHASE_ONE)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     rate_to_own_step(page)
     assert "press w" in page.inner_text(".ws-hint").lower()
@@ -139,7 +139,7 @@ def test_the_own_step_editor_ignores_the_w_that_opens_it_also_after_a_reload_and
 def test_a_missing_reason_is_said_inline_and_ctrl_enter_sends_the_bad_problem_report(page, live_server):
     project, _ = make_task(["Step one.", "Step two."])
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     page.keyboard.press("b")
     dialog = page.locator("dialog.ws-reason")
@@ -162,7 +162,7 @@ def test_a_submit_is_confirmed_with_todays_count_and_the_next_solution_is_marked
     project, _ = make_task(["First solution, step one.", "First solution, step two."])
     make_solution(project, ["Second solution, step one.", "Second solution, step two."], problem="Find $y$.")
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     assert page.locator(".ws-new").is_visible()
     done_today = "(text) => document.querySelector('[data-testid=done-today]').textContent === text"
@@ -199,7 +199,7 @@ def test_axe_finds_nothing_serious_in_the_desktop_workspace_with_a_pick_the_inst
                            **PHASE_ONE)
     make_user("ann", "annotator")
     page = axe_context.new_page()
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     page.keyboard.press("?")
     for key in ("1", "3", "2", "1"):

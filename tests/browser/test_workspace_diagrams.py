@@ -38,7 +38,7 @@ def test_an_imported_graph_below_is_drawn_in_the_problem(page, live_server, asy_
     code = asy_blocks(record["problem"])[0]
     assert project.diagrams.get().status == Diagram.DRAWN  # the import's job drew it
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     image = page.locator(".ws-problem figure.diagram img")
     page.wait_for_function("""() => { const img = document.querySelector('.ws-problem figure.diagram img');
@@ -60,7 +60,7 @@ def test_a_diagram_that_cannot_be_drawn_shows_its_code_folded(page, live_server,
     failed = project.diagrams.get()
     assert failed.status == Diagram.FAILED and "TrigMacros" in failed.error
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     fold = page.locator(".ws-problem figure.diagram-failed details.diagram-code")
     fold.wait_for()

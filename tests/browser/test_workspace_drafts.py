@@ -33,7 +33,7 @@ def ratings_shown(page):
 
 
 def test_reload_mid_solution_keeps_every_rating_and_continues_at_the_next_step(page, live_server, task):
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, task)
     page.keyboard.press("1")
     page.keyboard.press("2")
@@ -64,7 +64,7 @@ def test_reload_mid_solution_keeps_every_rating_and_continues_at_the_next_step(p
 
 
 def test_rating_offline_shows_the_banner_and_is_saved_when_back_online(page, context, live_server, task):
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, task)
     banner = page.locator('[data-testid="offline-banner"]')
     assert banner.is_hidden()
@@ -90,7 +90,7 @@ def test_a_tab_closed_while_offline_loses_nothing(context, live_server, task):
     drafts = "**/api/assignments/*/draft/"
     context.route(drafts, lambda route: route.abort("internetdisconnected") if offline.is_set() else route.continue_())
     page = context.new_page()
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, task)
     page.keyboard.press("1")
     wait_saved(page)
@@ -111,7 +111,7 @@ def test_a_tab_closed_while_offline_loses_nothing(context, live_server, task):
 
 
 def test_a_submit_sent_while_offline_goes_through_once_back_online(page, context, live_server, task):
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, task)
     for _ in STEPS:
         page.keyboard.press("2")

@@ -117,7 +117,7 @@ def test_new_annotator_rates_by_keyboard_to_the_first_error_and_the_export_holds
 
 def test_a_long_solution_fits_the_window_and_keeps_the_current_step_in_view(page, live_server, imported, example):
     make_user("newbie", "annotator")
-    log_in(page, live_server, "newbie")
+    log_in(page, live_server, "newbie", next_path=None)
     page.goto(f"{live_server.url}/projects/{imported.pk}/work/")
     page.wait_for_selector('#workspace[data-state="working"]')
     last = len(example["question"]["pre_generated_steps"]) - 1

@@ -62,7 +62,7 @@ def test_after_two_completions_can_carry_the_solution_3_rates_the_next_step_and_
 def test_p_says_so_where_there_is_nothing_to_pick(page, live_server):
     project, _ = make_task(STEPS, alternatives={1: OTHERS}, **PHASE_ONE)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     page.keyboard.press("p")
     assert "Nothing to pick" in hint(page) and current(page) == ("0", "0")
@@ -72,7 +72,7 @@ def test_p_says_so_where_there_is_nothing_to_pick(page, live_server):
 def test_enter_at_the_write_your_own_step_prompt_asks_first_and_says_what_it_would_submit(page, live_server):
     project, _ = make_task(STEPS, alternatives={1: ["Add $3$: $2x = 10$.", "So $x = 5$."]}, **PHASE_ONE)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     rate_step_two_wrong_everywhere(page)
     assert current(page) == ("1", "human")
@@ -206,7 +206,7 @@ def test_ratings_kept_offline_in_a_closed_tab_are_not_laid_over_what_another_dev
         device = other.new_page()
         device_errors = []
         device.on("pageerror", lambda error: device_errors.append(str(error)))
-        log_in(device, live_server, "ann")
+        log_in(device, live_server, "ann", next_path=None)
         open_workspace(device, live_server, project)
         # What the page shows if its current step never comes (seen twice on a loaded machine).
         shown = device.locator("#workspace")

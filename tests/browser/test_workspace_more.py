@@ -55,7 +55,7 @@ def submitted_solution(page, project, username):
 def test_phase_one_own_step_is_written_rated_kept_over_a_reload_and_exported(page, live_server):
     project, _ = make_task(STEPS, alternatives={1: WRONG}, **PHASE_ONE)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     assert page.locator(".ws-legend [data-key='w']").is_visible()
 
@@ -108,7 +108,7 @@ def test_phase_one_goes_on_through_an_alternative_rated_plus_one_and_submits_as_
     others = [WRONG[0], "Divide both sides by $2$: $x = 2$."]
     project, _ = make_task(STEPS, alternatives={1: others}, **PHASE_ONE)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
 
     page.keyboard.press("1")
@@ -137,7 +137,7 @@ def test_phase_one_goes_on_through_an_alternative_rated_plus_one_and_submits_as_
 def test_own_step_typing_survives_a_reload_undo_takes_it_back_and_html_stays_text(page, live_server):
     project, _ = make_task(STEPS, alternatives={1: WRONG}, **PHASE_ONE)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     rate_step_two_wrong_everywhere(page)
     hostile = 'Let <img src=x onerror="window.__pwned=1"> be $y$.'
@@ -210,7 +210,7 @@ def standing(page):
 
 def test_a_newcomer_sees_screening_progress_then_that_they_passed(page, live_server, screened):
     make_user("newbie", "annotator")
-    log_in(page, live_server, "newbie")
+    log_in(page, live_server, "newbie", next_path=None)
     open_workspace(page, live_server, screened)
     assert standing(page) == "Screening: 0 of 2 done"
     screenshot(page, "workspace-screening-banner")
@@ -242,7 +242,7 @@ def test_a_newcomer_sees_screening_progress_then_that_they_passed(page, live_ser
 
 def test_failing_screening_says_a_lead_will_review_and_offers_no_work(page, live_server, screened):
     make_user("newbie", "annotator")
-    log_in(page, live_server, "newbie")
+    log_in(page, live_server, "newbie", next_path=None)
     open_workspace(page, live_server, screened)
     for done in range(2):  # +1 +1 +1: only 2 of 3 steps agree with gold on each item
         page.wait_for_function(
@@ -266,7 +266,7 @@ def test_an_annotator_paused_by_a_lead_reads_the_leads_reason(page, live_server)
     lead = make_user("lea", "lead")
     screening.pause(Annotator.objects.get(user=user), project, by=lead,
                     reason="Please reread the guidelines on <b>−1</b> and tell me when done.")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/work/")
     page.wait_for_selector('#workspace[data-state="paused"]')
     text = page.inner_text("#workspace")
@@ -281,7 +281,7 @@ def test_new_checked_results_are_said_in_the_workspace_once(page, live_server):
     make_solution(project, ["Second, step one.", "Second, step two."])
     make_solution(project, ["Third, step one.", "Third, step two."])
     user = make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     notice = page.locator("[data-standing=results]")
     assert not notice.is_visible()  # what was there before this browser came is not news
@@ -308,7 +308,7 @@ def test_a_paused_annotator_is_told_so_and_gets_no_work(page, live_server):
     user = make_user("ann", "annotator")
     annotator = Annotator.objects.get(user=user)
     screening.pause(annotator, project, reason="rolling gold score 0.40 < 0.70 over last 5 gold passes")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/work/")
     page.wait_for_selector('#workspace[data-state="paused"]')
     text = page.inner_text("#workspace")
@@ -336,7 +336,7 @@ def test_instructions_render_math_in_the_sanitized_html(page, live_server):
                       "Escaped markup next to math stays text: $y$ &lt;img src=x onerror=\"window.__pwned=1\"&gt;"),
     )
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     page.keyboard.press("?")
     body = page.locator(".ws-instructions-body")

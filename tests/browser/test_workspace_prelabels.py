@@ -35,7 +35,7 @@ def prelabels_on_page(page):
 
 def test_verify_mode_shows_each_pre_label_and_a_accepts_it_as_the_annotators_rating(browser, page, live_server):
     project = judged("verify")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     assert prelabels_on_page(page)[0] == "PRE-LABEL TO CHECK +1 · the algebra checks out"
     assert "accepts the pre-label" in page.inner_text(".ws-hint")
@@ -54,7 +54,7 @@ def test_verify_mode_shows_each_pre_label_and_a_accepts_it_as_the_annotators_rat
     context = browser.new_context(**PHONE)
     phone = context.new_page()
     try:
-        log_in(phone, live_server, "ann")
+        log_in(phone, live_server, "ann", next_path=None)
         open_workspace(phone, live_server, project)
         line = phone.locator('.ws-step[data-position="0"] .ws-prelabel')
         box = line.bounding_box()
@@ -67,7 +67,7 @@ def test_verify_mode_shows_each_pre_label_and_a_accepts_it_as_the_annotators_rat
 
 def test_suggestions_are_shown_but_only_rating_keys_rate_and_hidden_ones_never_reach_the_page(page, live_server):
     project = judged("suggest")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     assert prelabels_on_page(page)[0] == "SUGGESTION +1 · the algebra checks out"
     assert not page.locator('.ws-legend [data-action="accept"]').is_visible()
@@ -106,7 +106,7 @@ def test_the_dashboard_shows_who_accepts_wrong_pre_labels_and_the_modes_compared
         a = rated_pass(make_solution(project, steps=2), make_annotator(who), [1, 1])
         Assignment.objects.filter(pk=a.pk).update(prelabel_mode="hidden")
     make_user("lead", "lead")
-    log_in(page, live_server, "lead")
+    log_in(page, live_server, "lead", next_path=None)
     page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/")
     page.wait_for_selector('#dashboard[data-state="ready"]')
     row = page.locator(f'[data-testid="annotator-table"] tr[data-annotator="{stamper.pk}"]')

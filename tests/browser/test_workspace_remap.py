@@ -17,7 +17,7 @@ def legend_of(page, action):
 def test_plus_one_remapped_to_j_survives_a_reload_and_rates_plus_one(page, live_server):
     project, _ = make_task(STEPS)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     assert legend_of(page, "good").locator("kbd").all_inner_texts() == ["1", "+"]
 
@@ -74,7 +74,7 @@ def test_the_keys_dialog_has_no_serious_accessibility_violations(axe_context, li
     project, _ = make_task(STEPS)
     make_user("ann", "annotator")
     page = axe_context.new_page()
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     page.click("[data-testid=change-keys]")
     form = page.locator("[data-testid=keys-form]")

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from labeling.models import Annotator, Assignment
 from labeling.work import queue
-from tests.factories import make_task, make_user
+from tests.factories import PASSWORD, make_task, make_user
 
 from .conftest import log_in, open_workspace, screenshot, stored_ratings, workspace_url
 
@@ -25,7 +25,7 @@ def test_html_in_imported_text_is_shown_as_text(page, live_server):
         alternatives={1: [f"{IMG}{SCRIPT}"]},
     )
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     page.keyboard.press("1")
     page.keyboard.press("3")  # reveals the alternative at step 2 as well
@@ -40,7 +40,7 @@ def test_html_in_imported_text_is_shown_as_text(page, live_server):
 def test_lost_lease_says_so_and_offers_the_next_task(page, live_server):
     project, solution = make_task(["Step one.", "Step two."], overlap=1, lease_seconds=600)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
 
     # Ann walks away; her lease lapses and Bob takes the solution's only slot.
@@ -63,7 +63,7 @@ def test_lost_lease_says_so_and_offers_the_next_task(page, live_server):
 def test_an_assignment_removed_under_the_page_says_so_and_offers_the_next_task(page, live_server):
     project, solution = make_task(["Step one.", "Step two."], overlap=3)
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     mine = Assignment.objects.get(annotator__user__username="ann")
     page.keyboard.press("1")  # one rating saved and acknowledged: the page keeps a record
@@ -85,7 +85,7 @@ def test_an_assignment_removed_under_the_page_says_so_and_offers_the_next_task(p
 def test_give_up_asks_for_a_reason_and_submits_it(page, live_server):
     project, _ = make_task(["Step one.", "Step two."], instructions="Rate **carefully**. <script>x()</script>")
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
 
     page.keyboard.press("?")  # the instructions open beside the work, not over it
@@ -128,7 +128,11 @@ def test_workspace_needs_login_and_the_annotator_role(page, live_server):
     page.goto(url)
     assert "/accounts/login/" in page.url
     make_user("lee", "lead")
-    log_in(page, live_server, "lee")
+    # The login form (the other tests' log_in skips it), and its way back to the page asked for.
+    page.fill("#id_username", "lee")
+    page.fill("#id_password", PASSWORD)
+    page.press("#id_password", "Enter")
+    page.wait_for_url(url)
     assert page.goto(url).status == 403
 
 
@@ -137,7 +141,7 @@ def test_phase_one_rates_the_alternatives_at_every_step(page, live_server):
         ["Step one.", "Step two."], alternatives={0: ["Other one.", "Third one."]}, stop_at_first_error=False,
     )
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     order = []
     for key in "1231":

@@ -21,7 +21,7 @@ def test_z_after_a_submit_brings_the_pass_back_with_its_ratings_and_it_is_submit
     project, first = make_task(["First solution, step one.", "First solution, step two."])
     make_solution(project, ["Second solution, step one.", "Second solution, step two."], problem="Find $y$.")
     make_user("ann", "annotator")
-    log_in(page, live_server, "ann")
+    log_in(page, live_server, "ann", next_path=None)
     open_workspace(page, live_server, project)
     page.keyboard.press("1")
     page.keyboard.press("2")
