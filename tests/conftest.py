@@ -42,7 +42,7 @@ def pytest_sessionstart(session):
 
 
 @pytest.fixture(scope="session")
-def chromium():
+def chromium(request):
     """This test process's Chromium (tests/chromium.py), launched by the first test that asks for it."""
     from playwright.sync_api import sync_playwright
 
@@ -56,6 +56,14 @@ def chromium():
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=flags.path(), args=flags.ARGS)
         yield browser
+        # While that loop runs, asgiref keeps this thread's Django connections in a context variable,
+        # apart from the ones it had before: the connection the tests used since is closed here,
+        # before the loop stops and hides it. Left open, it kept pytest-django from dropping the
+        # worker's test database ("being accessed by other users").
+        if request.config.pluginmanager.has_plugin("django"):
+            from django.db import connections
+
+            connections.close_all()
         browser.close()
 
 
