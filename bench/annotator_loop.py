@@ -637,7 +637,9 @@ def _caller():
     frame = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
-        if "/labeling/" in name or "rest_framework/authentication" in name or "django/contrib/auth/backends" in name:
+        if name.endswith("labeling/models/prepared.py"):  # the statement's runner: name its caller
+            pass
+        elif "/labeling/" in name or "rest_framework/authentication" in name or "django/contrib/auth/backends" in name:
             module = Path(name).stem if "/labeling/" not in name else name.split("/labeling/")[1][:-3].replace("/", ".")
             return f"{module}.{frame.f_code.co_name}"
         frame = frame.f_back

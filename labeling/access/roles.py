@@ -11,6 +11,7 @@ project's lead and researcher). What a person may see and do in a project is dec
 ``labeling/access/projects.py`` from what this module answers.
 """
 from labeling.models import Membership
+from labeling.models.prepared import prepared
 
 ANNOTATOR, LEAD, RESEARCHER = Membership.ANNOTATOR, Membership.LEAD, Membership.RESEARCHER
 ROLES = (ANNOTATOR, LEAD, RESEARCHER)
@@ -98,10 +99,15 @@ def _memberships(user):
     held = user.__dict__.get(_MEMBERSHIPS)
     if held is None:
         by_project = {}
-        for project_id, role in Membership.objects.filter(user_id=user.pk).order_by().values_list("project_id", "role"):
+        for project_id, role in _membership_rows(user.pk):
             by_project.setdefault(project_id, set()).add(role)
         held = user.__dict__[_MEMBERSHIPS] = {p: frozenset(r) for p, r in by_project.items()}
     return held
+
+
+@prepared
+def _membership_rows(user_id):
+    return Membership.objects.filter(user_id=user_id).order_by().values_list("project_id", "role")
 
 
 def forget(user):

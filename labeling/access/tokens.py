@@ -22,7 +22,7 @@ from rest_framework import authentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from labeling.models import ApiToken
-from labeling.models.unique import unique_or_none
+from labeling.models.prepared import first, prepared
 
 PREFIX_LENGTH = 8
 # A last use older than this is written again; newer ones only read.
@@ -57,7 +57,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
 
     def authenticate_credentials(self, key):
         # With the user's Annotator row, if any: every annotator request asks for it.
-        token = unique_or_none(ApiToken.objects.select_related("user__annotator").filter(digest=digest(key)))
+        token = first(_token(digest(key)))
         if token is None:
             raise AuthenticationFailed(_("Invalid token."))
         user = token.user
@@ -70,6 +70,11 @@ class TokenAuthentication(authentication.TokenAuthentication):
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
             token.last_used_at = now
         return user, token
+
+
+@prepared
+def _token(key_digest):
+    return ApiToken.objects.select_related("user__annotator").filter(digest=key_digest).order_by()[:1]
 
 
 def revoke(user, token_id):

@@ -22,7 +22,7 @@ from labeling.access.projects import NOT_FOUND, projects_of
 from labeling.access.roles import ANNOTATOR, roles_in
 from labeling.errors import DomainError
 from labeling.models import Annotator, Assignment, Project, Rating
-from labeling.models.unique import unique_or_none
+from labeling.models.prepared import first, prepared
 from labeling.work import queue
 from labeling.work.history import submitted_passes
 from labeling.work.submission import UNDO_SECONDS, check_size, save_draft, submit, unsubmit
@@ -85,11 +85,21 @@ def own_assignment(request, pk):
     problem, or 404: another person's work does not exist for them. A deactivated project's
     work still reads (its saves are refused with the reason: ``submission.PROJECT_CLOSED``)."""
     annotator = annotator_of(request.user)
-    found = None if annotator is None else (
-        unique_or_none(Assignment.objects.select_related("project", "solution__problem").filter(pk=pk, annotator=annotator)))
+    found = None if annotator is None else first(_own_assignment(pk, annotator.pk))
     if found is None or ANNOTATOR not in roles_in(request.user, found.project_id):
         raise Http404("No such assignment.")
     return found
+
+
+@prepared
+def _own_assignment(pk, annotator_id):
+    return (Assignment.objects.select_related("project", "solution__problem")
+            .filter(pk=pk, annotator_id=annotator_id).order_by()[:1])
+
+
+@prepared
+def _project(pk):
+    return Project.objects.filter(pk=pk).order_by()[:1]
 
 
 class NextView(LoopView):
@@ -107,7 +117,7 @@ class NextView(LoopView):
     )
     def post(self, request, pk):
         # A deactivated project answers "no work" (204) to its annotators, not 404.
-        project = unique_or_none(Project.objects.filter(pk=pk))
+        project = first(_project(pk))
         if project is None or ANNOTATOR not in roles_in(request.user, pk):
             raise Http404(NOT_FOUND)
         annotator = annotator_of(request.user)

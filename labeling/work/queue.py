@@ -50,6 +50,7 @@ from labeling.errors import DomainError
 from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Generation, Solution
 from labeling.models.content import QUEUE_KEY_MODULUS, QUEUE_KEY_MULTIPLIER
 from labeling.models.projects import full_now
+from labeling.models.prepared import first, prepared, prepared_update
 from labeling.models.unique import unique_or_none
 from labeling.quality import screening
 
@@ -135,11 +136,7 @@ class Gold:
 def _one_round(annotator, project, now, gold):
     """``(assignment, None)``, or ``(None, a solution another transaction holds)``, or ``(None, None)``."""
     # One person's tabs take turns, so nobody ends up holding two fresh assignments.
-    # Their standing in the project comes with the lock: one statement, not two.
-    standing = Subquery(AnnotatorProjectStatus.objects.filter(annotator=OuterRef("pk"), project=project)
-                        .values("state")[:1])
-    row = unique_or_none(Annotator.objects.select_for_update(of=("self",)).filter(pk=annotator.pk).values_list(
-        "status", standing))
+    row = first(_lock_annotator(annotator.pk, project.pk))
     if row is None:
         raise Annotator.DoesNotExist(f"No annotator {annotator.pk}.")
     status, state = row
@@ -158,6 +155,15 @@ def _one_round(annotator, project, now, gold):
     if found is not None:
         return found, None
     return None, _busy_candidate(annotator, project, now)
+
+
+@prepared
+def _lock_annotator(annotator_id, project_id):
+    """The annotator's status, locked, with their standing in the project: one statement, not two."""
+    standing = Subquery(AnnotatorProjectStatus.objects.filter(annotator=OuterRef("pk"), project_id=project_id)
+                        .values("state")[:1])
+    return (Annotator.objects.select_for_update(of=("self",)).filter(pk=annotator_id)
+            .values_list("status", standing).order_by()[:1])
 
 
 def quality_control_due(rate):
@@ -192,11 +198,25 @@ def lock_solution(assignment):
     ``MUTABLE_FIELDS`` are reloaded in a statement of their own after the lock: read together
     with the lock they could predate the lock holder's commit.
     """
-    solution = unique_or_none(Solution.objects.select_for_update().filter(pk=assignment.solution_id))
+    solution = first(_lock_solution(assignment.solution_id))
     if solution is None:
         raise Solution.DoesNotExist(f"Solution {assignment.solution_id} no longer exists.")
-    assignment.refresh_from_db(fields=MUTABLE_FIELDS)
+    mutable = first(_mutable_fields(assignment.pk))
+    if mutable is None:
+        raise Assignment.DoesNotExist(f"Assignment {assignment.pk} no longer exists.")
+    for name, value in zip(MUTABLE_FIELDS, mutable):
+        setattr(assignment, name, value)
     return solution
+
+
+@prepared
+def _lock_solution(solution_id):
+    return Solution.objects.select_for_update().filter(pk=solution_id).order_by()[:1]
+
+
+@prepared
+def _mutable_fields(assignment_id):
+    return Assignment.objects.filter(pk=assignment_id).values_list(*MUTABLE_FIELDS).order_by()[:1]
 
 
 def require_lease(assignment, solution, now=None):
@@ -262,12 +282,8 @@ def _resume_own(annotator, project, now):
     # every assignment of the project, a little more with each hand-out, whenever its statistics
     # predate the project's work (a new project until the next ANALYZE; docs/performance.md). An
     # annotator holds few unfinished assignments, so the choice is made here, not in an ORDER BY.
-    unfinished = Assignment.objects.filter(annotator=annotator,
-                                           state__in=(Assignment.ACTIVE, Assignment.EXPIRED)).values_list(
-        "project_id", "pk", "solution_id", "state", "last_activity_at", "solution__live_assignments",
-        "solution__is_gold", "solution__is_screening")
     active, free = [], []
-    for project_id, pk, solution_id, state, touched, live, gold, screening_item in unfinished:
+    for project_id, pk, solution_id, state, touched, live, gold, screening_item in _unfinished(annotator.pk):
         if project_id != project.pk:
             continue
         if state == Assignment.ACTIVE:
@@ -290,10 +306,17 @@ def _resume_own(annotator, project, now):
     return assignment
 
 
+@prepared
+def _unfinished(annotator_id):
+    return Assignment.objects.filter(annotator_id=annotator_id,
+                                     state__in=(Assignment.ACTIVE, Assignment.EXPIRED)).values_list(
+        "project_id", "pk", "solution_id", "state", "last_activity_at", "solution__live_assignments",
+        "solution__is_gold", "solution__is_screening")
+
+
 def _reap_lapsed(project, now):
     """Mark lapsed leases expired on up to ``REAP_BATCH`` solutions nobody holds."""
-    lapsed = list(Assignment.objects.filter(project=project, state=Assignment.ACTIVE, lease_expires_at__lt=now)
-                  .values_list("solution_id", flat=True).distinct()[:REAP_BATCH])
+    lapsed = _lapsed(project.pk, now)
     if not lapsed:
         return
     locked = list(Solution.objects.filter(pk__in=lapsed).select_for_update(skip_locked=True)
@@ -308,10 +331,15 @@ def _reap_lapsed(project, now):
     Solution.objects.filter(pk__in=locked).update(is_full=full_now())
 
 
+@prepared
+def _lapsed(project_id, now):
+    return (Assignment.objects.filter(project_id=project_id, state=Assignment.ACTIVE, lease_expires_at__lt=now)
+            .values_list("solution_id", flat=True).distinct()[:REAP_BATCH])
+
+
 def _count_live(solution_id, now):
     """Live assignments of the solution, after marking its lapsed leases expired (the caller holds its lock)."""
-    live = Assignment.objects.filter(solution_id=solution_id, state__in=LIVE_STATES).values_list(
-        "state", "lease_expires_at")
+    live = _live(solution_id)
     lapsed = sum(1 for state, lease in live if state == Assignment.ACTIVE and lease < now)
     if lapsed:
         Assignment.objects.filter(solution_id=solution_id, state=Assignment.ACTIVE,
@@ -319,17 +347,28 @@ def _count_live(solution_id, now):
     return len(live) - lapsed
 
 
+@prepared
+def _live(solution_id):
+    return Assignment.objects.filter(solution_id=solution_id, state__in=LIVE_STATES).values_list(
+        "state", "lease_expires_at")
+
+
+@prepared_update
 def _set_live(solution_id, live):
-    Solution.objects.filter(pk=solution_id).update(live_assignments=live, is_full=full_now(live))
+    return Solution.objects.filter(pk=solution_id), {"live_assignments": live, "is_full": full_now(live)}
 
 
 def _generations(project):
     """``[(generation id or None, number)]`` in queue order: newest first, unselected last."""
-    return [*Generation.objects.filter(project=project).order_by("-number").values_list("id", "number"),
-            (None, None)]
+    return [*_generation_rows(project.pk), (None, None)]
 
 
-def _open(annotator, project, generation_id):
+@prepared
+def _generation_rows(project_id):
+    return Generation.objects.filter(project_id=project_id).order_by("-number").values_list("id", "number")
+
+
+def _open(annotator_id, project_id, generation_id):
     """Ordinary solutions of one generation with a free slot (by the counter) that the annotator
     never had, in queue order.
 
@@ -340,34 +379,34 @@ def _open(annotator, project, generation_id):
     generation every rank is set (a selection's) or none is (the unselected), so where a
     database puts NULL ranks does not matter.
     """
-    return (_open_anywhere(annotator, project).filter(generation_id=generation_id)
+    return (_open_anywhere(annotator_id, project_id).filter(generation_id=generation_id)
             .order_by("project_id", "generation_id", "selection_rank", QUEUE_KEY))
 
 
-def _open_anywhere(annotator, project):
+def _open_anywhere(annotator_id, project_id):
     """Ordinary solutions of any generation with a free slot (by the counter) that the annotator never had."""
-    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
-    return (Solution.objects.filter(project=project, is_full=False, is_gold=False, is_screening=False)
+    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator_id=annotator_id)
+    return (Solution.objects.filter(project_id=project_id, is_full=False, is_gold=False, is_screening=False)
             .filter(~Exists(seen)))
 
 
-def _gold_beside_open(annotator, project, gold):
+def _gold_beside_open(annotator_id, project_id, gold_start):
     """The gold item for this hand-out, where ordinary work is open for the annotator: one statement."""
-    return Solution.objects.filter(pk=_gold_pick(annotator, project, gold)).filter(
-        Exists(_open_anywhere(annotator, project)))
+    return Solution.objects.filter(pk=_gold_pick(annotator_id, project_id, gold_start)).filter(
+        Exists(_open_anywhere(annotator_id, project_id)))
 
 
-def _gold_pick(annotator, project, gold):
-    """The first gold item the annotator has not had from the random point ``gold.start`` in
+def _gold_pick(annotator_id, project_id, gold_start):
+    """The first gold item the annotator has not had from the random point ``gold_start`` in
     queue-key order, wrapping round to the lowest key (two probes of solution_gold_idx however
     many gold items there are)."""
-    unseen = _unseen_gold(annotator, project)
-    return Coalesce(Subquery(unseen.filter(key__gte=gold.start)[:1]), Subquery(unseen[:1]))
+    unseen = _unseen_gold(annotator_id, project_id)
+    return Coalesce(Subquery(unseen.filter(key__gte=gold_start)[:1]), Subquery(unseen[:1]))
 
 
-def _unseen_gold(annotator, project):
-    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator=annotator)
-    return (Solution.objects.filter(project=project, is_gold=True, is_screening=False).filter(~Exists(seen))
+def _unseen_gold(annotator_id, project_id):
+    seen = Assignment.objects.filter(solution=OuterRef("pk"), annotator_id=annotator_id)
+    return (Solution.objects.filter(project_id=project_id, is_gold=True, is_screening=False).filter(~Exists(seen))
             .alias(key=QUEUE_KEY).order_by("project_id", "key").values("pk"))
 
 
@@ -379,20 +418,14 @@ def _claim_open(annotator, project, now, gold):
     if gold.due:
         # Blocking is safe: this transaction holds no other solution's lock yet, and whoever
         # holds a gold row's lock waits for nothing else.
-        found = _lock(_gold_beside_open(annotator, project, gold), skip_locked=False)
+        found = first(_claim_gold(annotator.pk, project.pk, gold.start))
         if found is not None:
             number = dict(generations).get(found.generation_id)
             return _served(_hand_out(annotator, project, found, number, now, _count_live(found.pk, now)), "gold")
     for generation_id, number in generations:
         for _ in range(MAX_ROUNDS):
-            # Rows other claimers hold are passed (they are taking them), as in Label Studio.
-            candidates = _open(annotator, project, generation_id)
-            if project.quality_control_rate > 0:
-                # The gold item is looked for here too, and not taken: the ordinary claim then
-                # builds and runs what the gold one does (``_gold_beside_open``: the pick and a
-                # scan of the open work), so neither its statements nor its time tell them apart.
-                candidates = candidates.annotate(gold_pick=_gold_pick(annotator, project, gold))
-            candidate = _lock(candidates, skip_locked=True)
+            candidate = first(_claim_ordinary(annotator.pk, project.pk, generation_id, gold.start,
+                                              project.quality_control_rate > 0))
             if candidate is None:
                 break  # nothing open here for them, or all of it held: the next generation
             live = _count_live(candidate.pk, now)
@@ -404,12 +437,29 @@ def _claim_open(annotator, project, now, gold):
     return None
 
 
+@prepared
+def _claim_gold(annotator_id, project_id, gold_start):
+    return _lock(_gold_beside_open(annotator_id, project_id, gold_start), skip_locked=False)
+
+
+@prepared
+def _claim_ordinary(annotator_id, project_id, generation_id, gold_start, look_for_gold):
+    # Rows other claimers hold are passed (they are taking them), as in Label Studio.
+    candidates = _open(annotator_id, project_id, generation_id)
+    if look_for_gold:
+        # The gold item is looked for here too, and not taken: the ordinary claim then builds
+        # and runs what the gold one does (``_gold_beside_open``: the pick and a scan of the open
+        # work), so neither its statements nor its time tell them apart.
+        candidates = candidates.annotate(gold_pick=_gold_pick(annotator_id, project_id, gold_start))
+    return _lock(candidates, skip_locked=True)
+
+
 def _lock(solutions, skip_locked):
     """The first of ``solutions`` locked (only the solution row), with its problem (the payload shows
     it): the one claim statement of every hand-out, gold or ordinary. Its generation's number comes
     from ``_generations``, read before."""
     return (solutions.select_related("problem").only(*CLAIMED_FIELDS)
-            .select_for_update(skip_locked=skip_locked, of=("self",)).first())
+            .select_for_update(skip_locked=skip_locked, of=("self",))[:1])
 
 
 def _claim_screening(annotator, project, now):
@@ -448,7 +498,7 @@ def _hand_out(annotator, project, solution, generation_number, now, live):
 def _busy_candidate(annotator, project, now):
     """A solution with work for ``annotator`` that another transaction holds locked, or None."""
     for generation_id, _ in _generations(project):
-        found = _open(annotator, project, generation_id).values_list("pk", flat=True).first()
+        found = _open(annotator.pk, project.pk, generation_id).values_list("pk", flat=True).first()
         if found is not None:
             return found
     seen = Assignment.objects.filter(solution=OuterRef("solution_id"), annotator=annotator)

@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from labeling.errors import DomainError
 from labeling.models import Adjudication, Annotator, Assignment, FinishReason, GoldProposal, GoldScore, Rating, Step
+from labeling.models.prepared import prepared
 from labeling.quality import screening
 from labeling.work import queue
 from labeling.work.revision import CHANGED, of_sheet, stale
@@ -253,14 +254,8 @@ def read_sheet(assignment, fresh=False):
     human steps it wrote), each with its rating; read under the solution's lock, in one statement
     (the steps with this assignment's rating joined). ``fresh``: just handed out, so it has no
     rating yet (and none is looked for)."""
-    steps = _rateable(assignment).order_by("position", "alternative")
-    if not fresh:
-        mine = FilteredRelation("ratings", condition=Q(ratings__assignment=assignment.pk))
-        steps = steps.annotate(mine=mine).annotate(
-            rating_id=F("mine__id"), rated_value=F("mine__value"), rated_flagged=F("mine__flagged"),
-            rated_chosen=F("mine__chosen"))
     sheet = {}
-    for step in steps:
+    for step in _sheet_steps(assignment.pk, assignment.solution_id, fresh):
         stored = getattr(step, "rating_id", None) is not None
         sheet[(step.position, step.alternative)] = (
             Entry(step, step.rated_value, step.rated_flagged, stored=True, chosen=step.rated_chosen) if stored
@@ -268,9 +263,20 @@ def read_sheet(assignment, fresh=False):
     return sheet
 
 
-def _rateable(assignment):
-    """The steps ``assignment`` may rate: every model step of its solution, and the human steps it wrote."""
-    return Step.objects.filter(~Q(source=Step.HUMAN) | Q(author_id=assignment.pk), solution_id=assignment.solution_id)
+@prepared
+def _sheet_steps(assignment_id, solution_id, fresh):
+    steps = _rateable(assignment_id, solution_id).order_by("position", "alternative")
+    if fresh:
+        return steps
+    mine = FilteredRelation("ratings", condition=Q(ratings__assignment=assignment_id))
+    return steps.annotate(mine=mine).annotate(
+        rating_id=F("mine__id"), rated_value=F("mine__value"), rated_flagged=F("mine__flagged"),
+        rated_chosen=F("mine__chosen"))
+
+
+def _rateable(assignment_id, solution_id):
+    """The steps an assignment may rate: every model step of its solution, and the human steps it wrote."""
+    return Step.objects.filter(~Q(source=Step.HUMAN) | Q(author_id=assignment_id), solution_id=solution_id)
 
 
 class Change:
@@ -293,7 +299,7 @@ def check_size(assignment, items):
     """
     if not isinstance(items, list) or len(items) <= assignment.solution.num_steps + FREE_ITEMS:
         return
-    counts = _rateable(assignment).aggregate(steps=Count("pk"), positions=Count("position", distinct=True))
+    counts = _rateable(assignment.pk, assignment.solution_id).aggregate(steps=Count("pk"), positions=Count("position", distinct=True))
     most = counts["steps"] + (counts["positions"] if assignment.project.allow_human_steps else 0)
     if len(items) > most:
         raise LabelingError(f"ratings holds {len(items):,} items, but this solution has {most:,} steps you may rate:"
