@@ -183,6 +183,9 @@ class _Select:
 
     @staticmethod
     def compiler(queryset):
+        if queryset._prefetch_related_lookups:
+            # Their statements run after the rows are read, by the queryset itself (_fetch_all).
+            raise NotPreparable("A prepared statement is one statement: prefetch_related() is not kept.")
         compiler = queryset.query.get_compiler(using=queryset.db)
         compiler.queryset = queryset
         return compiler

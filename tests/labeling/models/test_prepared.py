@@ -128,6 +128,12 @@ def test_a_statement_that_substitution_cannot_follow_is_refused_at_its_first_cal
         statement(1 if "clock" in why else "x")
 
 
+def test_a_prefetch_is_refused_not_dropped():
+    statement = prepared(lambda pk: Project.objects.filter(pk=pk).prefetch_related("generations"))
+    with pytest.raises(NotPreparable, match="prefetch_related"):
+        statement(1)
+
+
 def test_arguments_other_than_plain_values_are_refused():
     statement = prepared(lambda ids: Solution.objects.filter(pk__in=ids))
     with pytest.raises(NotPreparable, match="list"):
