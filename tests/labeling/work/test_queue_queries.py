@@ -8,6 +8,7 @@ authentication as a real client uses it.
 """
 import pytest
 from django.db import connection
+from django.db.models.sql.compiler import SQLCompiler, SQLDeleteCompiler, SQLInsertCompiler, SQLUpdateCompiler
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -115,6 +116,50 @@ def test_next_and_submit_run_a_fixed_small_number_of_queries(loop_project, djang
     # The same number for the next task: nothing grows with the annotator's history.
     answer, again = count_queries(django_assert_max_num_queries, 30, take)
     assert answer.status_code == 201 and len(again) <= next_limit
+
+
+def compiled_statements(monkeypatch):
+    """Every statement Django compiles from here on (its SQL's first words), nested ones apart."""
+    compiled, depth = [], [0]
+
+    def counting(original):
+        def as_sql(self, *args, **kwargs):
+            depth[0] += 1
+            try:
+                result = original(self, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+            if depth[0] == 0:
+                sql = result[0][0] if isinstance(result, list) else result[0]
+                compiled.append(" ".join(sql.split()[:3]))
+            return result
+        return as_sql
+
+    for compiler in (SQLCompiler, SQLInsertCompiler, SQLUpdateCompiler, SQLDeleteCompiler):
+        monkeypatch.setattr(compiler, "as_sql", counting(compiler.__dict__["as_sql"]))
+    return compiled
+
+
+def test_the_loop_compiles_only_its_writes_once_its_statements_are_prepared(loop_project, monkeypatch):
+    """After a first loop, a loop's reads and its counter update run as prepared statements
+    (labeling/models/prepared.py): Django compiles only the hand-out's INSERT, the ratings' upsert
+    and the submit's UPDATE. A statement added to the loop outside ``prepared`` shows here."""
+    client = token_client(make_user("loop", "annotator"))
+    body = {"finish_reason": "solution", "ratings": [{"position": p, "value": 1} for p in range(3)]
+            + [{"position": 1, "alternative": 1, "value": 0}]}
+
+    def loop():
+        task = client.post(reverse("api:project-next", args=[loop_project.pk]))
+        assert task.status_code == 201
+        done = client.post(reverse("api:assignment-submit", args=[task.json()["id"]]), body, format="json")
+        assert done.status_code == 200, done.content
+
+    assert client.get(reverse("api:me")).status_code == 200  # the token's first use is written down
+    loop()  # compiles and keeps the statements
+    compiled = compiled_statements(monkeypatch)
+    loop()
+    assert sorted(compiled) == sorted(['INSERT INTO "labeling_assignment"', 'INSERT INTO "labeling_rating"',
+                                       'UPDATE "labeling_assignment" SET']), compiled
 
 
 def test_the_own_work_read_goes_by_annotator_however_old_the_statistics():
