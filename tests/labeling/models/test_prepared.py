@@ -56,6 +56,15 @@ def test_models_come_back_with_their_related_rows_in_one_statement():
     assert len(queries) == 1
 
 
+def test_dicts_and_flat_lists_come_back_as_the_orm_gives_them():
+    project = make_project(name="shapes")
+    solution = make_solution(project, steps=2)
+    as_dicts = prepared(lambda pk: Solution.objects.filter(pk=pk).values("pk", "num_steps", "project__name"))
+    flat = prepared(lambda project_id: Solution.objects.filter(project_id=project_id).values_list("pk", flat=True))
+    assert as_dicts(solution.pk) == [{"pk": solution.pk, "num_steps": 2, "project__name": "shapes"}]
+    assert flat(project.pk) == [solution.pk]
+
+
 def test_none_and_booleans_are_shapes_of_their_own():
     project = make_project()
     generation = project.generations.create(number=0)
