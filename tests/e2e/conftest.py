@@ -1,8 +1,9 @@
 """A real Celery worker process against a real Redis broker, on the pytest-django test database.
 
-The worker is ``celery -A annotator worker -Q default,gpu --pool=solo`` started as a
-subprocess with DATABASE_URL pointing at the test database, so it sees what the test commits
-(tests use ``transactional_db``). The broker is a Redis database of its own (``E2E_REDIS_DB``,
+The worker is ``celery -A annotator worker -Q default,gpu --pool=solo`` run in a process of
+its own (forked from a warm interpreter that has imported torch and transformers,
+tests/e2e/warm.py) with DATABASE_URL pointing at the test database, so it sees what the test
+commits (tests use ``transactional_db``). The broker is a Redis database of its own (``E2E_REDIS_DB``,
 default 13; each xdist worker's own, tests/workers.py), flushed before and after. Redis hands an unacknowledged task to the next worker
 after ``STEPMARK_VISIBILITY_TIMEOUT`` seconds, set short here so that the fault tests see
 redelivery within seconds.
@@ -18,6 +19,7 @@ import pytest
 
 from labeling.data import open_text
 from tests.conftest import ROOT, TEST_GATE_RESAMPLES, broker_db_url, use_broker
+from tests.e2e.warm import Forked
 
 VISIBILITY_TIMEOUT = 4
 
@@ -47,7 +49,7 @@ def e2e_dirs(tmp_path, settings):
 
 
 class Worker:
-    """One Celery worker subprocess that can be started, killed (SIGKILL) and started again."""
+    """One Celery worker process that can be started, killed (SIGKILL) and started again."""
 
     def __init__(self, env, log_dir):
         self.env, self.log_dir = env, log_dir
@@ -59,11 +61,10 @@ class Worker:
         self.starts += 1
         self.name = f"e2e-{uuid.uuid4().hex[:8]}@localhost"
         self.log = self.log_dir / f"worker-{self.starts}.log"
-        command = [str(ROOT / ".venv" / "bin" / "celery"), "-A", "annotator", "worker", "-Q", "default,gpu",
-                   "--pool=solo", "-c", "1", "-n", self.name, "--without-gossip", "--without-mingle",
-                   "-l", "info"]
-        with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        command = ["celery", "-A", "annotator", "worker", "-Q", "default,gpu", "--pool=solo", "-c", "1",
+                   "-n", self.name, "--without-gossip", "--without-mingle", "-l", "info"]
+        self.log.touch()
+        self.process = Forked(command, self.env, ROOT, self.log)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

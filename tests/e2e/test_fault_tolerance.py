@@ -12,7 +12,7 @@ import pytest
 
 from labeling.data import open_text
 from labeling.imports import run_import
-from labeling.models import Generation, Project, Rating, Solution
+from labeling.models import Generation, Rating, Solution
 from scoring import runs, tasks
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from tests.e2e.conftest import gsm8k_slice, wait_for

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from labeling.exports import snapshots
 from labeling.imports import run_import
-from labeling.models import Assignment, Project, Solution
+from labeling.models import Assignment, Solution
 from scoring.models import Checkpoint, GenerationRun, SolutionScore
 from tests.e2e.conftest import gsm8k_slice, wait_for
 from tests.factories import client_for, make_user, make_project
