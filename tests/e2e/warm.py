@@ -1,10 +1,9 @@
 """Celery worker processes forked from one warm interpreter per test process.
 
-A worker that scores imports torch and transformers, one that trains the Trainer too: about 11 s
-of CPU on the two-core machine, each time the e2e tests start a worker (13 in a run), all of
-it before the worker does anything the test is about. So the workers are started the way
-``multiprocessing`` starts a process under its ``forkserver`` method: a server process imports
-those libraries once, then forks each worker. The worker is still a process of its own, runs
+A worker that scores imports torch and transformers, one that trains the Trainer too: 5 to 11 s
+of CPU on the two-core machine each time the e2e tests start a worker (13 in a run), before the
+worker does anything the test is about. So each worker is a ``multiprocessing`` process of the
+``forkserver`` method: a server process imports those libraries once, then forks each worker. The worker is still a process of its own, runs
 Celery's own command line (``celery -A annotator worker ...``) with the test's environment, and
 can be killed like any other; only the interpreter's imports of the libraries are shared.
 Django and the project are imported in the worker, after its environment is set, as in a
