@@ -24,13 +24,14 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: Stepmark needs Python 3.11"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	# uv installs and byte-compiles on every core where pip works one file at a time (make venv:
-	# 71 s with pip, 56 s with pip and compileall, about 30 s with uv). It reads pip's package
-	# sources through deploy/pip_sources.py. torch is pinned in pyproject.toml: 2.13.0 is the
-	# local CPU build (anything else pulls CUDA wheels).
+	# uv installs on every core where pip works one file at a time (docs/performance.md, the test
+	# suite). It does not byte-compile: of the environment's 20,000 modules the tests and the demo
+	# import about 5,000, which Python compiles once, as they are first imported (`test` and
+	# `demo` write bytecode). It reads pip's package sources through deploy/pip_sources.py. torch
+	# is pinned in pyproject.toml: 2.13.0 is the local CPU build (anything else pulls CUDA wheels).
 	$(PY) -m pip install --quiet "uv==0.13.9"
 	sources="$$($(PY) deploy/pip_sources.py)" && \
-		$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode $$sources -e ".[test]"
+		$(VENV)/bin/uv pip install --quiet --python $(PY) $$sources -e ".[test]"
 	touch $(STAMP)
 
 frontend: $(FRONTEND_STAMP)
@@ -51,6 +52,7 @@ nginx:
 asymptote:
 	@{ command -v asy && command -v dvisvgm; } >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends asymptote dvisvgm >/dev/null; }
 
+demo: export PYTHONDONTWRITEBYTECODE =
 demo: venv frontend asymptote
 	$(PY) -m annotator.demo
 

@@ -1,4 +1,5 @@
 """Training: the loss falls, runs repeat, early stopping, the metrics log, the step hook (the split: test_splits.py)."""
+import gc
 import json
 
 import pytest
@@ -72,6 +73,32 @@ def test_every_optimizer_step_is_reported_with_the_total_and_its_loss(tiny_bases
     assert [(s, t) for s, t, _ in seen] == [(1, 4), (2, 4), (3, 4), (4, 4)]
     assert [loss for _, _, loss in seen] == [pytest.approx(e["loss"]) for e in logged if e["event"] == "train"]
 
+
+
+def test_the_heap_before_a_training_is_frozen_while_it_runs_and_thawed_after(tiny_bases, examples):
+    # accelerate's gc.collect() as a training starts and ends then scans only what it made
+    # (scoring/prm/train.py, _heap_frozen); a heap frozen by its process before stays as it was.
+    assert gc.get_freeze_count() == 0
+    kept = [object() for _ in range(3)]  # noqa: F841  (objects that exist before the run)
+    during = []
+
+    def run():
+        prm = new_prm(tiny_bases["bert"], device="cpu", seed=0, max_length=192)
+        train(prm, examples[:4], [], TrainConfig(max_steps=2, epochs=10, **FAST), progress=False,
+              on_step=lambda step, total, loss: during.append(gc.get_freeze_count()))
+
+    run()
+    assert len(during) == 2 and min(during) > 0
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        during.clear()
+        run()
+        # (a frozen object that is freed leaves the count)
+        assert len(during) == 2 and max(during) <= frozen and 0 < gc.get_freeze_count() <= frozen
+    finally:
+        gc.unfreeze()
 
 def test_labels_past_the_context_are_counted_not_trained(tiny_bases, examples):
     prm = new_prm(tiny_bases["bert"], device="cpu", max_length=64, overflow="unscored")
