@@ -2,7 +2,7 @@
 import argparse
 import json
 import math
-import subprocess
+import runpy
 import sys
 
 import pytest
@@ -10,18 +10,21 @@ import pytest
 from labeling.data import open_text
 from scoring.prm.cli import build_parser, main
 from scoring.prm.data import read_gsm8k_examples
-from tests.conftest import ROOT
 
 
-def test_every_option_is_explained():
+def test_every_option_is_explained(monkeypatch, capsys):
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert set(commands.choices) == {"train", "score", "evaluate", "simulate"}
     for name, sub in commands.choices.items():
         for action in sub._actions:
             assert action.help, f"{name} {action.option_strings} has no help"
-    out = subprocess.run([sys.executable, "-m", "scoring", "score", "--help"], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert "--checkpoint" in out.stdout and "--aggregation" in out.stdout
+    # ``python -m scoring``'s own module, as -m runs it (in this process: a new one imports torch for 5 s).
+    monkeypatch.setattr(sys, "argv", ["python -m scoring", "score", "--help"])
+    with pytest.raises(SystemExit) as done:
+        runpy.run_module("scoring", run_name="__main__", alter_sys=True)
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and "--checkpoint" in out and "--aggregation" in out
 
 
 @pytest.fixture
