@@ -25,8 +25,8 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: Stepmark needs Python 3.11"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# uv installs on every core where pip works one file at a time (docs/performance.md, the test
-	# suite). It does not byte-compile: of the environment's 20,000 modules the tests and the demo
-	# import about 5,000, which Python compiles once, as they are first imported (`test` and
+	# suite). It does not byte-compile: of the environment's 20,000 modules a whole test run
+	# imports about 6,600, which Python compiles once, as they are first imported (`test` and
 	# `demo` write bytecode). It reads pip's package sources through deploy/pip_sources.py. torch
 	# is pinned in pyproject.toml: 2.13.0 is the local CPU build (anything else pulls CUDA wheels).
 	$(PY) -m pip install --quiet "uv==0.13.9"
