@@ -2,6 +2,7 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/stepmark DJANGO_DEBUG=1 \\
         .venv/bin/python -m bench.key_latency [--levels 10,50,150] [--pairs 20] [--frames both|vsync|unthrottled]
+        [--screenshots DIR]
 
 Builds one phase-1 solution (alternatives rated at every step, as PRM800K's phase 1 does) of 40
 steps with 3 other completions at each (160 candidate steps, math in every one), serves it with
@@ -35,6 +36,7 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from bench._database import bench_database_url, create_database, migrate, use_database
 from bench._server import gunicorn
@@ -68,7 +70,11 @@ def main(argv=None):
     parser.add_argument("--pairs", type=int, default=20, help="1-then-u pairs measured at each level (default 20)")
     parser.add_argument("--frames", choices=("both", "vsync", "unthrottled"), default="both",
                         help="Chromium's frames at 60 Hz (vsync), started as soon as needed (unthrottled), or both")
+    parser.add_argument("--screenshots", type=Path, metavar="DIR",
+                        help="save the workspace at each level, at 1280 px and at 390 px (a phone), in DIR")
     args = parser.parse_args(argv)
+    if args.screenshots:
+        args.screenshots.mkdir(parents=True, exist_ok=True)
     levels = sorted(int(n) for n in args.levels.split(","))
     if levels[-1] >= STEPS * (1 + ALTERNATIVES):
         raise SystemExit(f"the solution has {STEPS * (1 + ALTERNATIVES)} steps: levels must stay below")
@@ -98,7 +104,8 @@ def main(argv=None):
             flags = CHROMIUM_ARGS + (["--disable-frame-rate-limit"] if mode == "unthrottled" else [])
             browser = p.chromium.launch(executable_path=chromium_path(), args=flags)
             try:
-                results = _measure(browser, f"http://127.0.0.1:{port}", project_id, levels, args.pairs)
+                results = _measure(browser, f"http://127.0.0.1:{port}", project_id, levels, args.pairs,
+                                   args.screenshots and args.screenshots / mode)
             finally:
                 browser.close()
             print(f"frames: {mode}", flush=True)
@@ -138,7 +145,7 @@ def _prepare():
     return project.pk
 
 
-def _measure(browser, base, project_id, levels, pairs):
+def _measure(browser, base, project_id, levels, pairs, shots=None):
     from tests.factories import PASSWORD
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -164,8 +171,26 @@ def _measure(browser, base, project_id, levels, pairs):
         _wait_rated(page, rated)
         results.append((level, page.evaluate("() => window.__keyTimes")[start:]))
         page.wait_for_selector('#workspace[data-save="saved"]')
+        if shots:
+            _screenshots(browser, context, page, shots, level)
     context.close()
     return results
+
+
+def _screenshots(browser, context, page, shots, level):
+    """The workspace as it stands at ``level`` ratings: this page, and the same pass reopened (its
+    ratings come back from the server's draft) on a 390 px phone."""
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=shots / f"workspace-{level}-desktop.png")
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                                device_scale_factor=2, storage_state=context.storage_state())
+    try:
+        other = phone.new_page()
+        other.goto(page.url)
+        _wait_rated(other, level)
+        other.screenshot(path=shots / f"workspace-{level}-390.png")
+    finally:
+        phone.close()
 
 
 def _floor(browser_args, playwright, pairs):
