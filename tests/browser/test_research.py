@@ -118,6 +118,32 @@ def test_the_provenance_box_adds_the_labeler_and_generation_columns_to_the_trl_e
     assert "provenance" not in trl.get_attribute("href")
 
 
+def test_the_contents_line_links_every_section_and_an_address_opens_at_its_section(page, live_server, project):
+    """Nine sections make several screens: the line under the title links each, in page order, and
+    an address with a section's fragment lands on it once the sections are drawn."""
+    open_research(page, live_server, project)
+    sections = page.locator("#research > section")
+    names = sections.evaluate_all("boxes => boxes.map(box => [box.id, box.querySelector('h2').textContent])")
+    assert len(names) == 9 and all(anchor for anchor, _ in names)
+    links = page.locator('[data-testid="research-contents"] a')
+    assert links.evaluate_all("links => links.map(a => [a.hash.slice(1), a.textContent])") == names
+
+    def top_of(anchor):
+        return page.evaluate(f"() => document.getElementById('{anchor}').getBoundingClientRect().top")
+
+    page.click('[data-testid="research-contents"] a[href="#loop-settings"]')
+    page.wait_for_function("() => Math.abs(document.getElementById('loop-settings').getBoundingClientRect().top) < 20")
+    assert page.url.endswith("#loop-settings")
+
+    # A new load of the page (from another one), not a jump within it: the sections come after it.
+    address = page.url.split("#")[0] + "#checkpoints"
+    page.goto(live_server.url + "/")
+    page.goto(address)
+    page.wait_for_selector('#research[data-state="ready"]')
+    page.wait_for_function("() => Math.abs(document.getElementById('checkpoints').getBoundingClientRect().top) < 20")
+    assert page.evaluate("() => scrollY") > 0 and abs(top_of("checkpoints")) < 20
+
+
 def test_a_failed_snapshot_says_why(page, live_server, project, eager, settings, tmp_path):
     settings.STEPMARK_EXPORT_DIR = tmp_path / "not-a-folder"
     settings.STEPMARK_EXPORT_DIR.write_text("a file where the folder should be")
