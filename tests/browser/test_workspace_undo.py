@@ -32,6 +32,8 @@ def test_z_after_a_submit_brings_the_pass_back_with_its_ratings_and_it_is_submit
     page.wait_for_function(f"() => document.body.textContent.includes('{then} solution, step one.')")
     offer = page.locator("[data-testid=undo-submit]")
     assert offer.is_visible() and offer.inner_text() == "undo (z)"
+    # A button the size of its words under the confirmation, not a bar stretched across the page.
+    assert offer.bounding_box()["width"] < 200
     screenshot(page, "workspace-undo-offered")
 
     page.keyboard.press("z")

@@ -45,7 +45,7 @@ export function buildShell(root, actions, keys = DEFAULT_KEYS) {
   confirm.dataset.testid = "submit-confirmation";
   confirm.hidden = true;
   // The submit's undo, offered beside its confirmation for a few seconds (app.js ``undoSubmit``).
-  const undoOffer = el("button", "ws-undo-offer");
+  const undoOffer = el("button", "ws-button ws-undo-offer");
   undoOffer.type = "button";
   undoOffer.dataset.testid = "undo-submit";
   undoOffer.textContent = "undo (z)";
