@@ -8,7 +8,7 @@ from django.utils import timezone
 from labeling.models import Assignment
 from labeling.quality import gold, gold_passes, screening
 from labeling.work import queue, submission
-from tests.factories import careless_team, gold_sweep_time, make_project, make_solution, make_user
+from tests.factories import careless_team, gold_sweep_time, make_gold, make_project, make_solution, make_user
 
 from .conftest import log_in, screenshot
 
@@ -104,6 +104,25 @@ def test_lead_sees_a_paused_annotator_and_resumes_them(page, live_server, paused
     row = page.locator(f'[data-testid="annotator-table"] tr[data-annotator="{ann.pk}"]')
     assert row.get_attribute("data-status") == "active"
     assert "Nobody is paused" in page.locator('[data-testid="paused"]').inner_text()
+
+
+def test_a_screening_pass_is_named_as_one_in_the_drill_down(page, live_server):
+    project = make_project(name="Screened", requires_screening=True, screening_threshold=0.9)
+    make_user("lead", "lead")
+    ann = make_user("ann", "annotator").annotator
+    item = make_gold(project, [1, -1], generation=-1, is_screening=True)  # PRM800K's screening round
+    task = queue.next_assignment(ann, project)  # a newcomer is handed the screening item first
+    assert task.solution == item and task.is_screening
+    # Misses the error: screening failed, decided at the submit.
+    submission.submit(task, finish_reason="solution", ratings=[{"position": p, "value": 1} for p in range(2)])
+    assert screening.status_of(ann, project).state == screening.FAILED
+    log_in(page, live_server, "lead", next_path=f"/projects/{project.pk}/dashboard/annotators/{ann.pk}/")
+    page.wait_for_selector('#dashboard[data-state="ready"]')
+    head = page.locator("article.pass .pass-head")
+    assert head.count() == 1
+    text = head.first.inner_text()
+    assert f"Solution {item.pk}" in text and "screening item (50% agreement with the gold)" in text
+    assert "gold item" not in text and "generation" not in text
 
 
 def test_annotators_cannot_open_the_dashboard(page, live_server, paused_by_gold):

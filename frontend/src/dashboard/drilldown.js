@@ -167,13 +167,16 @@ function passCard(pass, options, actions) {
   card.dataset.pass = pass.id;
   card.dataset.solution = pass.solution;
   const head = el("div", "pass-head muted small");
-  const served = pass.solution_is_gold ? " · gold item" : (pass.is_quality_control ? " · served as gold" : "");
+  // A screening item is a gold item kept for newcomers: named as such, without the generation
+  // number PRM800K gives all of them (-1), which means nothing to a lead.
+  const served = pass.solution_is_screening ? " · screening item"
+    : pass.solution_is_gold ? " · gold item" : (pass.is_quality_control ? " · served as gold" : "");
   const score = pass.gold_exact_share === null || pass.gold_exact_share === undefined ? ""
     : ` (${pct(pass.gold_exact_share)} agreement with the gold)`;
   const flags = pass.flagged_steps ? ` · ${pass.flagged_steps} flagged unsure` : "";
   head.textContent = `Solution ${pass.solution} · ${new Date(pass.submitted_at).toLocaleString()} · ` +
     `${pass.finish_reason}${served}${score}${flags} · ${fmt((pass.total_time || 0) / 1000, 0)} s` +
-    (pass.generation !== null ? ` · generation ${pass.generation}` : "");
+    (pass.generation !== null && !pass.solution_is_screening ? ` · generation ${pass.generation}` : "");
   const problem = renderMath(el("div", "pass-problem"), pass.problem, options);
   card.append(head, problem);
   if (pass.finish_note) {
