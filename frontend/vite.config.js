@@ -20,7 +20,7 @@ export default defineConfig({
         main: "src/main.js", workspace: "src/workspace.js", dashboard: "src/dashboard.js",
         research: "src/research.js",
         quality: "src/quality.js", mymissed: "src/mymissed.js",
-        audit: "src/audit.js", inbox: "src/inbox.js",
+        audit: "src/audit.js", inbox: "src/inbox.js", project: "src/project.js",
       },
     },
   },

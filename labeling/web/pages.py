@@ -6,6 +6,7 @@ which tools each offers follow their roles in that project (labeling/access/proj
 a project they are no member of, 403 for a page their roles there do not open.
 """
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Exists, F, OuterRef, Q
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -13,7 +14,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from labeling.access import roles
 from labeling.access.projects import annotator_in, project_for, visible_projects
 from labeling.markdown_text import render_markdown
-from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Problem, Solution
+from labeling.models import Annotator, AnnotatorProjectStatus, Assignment, Problem, Project, Solution
 from labeling.quality.screening import BLOCKED
 from labeling.work.history import submitted_passes
 from labeling.workspace_keys import keys_of
@@ -91,6 +92,7 @@ def home(request):
             "is_annotator": roles.ANNOTATOR in held,
             "is_lead": roles.LEAD in held,
             "is_researcher": roles.RESEARCHER in held,
+            "may_create": roles.may_create_projects(request.user),
         },
     )
 
@@ -177,3 +179,22 @@ def my_missed(request, pk):
 def research(request, pk):
     """The researcher page of one project: generations, checkpoints, snapshots and their jobs."""
     return render(request, "labeling/research.html", {"project": project_for(request.user, pk, roles.RESEARCHER)})
+
+
+@login_required
+@ensure_csrf_cookie  # the form posts to the API
+def new_project(request):
+    """A new project's form (``POST /api/projects/``), for whoever may create projects: its creator leads it."""
+    if not roles.may_create_projects(request.user):
+        raise PermissionDenied("Creating a project needs the right to create projects.")
+    # The form starts from the model's defaults: one place says what a new project is.
+    defaults = {field.name: field.get_default() for field in Project._meta.concrete_fields if field.has_default()}
+    return render(request, "labeling/project_form.html", {"project": None, "defaults": defaults})
+
+
+@login_required
+@ensure_csrf_cookie  # the form patches the API
+def project_settings(request, pk):
+    """A project's name, instructions and rules (``PATCH /api/projects/{id}/``), for its leads and researchers."""
+    project = project_for(request.user, pk, roles.LEAD, roles.RESEARCHER)
+    return render(request, "labeling/project_form.html", {"project": project})

@@ -6,6 +6,8 @@ from labeling.web import account, favicon, members, pages
 urlpatterns = [
     path("", pages.home, name="home"),
     path("favicon.ico", favicon.favicon, name="favicon"),
+    path("projects/new/", pages.new_project, name="new-project"),
+    path("projects/<int:pk>/settings/", pages.project_settings, name="project-settings"),
     path("projects/<int:pk>/work/", pages.workspace, name="workspace"),
     path("projects/<int:pk>/dashboard/", pages.dashboard, name="dashboard"),
     path("projects/<int:pk>/dashboard/annotators/<int:annotator_id>/", pages.dashboard_annotator,

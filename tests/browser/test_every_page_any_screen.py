@@ -2,7 +2,7 @@
 
 The workspace and home page (test_workspace_small_screens.py) and the dashboard and research
 page (test_charts.py) are measured there; here the drill-down, the quality page, an annotator's
-gold results and the members page, as a phone (390x844) and as a 1280x720 window at 200% zoom
+gold results, the members page and the project's settings, as a phone (390x844) and as a 1280x720 window at 200% zoom
 (a 640x360 CSS viewport at device scale 2): nothing scrolls sideways, and no serious or critical
 axe-core violation.
 """
@@ -43,6 +43,7 @@ def test_lead_and_annotator_pages_fit_without_sideways_scrolling(browser, live_s
             "quality": (f"/projects/{project.pk}/quality/", '#quality[data-state="ready"]'),
             "gold-results": (f"/projects/{project.pk}/checks/", "main"),
             "members": (f"/projects/{project.pk}/members/", '[data-testid="members"]'),
+            "settings": (f"/projects/{project.pk}/settings/", '#project-form[data-state="ready"]'),
             "tokens": ("/account/tokens/", "main"),
         }
         for name, (path, ready) in pages.items():

@@ -1,4 +1,4 @@
-// A settings form over one GET/PATCH endpoint, for the quality settings and the loop settings.
+// A settings form over one GET/PATCH endpoint, for the quality, loop and project settings (POST for a new project).
 // The server judges every value (novalidate: the browser does not pre-empt it); a refused one
 // gets the server's message beside its field (aria-invalid, aria-describedby), and nothing is
 // stored until all of them are good.
@@ -13,9 +13,10 @@ import { el } from "../dom.js";
  * ``read(name, input)`` gives a field's value for the PATCH; ``group(field, form)`` appends a
  * group's heading; ``saved(values)`` runs after a good save and gives the message to show.
  * ``ids``: ``{prefix, form, error, message, save}``, the element ids' prefix and the test ids.
+ * ``method``: PATCH to change what exists, POST to create (the new-project form).
  */
-export function settingsForm(box, { url, fields, values, ids, formClass, saveLabel, saveClass = "primary", control, show, read, group,
-                                    saved }) {
+export function settingsForm(box, { url, method = "PATCH", fields, values, ids, formClass, saveLabel, saveClass = "primary",
+                                    control, show, read, group, saved }) {
   const form = el("form", formClass);
   form.noValidate = true;
   form.dataset.testid = ids.form;
@@ -63,7 +64,7 @@ export function settingsForm(box, { url, fields, values, ids, formClass, saveLab
     }
     save.disabled = true;
     try {
-      const stored = await call(url, { method: "PATCH", body });
+      const stored = await call(url, { method, body });
       show(inputs, stored);
       message.textContent = saved(stored);
     } catch (error) {

@@ -51,7 +51,7 @@ ROLES_OF = {
     "quality": {L}, "my-missed": {A}, "my-passes": {A},
     "api:project-audit": {L, R}, "api:project-reports": {L}, "api:assignment-resolve": {L},
     "api:project-prelabel-settings": {L}, "api:project-source-agreement": {L, R}, "api:project-source-disagreements": {L, R},
-    "audit": {L, R}, "inbox": {L},
+    "audit": {L, R}, "inbox": {L}, "project-settings": {L, R},
 }
 # Routes whose GET may be a 404 for a member too: the sample names no real snapshot or diagram.
 NAMED_FILES = {"api:project-snapshot-download", "api:project-diagram"}
@@ -61,7 +61,8 @@ OWN_ROWS = {"api:assignment-detail", "api:assignment-draft", "api:assignment-sub
 UNSCOPED = {"openapi-schema", "api-docs", "api:auth-token", "api:me", "api:me-tokens", "api:me-token",
             "api:me-logout-everywhere", "api:me-assignments", "api:me-counts", "api:me-keys", "api:project-list",
             "api:problem-list", "api:solution-list", "home", "account-tokens", "api:import-formats",
-            "favicon"}  # the site's icon, the same for anyone (signed in or not)
+            "favicon",  # the site's icon, the same for anyone (signed in or not)
+            "new-project"}  # a site-wide right, no project's role (tests/labeling/web/test_pages.py)
 # A method that needs another role than the route's others: (route, method) -> its roles.
 METHOD_ROLES = {("api:project-snapshots", "post"): {R}}
 METHODS = ["get", "post", "put", "patch", "delete"]

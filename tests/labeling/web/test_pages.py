@@ -1,4 +1,5 @@
 """The server-rendered pages: login, the home page's projects by role, the built assets."""
+import json
 import re
 
 import pytest
@@ -168,3 +169,44 @@ def test_annotator_card_says_whether_work_waits_for_them(client, projects):
     client.force_login(ann)
     html = client.get("/").content.decode()
     assert 'data-waiting="no"' in html and "No work for you now." in html
+
+
+def with_create_right(user):
+    """``user`` with the site-wide right to create projects (labeling.add_project)."""
+    from django.contrib.auth.models import Permission
+
+    user.user_permissions.add(Permission.objects.get(content_type__app_label="labeling", codename="add_project"))
+    return user
+
+
+def test_the_new_project_form_is_for_whoever_may_create_projects_and_starts_from_the_models_defaults(client):
+    lead = make_user("lead", "lead")
+    client.force_login(lead)
+    assert client.get("/projects/new/").status_code == 403  # a lead of projects, without the right
+    assert "new-project-link" not in client.get("/").content.decode()
+
+    client.force_login(with_create_right(make_user("founder")))  # no role anywhere yet
+    home = client.get("/").content.decode()
+    assert 'href="/projects/new/"' in home and "New project" in home
+    page = client.get("/projects/new/")
+    assert page.status_code == 200
+    defaults = json.loads(re.search(r'<script id="project-defaults" type="application/json">(.*?)</script>',
+                                    page.content.decode()).group(1))
+    fresh = Project()
+    for name in ("overlap", "stop_at_first_error", "allow_alternatives", "allow_human_steps", "lease_seconds",
+                 "dollar_math", "show_calculator_markup", "is_active"):
+        assert defaults[name] == getattr(fresh, name), name
+    assert 'data-url="/api/projects/"' in page.content.decode()
+
+
+def test_a_projects_settings_page_is_for_its_leads_and_researchers(client, projects):
+    active, _ = projects
+    for role in ("lead", "researcher"):
+        client.force_login(make_user(role, role))
+        page = client.get(f"/projects/{active.pk}/settings/")
+        assert page.status_code == 200
+        assert f'data-url="/api/projects/{active.pk}/"' in page.content.decode()
+        assert f'href="/projects/{active.pk}/settings/"' in client.get("/").content.decode()
+    client.force_login(make_user("ann", "annotator"))
+    assert client.get(f"/projects/{active.pk}/settings/").status_code == 403
+    assert "/settings/" not in client.get("/").content.decode()
