@@ -207,6 +207,10 @@ def test_a_projects_settings_page_is_for_its_leads_and_researchers(client, proje
         assert page.status_code == 200
         assert f'data-url="/api/projects/{active.pk}/"' in page.content.decode()
         assert f'href="/projects/{active.pk}/settings/"' in client.get("/").content.decode()
+        if role == "lead":  # the lead's dashboard leads there too, and to the members page
+            dashboard = client.get(f"/projects/{active.pk}/dashboard/").content.decode()
+            assert f'href="/projects/{active.pk}/settings/"' in dashboard
+            assert f'href="/projects/{active.pk}/members/"' in dashboard
     client.force_login(make_user("ann", "annotator"))
     assert client.get(f"/projects/{active.pk}/settings/").status_code == 403
     assert "/settings/" not in client.get("/").content.decode()
